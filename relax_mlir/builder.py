@@ -1,0 +1,224 @@
+"""The Python builder API: functions with symbolic parameters, dataflow blocks, eager deduction.
+
+    import relax_mlir.builder as rb
+    from relax_mlir import ops as R
+
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["batch", 512], "f32"), "w": rb.tensor([512, 64], "f32")},
+                     upper_bounds={"batch": 64}) as (x, w):
+        with bb.dataflow():
+            y = R.relu(R.matmul(x, w))
+            out = bb.emit_output(y)
+        bb.ret(out)
+    print(bb.module)
+
+Every op helper deduces its result type when called, so an ill-typed program raises a
+ShapeError at the user's own line (the op also gets that line as its location).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+
+from mlir import ir
+from mlir.dialects import func, scf
+
+from relax_mlir.context import make_context
+from relax_mlir.dialects.types import (
+    ObjectType,
+    PrimType,
+    RelaxType,
+    ShapeType,
+    TensorType,
+    TupleType,
+    parse_type,
+    relax_type,
+    to_mlir,
+)
+from relax_mlir.errors import RelaxError
+from relax_mlir.shape_infer.expr import parse_dim
+from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
+
+DimSpec = int | str
+
+
+def tensor(shape: Sequence[DimSpec] | None, dtype: str | None = "f32") -> TensorType:
+    """A tensor type: ``tensor(["batch", "seq", 512], "f32")``; ``None`` shape = unknown rank."""
+    return TensorType(None if shape is None else tuple(parse_dim(d) for d in shape), dtype)
+
+
+def shape(values: Sequence[DimSpec] | None) -> ShapeType:
+    """A shape-value type: ``shape(["n", 4])``."""
+    return ShapeType(None if values is None else tuple(parse_dim(d) for d in values))
+
+
+def prim(value: DimSpec = "?") -> PrimType:
+    """A symbolic-integer type: ``prim("n")``."""
+    return PrimType(parse_dim(value))
+
+
+def tuple_type(*fields: RelaxType) -> TupleType:
+    """A tuple type."""
+    return TupleType(tuple(fields))
+
+
+def object_type() -> ObjectType:
+    """The type of any value."""
+    return ObjectType()
+
+
+def as_type(t: RelaxType | str) -> RelaxType:
+    """A relax type from a type object or its spelling (``'!relax.tensor<["n"], f32>'``)."""
+    return parse_type(t) if isinstance(t, str) else t
+
+
+class BlockBuilder:
+    """Builds a module of relax functions; op helpers called inside ``function`` insert there."""
+
+    def __init__(self, context: ir.Context | None = None) -> None:
+        self.context = context or make_context()
+        self._stack = contextlib.ExitStack()
+        with self.context, ir.Location.unknown():
+            self.module = ir.Module.create()
+        self._func: func.FuncOp | None = None
+        self._dataflow: _Dataflow | None = None
+        self._regions: list[_DataflowRegion] = []
+
+    @contextlib.contextmanager
+    def function(
+        self,
+        name: str,
+        params: Mapping[str, RelaxType | str],
+        *,
+        upper_bounds: Mapping[str, int] | None = None,
+        private: bool = False,
+    ) -> Iterator[list[ir.Value]]:
+        """Define function ``@name``; yields its parameters. Call ``ret`` before leaving."""
+        if self._func is not None:
+            raise RelaxError(f"cannot define @{name} inside @{self._func.name.value}")
+        types = [as_type(t) for t in params.values()]
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(self.context)
+            stack.enter_context(ir.Location.name(name))
+            with ir.InsertionPoint(self.module.body):
+                f = func.FuncOp(name, ([to_mlir(t) for t in types], []))
+            if private:
+                f.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            if upper_bounds:
+                i64 = ir.IntegerType.get_signless(64)
+                f.attributes[UPPER_BOUNDS_ATTR] = ir.DictAttr.get(
+                    {k: ir.IntegerAttr.get(i64, int(v)) for k, v in upper_bounds.items()}
+                )
+            block = f.add_entry_block()
+            stack.enter_context(ir.InsertionPoint(block))
+            self._func = f
+            self._regions = []
+            try:
+                yield list(block.arguments)
+                for region in self._regions:
+                    region.reroute_uses()
+            finally:
+                self._func = None
+            if not block.operations or block.operations[len(block.operations) - 1].name != "func.return":
+                raise RelaxError(f"function @{name} ends without bb.ret(...)")
+
+    def ret(self, *values: ir.Value) -> None:
+        """Return ``values`` from the current function (its result types become theirs)."""
+        if self._func is None:
+            raise RelaxError("bb.ret() outside of bb.function()")
+        if self._dataflow is not None:
+            raise RelaxError("bb.ret() inside a dataflow block; leave the block first")
+        func.ReturnOp(list(values))
+        inputs = self._func.type.inputs
+        self._func.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(inputs, [v.type for v in values])
+        )
+
+    @contextlib.contextmanager
+    def dataflow(self) -> Iterator[None]:
+        """A dataflow block: pure relax ops whose values leave only through ``emit_output``."""
+        if self._func is None:
+            raise RelaxError("bb.dataflow() outside of bb.function()")
+        if self._dataflow is not None:
+            raise RelaxError("dataflow blocks cannot nest")
+        block = self._func.regions[0].blocks[0]
+        self._dataflow = _Dataflow(block)
+        try:
+            yield
+            self._regions.append(self._dataflow.close())
+        finally:
+            self._dataflow = None
+
+    def emit_output(self, value: ir.Value) -> ir.Value:
+        """Make a dataflow value visible after the block; returns the value to use there."""
+        if self._dataflow is None:
+            raise RelaxError("bb.emit_output() outside of bb.dataflow()")
+        return self._dataflow.add_output(value)
+
+
+class _Dataflow:
+    """A dataflow block being built: ops go straight into the function body; on exit they move
+    into an ``scf.execute_region {relax.dataflow}`` whose results are the emitted outputs."""
+
+    def __init__(self, block: ir.Block) -> None:
+        self.block = block
+        self.first_index = len(block.operations)
+        self.outputs: list[ir.Value] = []
+
+    def add_output(self, value: ir.Value) -> ir.Value:
+        self.outputs.append(value)
+        return value
+
+    def close(self) -> _DataflowRegion:
+        if not self.outputs:
+            raise RelaxError("a dataflow block needs at least one bb.emit_output(...)")
+        ops = self.block.operations
+        body = [ops[i] for i in range(self.first_index, len(ops))]
+        with ir.InsertionPoint(body[0]):
+            region_op = scf.ExecuteRegionOp([v.type for v in self.outputs]).operation
+        region_op.attributes[DATAFLOW_ATTR] = ir.UnitAttr.get()
+        region_op.attributes["no_inline"] = ir.UnitAttr.get()  # or canonicalize inlines the block
+        inner = region_op.regions[0].blocks.append()
+        for op in body:
+            inner.append(op.operation)
+        with ir.InsertionPoint(inner):
+            scf.YieldOp(list(self.outputs))
+        return _DataflowRegion(region_op, list(self.outputs), body)
+
+
+class _DataflowRegion:
+    """A closed dataflow block; later uses of its outputs are pointed at the region's results."""
+
+    def __init__(self, op: ir.Operation, outputs: list[ir.Value], body: list[ir.Operation]) -> None:
+        self.op = op
+        self.outputs = outputs
+        self.body = body
+
+    def reroute_uses(self) -> None:
+        """Uses after the block of an output go to the region result; any other escape is an error."""
+        for op in self.body:
+            for value in op.results:
+                for use in list(value.uses):
+                    owner = use.owner.operation
+                    if self._encloses(owner):
+                        continue
+                    index = next((i for i, v in enumerate(self.outputs) if v == value), None)
+                    if index is None:
+                        raise RelaxError(
+                            f"a result of {op.name} at {op.location} is defined in a dataflow block and "
+                            "used after it without bb.emit_output(...)"
+                        )
+                    owner.operands[use.operand_number] = self.op.results[index]
+
+    def _encloses(self, op: ir.Operation) -> bool:
+        while op is not None and op.name != "func.func":
+            if op == self.op:
+                return True
+            op = op.parent
+        return False
+
+
+def type_of(value: ir.Value) -> RelaxType | None:
+    """The relax type of a value."""
+    return relax_type(value.type)

@@ -1,0 +1,66 @@
+"""The quick-start demo: relax-opt on a bundled attention example, good and ill-typed.
+
+Run with ``python -m relax_mlir.demo``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+import time
+from pathlib import Path
+
+from relax_mlir.relax_opt import main as relax_opt
+from relax_mlir.shape_infer.expr import parse_expr
+
+EXAMPLE = Path(__file__).parent / "examples" / "attention_scores.mlir"
+
+
+def run_relax_opt(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = relax_opt(args)
+    return status, out.getvalue(), err.getvalue()
+
+
+def main() -> int:
+    print(f"== relax-opt --relax-verify --canonicalize {EXAMPLE.name}")
+    start = time.perf_counter()
+    status, out, err = run_relax_opt([str(EXAMPLE), "--relax-verify", "--canonicalize"])
+    print(out)
+    print(f"exit status {status} in {time.perf_counter() - start:.2f} s")
+    if status != 0:
+        print(err)
+        return 1
+
+    print("== the same program with a weight of the wrong shape ([256, 512] instead of [512, 512])")
+    bad = (
+        EXAMPLE.read_text()
+        .replace("%wk: !relax.tensor<[512, 512], f32>", "%wk: !relax.tensor<[256, 512], f32>")
+        .replace(
+            '%x, %wk) : (!relax.tensor<["batch", "seq", 512], f32>, !relax.tensor<[512, 512], f32>)',
+            '%x, %wk) : (!relax.tensor<["batch", "seq", 512], f32>, !relax.tensor<[256, 512], f32>)',
+        )
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
+        f.write(bad)
+    status, _, err = run_relax_opt([f.name, "--relax-verify"])
+    Path(f.name).unlink()
+    print(err.replace(f.name, "attention_scores_bad.mlir"))
+    print(f"exit status {status} (expected 1)")
+    if status != 1:
+        return 1
+
+    print("\n== symbolic dims are decided by normalization")
+    for a, b in [
+        ("n * 4", "4 * n"),
+        ("(n + 1) * 2 - 2", "2 * n"),
+        ("(b * s * 512) floordiv 64", "8 * b * s"),
+    ]:
+        print(f"  {a:<28} == {b:<12} -> {parse_expr(a) == parse_expr(b)}   (canonical: {parse_expr(a)})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The relax dialect: types, ops and the IRDL generated from them."""

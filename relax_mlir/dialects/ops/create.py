@@ -1,0 +1,110 @@
+"""Tensor creation ops with symbolic shapes: arange, full (zeros, ones)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from mlir import ir
+
+from relax_mlir.dialects.ops.elementwise import DTYPES
+from relax_mlir.dialects.registry import Attr, RelaxOp, relax_op
+from relax_mlir.dialects.types import RelaxType, TensorType
+from relax_mlir.errors import ParseError, ShapeError
+from relax_mlir.shape_infer.dims import clamp_nonneg
+from relax_mlir.shape_infer.expr import ceildiv, const, parse_dim
+
+
+def _dtype(attrs: dict[str, Any]) -> str:
+    if attrs["dtype"] not in DTYPES:
+        raise ShapeError(f"unknown dtype '{attrs['dtype']}'; expected one of {', '.join(sorted(DTYPES))}")
+    return attrs["dtype"]
+
+
+def _dim(value: int | str, what: str) -> Any:
+    try:
+        return parse_dim(value)
+    except ParseError as e:
+        raise ShapeError(f"{what}: {e}") from None
+
+
+@relax_op
+class ArangeOp(RelaxOp):
+    """Evenly spaced values in [start, end) by step; length ceil((end - start) / step), symbolic allowed.
+
+    ``%r = "relax.arange"() {dtype = "i64", end = "n", start = 0 : i64, step = 1 : i64} : () -> !relax.tensor<["n"], i64>``
+    """
+
+    NAME = "arange"
+    OPERANDS = ()
+    ATTRS = (Attr("start", "scalar"), Attr("end", "scalar"), Attr("step", "scalar"), Attr("dtype", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        dtype = _dtype(attrs)
+        start, end, step = attrs["start"], attrs["end"], attrs["step"]
+        if step == 0:
+            raise ShapeError("step must not be 0")
+        if any(isinstance(v, float) for v in (start, end, step)):
+            if any(isinstance(v, str) for v in (start, end, step)):
+                raise ShapeError("a float range needs constant start, end and step")
+            return [TensorType((const(max(math.ceil((end - start) / step), 0)),), dtype)]
+        if isinstance(step, str):
+            raise ShapeError(f"step must be a constant, got '{step}'")
+        s, e = _dim(start, "start"), _dim(end, "end")
+        span = e - s if step > 0 else s - e
+        return [TensorType((clamp_nonneg(ceildiv(span, abs(step))),), dtype)]
+
+
+def arange(
+    start: int | float | str,
+    end: int | float | str | None = None,
+    step: int | float = 1,
+    dtype: str = "i64",
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """numpy.arange with symbolic bounds: ``arange("n")`` is [0, n)."""
+    if end is None:
+        start, end = 0, start
+    attrs = {"start": start, "end": end, "step": step, "dtype": dtype}
+    return ArangeOp.build([], attrs, loc=loc).result
+
+
+@relax_op
+class FullOp(RelaxOp):
+    """A tensor of a symbolic shape filled with ``value``.
+
+    ``%z = "relax.full"() {dtype = "f32", shape = ["b", "s"], value = 0.0 : f64} : () -> !relax.tensor<["b", "s"], f32>``
+    """
+
+    NAME = "full"
+    OPERANDS = ()
+    ATTRS = (Attr("shape", "dims"), Attr("value", "float"), Attr("dtype", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        shape = []
+        for i, d in enumerate(attrs["shape"]):
+            if isinstance(d, int) and d < 0:
+                raise ShapeError(f"shape entry {d} at position {i} is negative")
+            shape.append(_dim(d, "shape"))
+        return [TensorType(tuple(shape), _dtype(attrs))]
+
+
+def full(
+    shape: Sequence[int | str], value: float, dtype: str = "f32", *, loc: ir.Location | None = None
+) -> ir.Value:
+    """A tensor of ``shape`` filled with ``value``."""
+    return FullOp.build([], {"shape": list(shape), "value": float(value), "dtype": dtype}, loc=loc).result
+
+
+def zeros(shape: Sequence[int | str], dtype: str = "f32", *, loc: ir.Location | None = None) -> ir.Value:
+    """A tensor of zeros (a ``relax.full``)."""
+    return full(shape, 0.0, dtype, loc=loc)
+
+
+def ones(shape: Sequence[int | str], dtype: str = "f32", *, loc: ir.Location | None = None) -> ir.Value:
+    """A tensor of ones (a ``relax.full``)."""
+    return full(shape, 1.0, dtype, loc=loc)

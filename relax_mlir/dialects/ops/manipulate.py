@@ -1,0 +1,528 @@
+"""Shape manipulation ops."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mlir import ir
+
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import Dim, RelaxType, TensorType
+from relax_mlir.errors import ParseError, ShapeError
+from relax_mlir.shape_infer.dims import (
+    ONE,
+    clamp_nonneg,
+    dim_min,
+    fmt_shape,
+    join_dtype,
+    normalize_axes,
+    normalize_axis,
+    product,
+    provably_different,
+    same_dim,
+    tensor_operand,
+)
+from relax_mlir.shape_infer.expr import Expr, const, floordiv, parse_dim
+
+
+@relax_op
+class ReshapeOp(RelaxOp):
+    """Reshape to a target shape of ints, symbolic expressions, -1 (inferred) and 0 (copy the input dim).
+
+    ``%y = "relax.reshape"(%x) {shape = ["b", "s", 8, -1]} : (!relax.tensor<["b", "s", 512], f32>)
+    -> !relax.tensor<["b", "s", 8, 64], f32>``
+    """
+
+    NAME = "reshape"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("shape", "dims"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        target: list[Dim] = []
+        infer_at = None
+        for i, d in enumerate(attrs["shape"]):
+            if d == -1:
+                if infer_at is not None:
+                    raise ShapeError(f"shape {attrs['shape']} has more than one -1")
+                infer_at = i
+                target.append(None)
+            elif d == 0:
+                if x.shape is None or i >= len(x.shape):
+                    raise ShapeError(f"shape entry 0 at position {i} copies an input dim that does not exist")
+                target.append(x.shape[i])
+            elif isinstance(d, int) and d < 0:
+                raise ShapeError(f"shape entry {d} at position {i} is negative")
+            else:
+                target.append(_parse(d))
+        total_in = product(x.shape) if x.shape is not None else None
+        if infer_at is not None:
+            known = product(target[:infer_at] + target[infer_at + 1 :])
+            if total_in is not None and known is not None:
+                target[infer_at] = _divide(total_in, known, x.shape, attrs["shape"])
+        elif total_in is not None:
+            total_out = product(target)
+            if total_out is not None and total_in.is_const and total_out.is_const and total_in != total_out:
+                raise ShapeError(
+                    f"cannot reshape {fmt_shape(x.shape)} ({total_in.value} elements) to "
+                    f"{fmt_shape(target)} ({total_out.value} elements)"
+                )
+        return [TensorType(tuple(target), x.dtype)]
+
+
+def _parse(d: int | str) -> Dim:
+    try:
+        return parse_dim(d)
+    except ParseError as e:
+        raise ShapeError(str(e)) from None
+
+
+def _divide(total: Expr, known: Expr, in_shape: Sequence[Dim], spec: list[int | str]) -> Dim:
+    if known.is_const:
+        if known.value == 0:
+            raise ShapeError(f"cannot infer -1 in {spec}: the other dims multiply to 0")
+        q = floordiv(total, known.value)
+        if total.is_const and total.value % known.value:
+            raise ShapeError(f"cannot reshape {fmt_shape(in_shape)} ({total.value} elements) to {spec}")
+        return q
+    return floordiv(total, known)
+
+
+def reshape(x: ir.Value, shape: Sequence[int | str], *, loc: ir.Location | None = None) -> ir.Value:
+    """Reshape ``x`` (see ReshapeOp for the spelling of ``shape``)."""
+    return ReshapeOp.build([x], {"shape": list(shape)}, loc=loc).result
+
+
+@relax_op
+class PermuteDimsOp(RelaxOp):
+    """Permute the dims of a tensor (``axes = unit`` reverses them, like numpy.transpose).
+
+    ``%y = "relax.permute_dims"(%x) {axes = [0, 2, 1]} : (!relax.tensor<["b", "s", 64], f32>)
+    -> !relax.tensor<["b", 64, "s"], f32>``
+    """
+
+    NAME = "permute_dims"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("axes", "ints_or_none"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        axes = attrs["axes"]
+        if x.shape is None:
+            return [TensorType(None if axes is None else (None,) * len(axes), x.dtype)]
+        if axes is None:
+            return [TensorType(tuple(reversed(x.shape)), x.dtype)]
+        if len(axes) != len(x.shape):
+            raise ShapeError(f"axes {axes} do not match the rank {len(x.shape)} of 'x' {fmt_shape(x.shape)}")
+        perm = normalize_axes(axes, len(x.shape))
+        return [TensorType(tuple(x.shape[a] for a in perm), x.dtype)]
+
+
+def permute_dims(
+    x: ir.Value, axes: Sequence[int] | None = None, *, loc: ir.Location | None = None
+) -> ir.Value:
+    """Permute dims of ``x``; None reverses them."""
+    return PermuteDimsOp.build([x], {"axes": None if axes is None else list(axes)}, loc=loc).result
+
+
+@relax_op
+class ExpandDimsOp(RelaxOp):
+    """Insert dims of size 1 at ``axes`` (positions in the result).
+
+    ``%y = "relax.expand_dims"(%x) {axes = [0]} : (!relax.tensor<["n"], f32>) -> !relax.tensor<[1, "n"], f32>``
+    """
+
+    NAME = "expand_dims"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("axes", "ints"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        if x.shape is None:
+            return [TensorType(None, x.dtype)]
+        rank = len(x.shape) + len(attrs["axes"])
+        inserted = set(normalize_axes(attrs["axes"], rank))
+        rest = iter(x.shape)
+        return [TensorType(tuple(ONE if i in inserted else next(rest) for i in range(rank)), x.dtype)]
+
+
+def expand_dims(x: ir.Value, axes: Sequence[int], *, loc: ir.Location | None = None) -> ir.Value:
+    """Insert size-1 dims at ``axes``."""
+    return ExpandDimsOp.build([x], {"axes": list(axes)}, loc=loc).result
+
+
+@relax_op
+class SqueezeOp(RelaxOp):
+    """Remove size-1 dims at ``axes`` (``unit``: every dim known to be 1).
+
+    ``%y = "relax.squeeze"(%x) {axes = [1]} : (!relax.tensor<["n", 1], f32>) -> !relax.tensor<["n"], f32>``
+    """
+
+    NAME = "squeeze"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("axes", "ints_or_none"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        axes = attrs["axes"]
+        if x.shape is None:
+            return [TensorType(None, x.dtype)]
+        if axes is None:
+            if any(d is None or not d.is_const for d in x.shape):
+                return [TensorType(None, x.dtype)]  # whether a symbolic dim is 1 is known only at run time
+            return [TensorType(tuple(d for d in x.shape if d != ONE), x.dtype)]
+        removed = normalize_axes(axes, len(x.shape))
+        for a in removed:
+            d = x.shape[a]
+            if d is not None and d.is_const and d != ONE:
+                raise ShapeError(
+                    f"cannot squeeze axis {a} of {fmt_shape(x.shape)}: its size is {d.value}, not 1"
+                )
+        return [TensorType(tuple(d for i, d in enumerate(x.shape) if i not in removed), x.dtype)]
+
+
+def squeeze(x: ir.Value, axes: Sequence[int] | None = None, *, loc: ir.Location | None = None) -> ir.Value:
+    """Remove size-1 dims."""
+    return SqueezeOp.build([x], {"axes": None if axes is None else list(axes)}, loc=loc).result
+
+
+@relax_op
+class FlattenOp(RelaxOp):
+    """Merge dims ``start_axis..end_axis`` (inclusive) into one.
+
+    ``%y = "relax.flatten"(%x) {end_axis = -1 : i64, start_axis = 1 : i64} : (!relax.tensor<["b", 3, 4], f32>)
+    -> !relax.tensor<["b", 12], f32>``
+    """
+
+    NAME = "flatten"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("start_axis", "int"), Attr("end_axis", "int"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        if x.shape is None:
+            return [TensorType(None, x.dtype)]
+        if not x.shape:
+            return [TensorType((ONE,), x.dtype)]
+        start = normalize_axis(attrs["start_axis"], len(x.shape), "start_axis")
+        end = normalize_axis(attrs["end_axis"], len(x.shape), "end_axis")
+        if start > end:
+            raise ShapeError(f"start_axis {start} is after end_axis {end}")
+        merged = product(x.shape[start : end + 1])
+        return [TensorType(x.shape[:start] + (merged,) + x.shape[end + 1 :], x.dtype)]
+
+
+def flatten(
+    x: ir.Value, start_axis: int = 0, end_axis: int = -1, *, loc: ir.Location | None = None
+) -> ir.Value:
+    """Merge dims ``start_axis..end_axis``."""
+    return FlattenOp.build([x], {"start_axis": start_axis, "end_axis": end_axis}, loc=loc).result
+
+
+@relax_op
+class ConcatOp(RelaxOp):
+    """Concatenate tensors along ``axis``; the result dim is the symbolic sum.
+
+    ``%z = "relax.concat"(%x, %y) {axis = 0 : i64} : (!relax.tensor<["n", 4], f32>, !relax.tensor<["m", 4], f32>)
+    -> !relax.tensor<["m + n", 4], f32>``
+    """
+
+    NAME = "concat"
+    OPERANDS = (Operand("xs", variadic=True),)
+    ATTRS = (Attr("axis", "int"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        if not operand_types:
+            raise ShapeError("needs at least one operand")
+        xs = [tensor_operand(t, f"xs[{i}]") for i, t in enumerate(operand_types)]
+        dtype = xs[0].dtype
+        for i, x in enumerate(xs[1:], start=1):
+            dtype = join_dtype(TensorType(None, dtype), x, ("xs[0]", f"xs[{i}]"))
+        ranks = {len(x.shape) for x in xs if x.shape is not None}
+        if len(ranks) > 1:
+            raise ShapeError(f"operands have different ranks {sorted(ranks)}")
+        if not ranks:
+            return [TensorType(None, dtype)]
+        rank = ranks.pop()
+        if rank == 0:
+            raise ShapeError("cannot concatenate scalars")
+        axis = normalize_axis(attrs["axis"], rank)
+        if any(x.shape is None for x in xs):
+            return [TensorType((None,) * rank, dtype)]
+        out: list[Dim] = []
+        for d in range(rank):
+            if d == axis:
+                out.append(product_sum([x.shape[d] for x in xs]))
+                continue
+            dim = xs[0].shape[d]
+            for i, x in enumerate(xs[1:], start=1):
+                dim = same_dim(dim, x.shape[d], f"dim {d} of xs[0] and xs[{i}] differ")
+            out.append(dim)
+        return [TensorType(tuple(out), dtype)]
+
+
+def product_sum(dims: Sequence[Dim]) -> Dim:
+    """The sum of dims, None if any is unknown."""
+    total = const(0)
+    for d in dims:
+        if d is None:
+            return None
+        total = total + d
+    return total
+
+
+def concat(xs: Sequence[ir.Value], axis: int = 0, *, loc: ir.Location | None = None) -> ir.Value:
+    """Concatenate ``xs`` along ``axis``."""
+    return ConcatOp.build(list(xs), {"axis": axis}, loc=loc).result
+
+
+@relax_op
+class SplitOp(RelaxOp):
+    """Split along ``axis`` at ``indices``, or into ``sections`` equal parts when ``sections`` > 0.
+
+    ``%a, %b = "relax.split"(%x) {axis = 1 : i64, indices = [], sections = 2 : i64}
+    : (!relax.tensor<["n", 8], f32>) -> (!relax.tensor<["n", 4], f32>, !relax.tensor<["n", 4], f32>)``
+    """
+
+    NAME = "split"
+    OPERANDS = (Operand("x"),)
+    RESULTS = (Operand("outs", variadic=True),)
+    ATTRS = (Attr("indices", "ints"), Attr("sections", "int"), Attr("axis", "int"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        indices, sections = attrs["indices"], attrs["sections"]
+        if sections < 0 or (sections == 0 and not indices):
+            raise ShapeError("give split indices or a positive number of sections")
+        if sections and indices:
+            raise ShapeError("give either split indices or sections, not both")
+        count = sections or len(indices) + 1
+        if x.shape is None:
+            return [TensorType(None, x.dtype)] * count
+        axis = normalize_axis(attrs["axis"], len(x.shape))
+        dim = x.shape[axis]
+        if sections:
+            if dim is not None and dim.is_const and dim.value % sections:
+                raise ShapeError(
+                    f"dim {axis} of size {dim.value} does not split into {sections} equal sections"
+                )
+            parts: list[Dim] = [None if dim is None else floordiv(dim, sections)] * sections
+        else:
+            if any(b < a for a, b in zip(indices, indices[1:])) or indices[0] < 0:
+                raise ShapeError(f"split indices {indices} must be non-negative and increasing")
+            bounds = [const(i) for i in indices]
+            parts = []
+            start = const(0)
+            for b in bounds:
+                parts.append(None if dim is None else clamp_nonneg(dim_min(b, dim) - dim_min(start, dim)))
+                start = b
+            parts.append(None if dim is None else clamp_nonneg(dim - dim_min(start, dim)))
+        return [TensorType(x.shape[:axis] + (p,) + x.shape[axis + 1 :], x.dtype) for p in parts]
+
+
+def split(
+    x: ir.Value, indices_or_sections: int | Sequence[int], axis: int = 0, *, loc: ir.Location | None = None
+) -> list[ir.Value]:
+    """Split ``x`` into equal sections (an int) or at indices (a list)."""
+    if isinstance(indices_or_sections, int):
+        attrs = {"indices": [], "sections": indices_or_sections, "axis": axis}
+    else:
+        attrs = {"indices": list(indices_or_sections), "sections": 0, "axis": axis}
+    return list(SplitOp.build([x], attrs, loc=loc).results)
+
+
+@relax_op
+class BroadcastToOp(RelaxOp):
+    """Broadcast to a target shape (numpy rules).
+
+    ``%y = "relax.broadcast_to"(%x) {shape = ["b", "n", 4]} : (!relax.tensor<["n", 1], f32>)
+    -> !relax.tensor<["b", "n", 4], f32>``
+    """
+
+    NAME = "broadcast_to"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("shape", "dims"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        target = tuple(_parse(d) for d in attrs["shape"])
+        if x.shape is not None:
+            if len(x.shape) > len(target):
+                raise ShapeError(
+                    f"cannot broadcast rank {len(x.shape)} {fmt_shape(x.shape)} to rank {len(target)}"
+                )
+            for i, (src, dst) in enumerate(zip(x.shape[::-1], target[::-1])):
+                if src is not None and src != ONE and provably_different(src, dst):
+                    raise ShapeError(
+                        f"cannot broadcast {fmt_shape(x.shape)} to {fmt_shape(target)} at dim {-1 - i}"
+                    )
+        return [TensorType(target, x.dtype)]
+
+
+def broadcast_to(x: ir.Value, shape: Sequence[int | str], *, loc: ir.Location | None = None) -> ir.Value:
+    """``x`` broadcast to ``shape``."""
+    return BroadcastToOp.build([x], {"shape": list(shape)}, loc=loc).result
+
+
+@relax_op
+class TileOp(RelaxOp):
+    """Repeat the whole tensor ``repeats`` times per dim (numpy.tile).
+
+    ``%y = "relax.tile"(%x) {repeats = [2, 1]} : (!relax.tensor<["n", 4], f32>) -> !relax.tensor<["2 * n", 4], f32>``
+    """
+
+    NAME = "tile"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("repeats", "ints"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        reps = attrs["repeats"]
+        if any(r < 0 for r in reps):
+            raise ShapeError(f"repeats {reps} must be non-negative")
+        if x.shape is None:
+            return [TensorType(None, x.dtype)]
+        rank = max(len(x.shape), len(reps))
+        shape = (ONE,) * (rank - len(x.shape)) + x.shape
+        reps = [1] * (rank - len(reps)) + list(reps)
+        return [TensorType(tuple(None if d is None else d * r for d, r in zip(shape, reps)), x.dtype)]
+
+
+def tile(x: ir.Value, repeats: Sequence[int], *, loc: ir.Location | None = None) -> ir.Value:
+    """``x`` tiled ``repeats`` times."""
+    return TileOp.build([x], {"repeats": list(repeats)}, loc=loc).result
+
+
+@relax_op
+class RepeatOp(RelaxOp):
+    """Repeat each element ``repeats`` times along ``axis`` (``unit``: of the flattened tensor).
+
+    ``%y = "relax.repeat"(%x) {axis = [0], repeats = 3 : i64} : (!relax.tensor<["n", 4], f32>)
+    -> !relax.tensor<["3 * n", 4], f32>``
+    """
+
+    NAME = "repeat"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("repeats", "int"), Attr("axis", "ints_or_none"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        reps, axis = attrs["repeats"], attrs["axis"]
+        if reps < 0:
+            raise ShapeError(f"repeats {reps} must be non-negative")
+        if axis is None:
+            total = product(x.shape) if x.shape is not None else None
+            return [TensorType((None if total is None else total * reps,), x.dtype)]
+        if len(axis) != 1:
+            raise ShapeError(f"axis must hold one axis, got {axis}")
+        if x.shape is None:
+            return [TensorType(None, x.dtype)]
+        a = normalize_axis(axis[0], len(x.shape))
+        d = x.shape[a]
+        return [TensorType(x.shape[:a] + (None if d is None else d * reps,) + x.shape[a + 1 :], x.dtype)]
+
+
+def repeat(x: ir.Value, repeats: int, axis: int | None = None, *, loc: ir.Location | None = None) -> ir.Value:
+    """Each element of ``x`` repeated ``repeats`` times along ``axis``."""
+    return RepeatOp.build([x], {"repeats": repeats, "axis": None if axis is None else [axis]}, loc=loc).result
+
+
+PAD_MODES = {"constant", "reflect", "edge"}
+
+
+@relax_op
+class PadOp(RelaxOp):
+    """Pad each dim with ``pad_width`` = [before0, after0, before1, after1, ...].
+
+    ``%y = "relax.pad"(%x) {mode = "constant", pad_width = [0, 0, 1, 1], value = 0.0 : f64}
+    : (!relax.tensor<["n", 4], f32>) -> !relax.tensor<["n", 6], f32>``
+    """
+
+    NAME = "pad"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("pad_width", "ints"), Attr("mode", "str"), Attr("value", "float"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        widths, mode = attrs["pad_width"], attrs["mode"]
+        if mode not in PAD_MODES:
+            raise ShapeError(f"unknown pad mode '{mode}'; expected one of {', '.join(sorted(PAD_MODES))}")
+        if x.shape is None:
+            return [TensorType(None if not widths else (None,) * (len(widths) // 2), x.dtype)]
+        if len(widths) != 2 * len(x.shape):
+            raise ShapeError(
+                f"pad_width needs {2 * len(x.shape)} entries for rank {len(x.shape)}, got {len(widths)}"
+            )
+        out = []
+        for i, d in enumerate(x.shape):
+            before, after = widths[2 * i], widths[2 * i + 1]
+            out.append(None if d is None else clamp_nonneg(d + before + after))
+        return [TensorType(tuple(out), x.dtype)]
+
+
+def pad(
+    x: ir.Value,
+    pad_width: Sequence[int],
+    mode: str = "constant",
+    value: float = 0.0,
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """``x`` padded by ``pad_width`` (before/after per dim)."""
+    return PadOp.build([x], {"pad_width": list(pad_width), "mode": mode, "value": value}, loc=loc).result
+
+
+class TriangularOp(RelaxOp):
+    """Base of tril/triu: keep the lower/upper triangle of the last two dims, offset by diagonal ``k``."""
+
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("k", "int"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        if x.ndim is not None and x.ndim < 2:
+            raise ShapeError(f"operand 'x' must have rank >= 2, got {fmt_shape(x.shape)}")
+        return [x]
+
+
+@relax_op
+class TrilOp(TriangularOp):
+    """Lower triangle (elements above diagonal k set to 0).
+
+    ``%y = "relax.tril"(%x) {k = 0 : i64} : (!relax.tensor<["s", "s"], f32>) -> !relax.tensor<["s", "s"], f32>``
+    """
+
+    NAME = "tril"
+
+
+@relax_op
+class TriuOp(TriangularOp):
+    """Upper triangle (elements below diagonal k set to 0).
+
+    ``%y = "relax.triu"(%x) {k = 1 : i64} : (!relax.tensor<["s", "s"], f32>) -> !relax.tensor<["s", "s"], f32>``
+    """
+
+    NAME = "triu"
+
+
+def tril(x: ir.Value, k: int = 0, *, loc: ir.Location | None = None) -> ir.Value:
+    """Lower triangle of ``x``."""
+    return TrilOp.build([x], {"k": k}, loc=loc).result
+
+
+def triu(x: ir.Value, k: int = 0, *, loc: ir.Location | None = None) -> ir.Value:
+    """Upper triangle of ``x``."""
+    return TriuOp.build([x], {"k": k}, loc=loc).result

@@ -1,0 +1,291 @@
+"""Structural ops: match_cast, calls into kernels and libraries, shape values, tuples, constants."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import (
+    ObjectType,
+    PrimType,
+    RelaxType,
+    ShapeType,
+    TensorType,
+    TupleType,
+    relax_type,
+)
+from relax_mlir.errors import ShapeError
+from relax_mlir.shape_infer.dims import fmt_shape, provably_different, tensor_operand
+from relax_mlir.shape_infer.expr import const, format_dim
+
+
+class DeclaredResultsOp(RelaxOp):
+    """Base of ops whose result types are stated in the IR rather than deduced."""
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        raise ShapeError(f"relax.{cls.NAME} needs its result types stated")
+
+    @classmethod
+    def check_results(
+        cls,
+        operand_types: Sequence[RelaxType | None],
+        attrs: dict[str, Any],
+        result_types: Sequence[RelaxType],
+    ) -> None:
+        """Raise ShapeError when the stated result types cannot hold."""
+
+
+@relax_op
+class MatchCastOp(DeclaredResultsOp):
+    """Refine a value to the stated type, binding the new symbols it names; checked at run time.
+
+    ``%y = "relax.match_cast"(%x) : (!relax.tensor<"*", f32>) -> !relax.tensor<["n", "m"], f32>``
+    """
+
+    NAME = "match_cast"
+    OPERANDS = (Operand("value", "any"),)
+    RESULTS = (Operand("out", "any"),)
+
+    @classmethod
+    def check_results(
+        cls,
+        operand_types: Sequence[RelaxType | None],
+        attrs: dict[str, Any],
+        result_types: Sequence[RelaxType],
+    ) -> None:
+        src, dst = operand_types[0], result_types[0]
+        if isinstance(src, ObjectType) or src is None:
+            return
+        if type(src) is not type(dst):
+            raise ShapeError(f"cannot cast {src} to {dst}: different kinds of value")
+        if isinstance(src, TensorType):
+            assert isinstance(dst, TensorType)
+            if src.dtype and dst.dtype and src.dtype != dst.dtype:
+                raise ShapeError(f"cannot cast dtype {src.dtype} to {dst.dtype}")
+            _check_dims(src.shape, dst.shape)
+        elif isinstance(src, ShapeType):
+            assert isinstance(dst, ShapeType)
+            _check_dims(src.values, dst.values)
+
+
+def _check_dims(src: tuple | None, dst: tuple | None) -> None:
+    if src is None or dst is None:
+        return
+    if len(src) != len(dst):
+        raise ShapeError(f"cannot cast rank {len(src)} {fmt_shape(src)} to rank {len(dst)} {fmt_shape(dst)}")
+    for i, (a, b) in enumerate(zip(src, dst)):
+        if provably_different(a, b):
+            raise ShapeError(f"cannot cast {fmt_shape(src)} to {fmt_shape(dst)}: dim {i} is {format_dim(a)}")
+
+
+def match_cast(value: ir.Value, target: RelaxType, *, loc: ir.Location | None = None) -> ir.Value:
+    """Refine ``value`` to ``target`` (new symbols in ``target`` become defined)."""
+    MatchCastOp.check_results([_type_of(value)], {}, [target])
+    return MatchCastOp.build([value], result_types=[target], loc=loc).result
+
+
+@relax_op
+class CallTirOp(DeclaredResultsOp):
+    """Call a tensor-level kernel in destination-passing style; outputs are allocated by the caller.
+
+    ``%y = "relax.call_tir"(%x, %w) {callee = @matmul_kernel} : (!relax.tensor<["n", 64], f32>,
+    !relax.tensor<[64, 64], f32>) -> !relax.tensor<["n", 64], f32>``
+    """
+
+    NAME = "call_tir"
+    OPERANDS = (Operand("args", "any", variadic=True),)
+    RESULTS = (Operand("outs", "tensor", variadic=True),)
+    ATTRS = (Attr("callee", "symbol"),)
+
+    @classmethod
+    def check_results(
+        cls,
+        operand_types: Sequence[RelaxType | None],
+        attrs: dict[str, Any],
+        result_types: Sequence[RelaxType],
+    ) -> None:
+        _check_call(operand_types, result_types)
+
+
+@relax_op
+class CallDpsLibraryOp(DeclaredResultsOp):
+    """Call an external library function (by C symbol name) in destination-passing style.
+
+    ``%y = "relax.call_dps_library"(%x, %w) {callee = "relax_sgemm"} : (...) -> !relax.tensor<["n", 64], f32>``
+    """
+
+    NAME = "call_dps_library"
+    OPERANDS = (Operand("args", "any", variadic=True),)
+    RESULTS = (Operand("outs", "tensor", variadic=True),)
+    ATTRS = (Attr("callee", "str"),)
+
+    @classmethod
+    def check_results(
+        cls,
+        operand_types: Sequence[RelaxType | None],
+        attrs: dict[str, Any],
+        result_types: Sequence[RelaxType],
+    ) -> None:
+        if not attrs["callee"]:
+            raise ShapeError("callee must be a non-empty symbol name")
+        _check_call(operand_types, result_types)
+
+
+def _check_call(operand_types: Sequence[RelaxType | None], result_types: Sequence[RelaxType]) -> None:
+    for i, t in enumerate(operand_types):
+        if not isinstance(t, (TensorType, ShapeType, PrimType)):
+            raise ShapeError(f"argument #{i} must be a tensor, shape or prim value, got {t}")
+    for i, t in enumerate(result_types):
+        if isinstance(t, TensorType) and (t.shape is None or t.dtype is None):
+            raise ShapeError(f"output #{i} needs a known rank and dtype to be allocated, got {t}")
+    if not result_types:
+        raise ShapeError("a destination-passing call needs at least one output")
+
+
+def call_tir(
+    callee: str, args: Sequence[ir.Value], out_types: Sequence[TensorType], *, loc: ir.Location | None = None
+) -> list[ir.Value]:
+    """Call kernel ``@callee`` with ``args``; the results have ``out_types``."""
+    CallTirOp.check_results([_type_of(a) for a in args], {"callee": callee}, out_types)
+    return list(CallTirOp.build(args, {"callee": callee}, result_types=out_types, loc=loc).results)
+
+
+def call_dps_library(
+    callee: str, args: Sequence[ir.Value], out_types: Sequence[TensorType], *, loc: ir.Location | None = None
+) -> list[ir.Value]:
+    """Call library function ``callee`` with ``args``; the results have ``out_types``."""
+    CallDpsLibraryOp.check_results([_type_of(a) for a in args], {"callee": callee}, out_types)
+    return list(CallDpsLibraryOp.build(args, {"callee": callee}, result_types=out_types, loc=loc).results)
+
+
+@relax_op
+class ShapeOfOp(RelaxOp):
+    """The shape of a tensor as a first-class shape value.
+
+    ``%s = "relax.shape_of"(%x) : (!relax.tensor<["n", 4], f32>) -> !relax.shape<["n", 4]>``
+    """
+
+    NAME = "shape_of"
+    OPERANDS = (Operand("x"),)
+    RESULTS = (Operand("out", "shape"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        return [ShapeType(tensor_operand(operand_types[0], "x").shape)]
+
+
+def shape_of(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """The shape of ``x``."""
+    return ShapeOfOp.build([x], loc=loc).result
+
+
+@relax_op
+class TupleOp(RelaxOp):
+    """Group values into a tuple.
+
+    ``%t = "relax.make_tuple"(%x, %s) : (!relax.tensor<["n"], f32>, !relax.shape<["n"]>)
+    -> !relax.tuple<[!relax.tensor<["n"], f32>, !relax.shape<["n"]>]>``
+    """
+
+    NAME = "make_tuple"
+    OPERANDS = (Operand("fields", "any", variadic=True),)
+    RESULTS = (Operand("out", "tuple"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        for i, t in enumerate(operand_types):
+            if t is None:
+                raise ShapeError(f"field #{i} is not a relax value")
+        return [TupleType(tuple(operand_types))]  # type: ignore[arg-type]
+
+
+def tuple_(fields: Sequence[ir.Value], *, loc: ir.Location | None = None) -> ir.Value:
+    """A tuple of ``fields``."""
+    return TupleOp.build(list(fields), loc=loc).result
+
+
+@relax_op
+class TupleGetItemOp(RelaxOp):
+    """Field ``index`` of a tuple.
+
+    ``%x = "relax.tuple_get_item"(%t) {index = 0} : (!relax.tuple<[!relax.tensor<["n"], f32>]>)
+    -> !relax.tensor<["n"], f32>``
+    """
+
+    NAME = "tuple_get_item"
+    OPERANDS = (Operand("tuple", "tuple"),)
+    RESULTS = (Operand("out", "any"),)
+    ATTRS = (Attr("index", "int"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        t, index = operand_types[0], attrs["index"]
+        if not isinstance(t, TupleType):
+            raise ShapeError(f"operand 'tuple' must be a tuple, got {t}")
+        if not 0 <= index < len(t.fields):
+            raise ShapeError(f"index {index} is out of range for a tuple of {len(t.fields)} fields")
+        return [t.fields[index]]
+
+
+def tuple_get_item(t: ir.Value, index: int, *, loc: ir.Location | None = None) -> ir.Value:
+    """Field ``index`` of tuple ``t``."""
+    return TupleGetItemOp.build([t], {"index": index}, loc=loc).result
+
+
+@relax_op
+class ConstantOp(RelaxOp):
+    """A constant tensor: ``dense<...>`` inline, or ``dense_resource<...>`` for large weights.
+
+    ``%c = "relax.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> !relax.tensor<[2], f32>``
+    """
+
+    NAME = "constant"
+    ATTRS = (Attr("value", "elements"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        st = ir.ShapedType(attrs["value"].type)
+        if not st.has_static_shape:
+            raise ShapeError(f"constant value must have a static shape, got {st}")
+        return [TensorType(tuple(const(d) for d in st.shape), str(st.element_type))]
+
+
+_RESOURCE_THRESHOLD = 1 << 16  # bytes; larger constants are stored as dense_resource blobs
+_resource_counter = [0]
+
+
+def constant(value: np.ndarray, *, name: str | None = None, loc: ir.Location | None = None) -> ir.Value:
+    """A constant from a numpy array; arrays over 64 KiB become ``dense_resource`` blobs (one copy)."""
+    array = np.ascontiguousarray(value)
+    element = _ELEMENT_TYPES.get(array.dtype.str[1:])
+    if element is None:
+        raise ShapeError(f"constant of numpy dtype {array.dtype} is not supported")
+    tensor_type = ir.RankedTensorType.get(list(array.shape), element())
+    if array.nbytes > _RESOURCE_THRESHOLD:
+        _resource_counter[0] += 1
+        blob = name or f"constant_{_resource_counter[0]}"
+        attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), blob, tensor_type)
+    else:
+        attr = ir.DenseElementsAttr.get(array, type=tensor_type)
+    return ConstantOp.build([], {"value": attr}, loc=loc).result
+
+
+_ELEMENT_TYPES = {
+    "f4": ir.F32Type.get,
+    "f8": ir.F64Type.get,
+    "f2": ir.F16Type.get,
+    "i8": lambda: ir.IntegerType.get_signless(64),
+    "i4": lambda: ir.IntegerType.get_signless(32),
+    "i2": lambda: ir.IntegerType.get_signless(16),
+    "i1": lambda: ir.IntegerType.get_signless(8),
+    "b1": lambda: ir.IntegerType.get_signless(1),
+}
+
+
+def _type_of(v: ir.Value) -> RelaxType | None:
+    return relax_type(v.type)

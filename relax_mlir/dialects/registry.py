@@ -1,0 +1,416 @@
+"""Defining relax ops from Python: one class per op, IRDL generated from it, registered by decorator.
+
+An op class declares its operands, results and attributes as class attributes::
+
+    @relax_op
+    class ExpOp(RelaxOp):
+        '''Elementwise e**x.  ``%y = "relax.exp"(%x) : (!relax.tensor<["n"], f32>) -> ...'''
+        NAME = "exp"
+        OPERANDS = (Operand("x"),)
+
+        @classmethod
+        def deduce(cls, operand_types, attrs): ...
+
+``relax_op`` registers the class as the OpView of ``relax.<NAME>``, adds typed accessors for
+each operand, result and attribute, and records it so the IRDL for the dialect is generated
+from every registered op (``irdl_source()``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from mlir import ir
+from mlir._mlir_libs import _mlir as _cext
+
+from relax_mlir.dialects.types import RelaxType, ShapeType, TensorType, relax_type, to_mlir
+from relax_mlir.errors import ShapeError
+
+DIALECT = "relax"
+
+# Type constraints: a relax type kind, or "any" (any relax type).
+# IRDL's any_of cannot be loaded by MLIR 22 (UNREACHABLE in IRDLLoading.cpp), so unions are
+# checked in Python by relax-verify instead of by IRDL.
+_TYPE_KINDS = {"tensor", "shape", "prim", "tuple", "object", "any"}
+
+
+@dataclass(frozen=True)
+class Operand:
+    """An operand (or result) slot: its name, type kind and whether it is variadic."""
+
+    name: str
+    kind: str = "tensor"
+    variadic: bool = False
+
+
+Result = Operand
+
+
+@dataclass(frozen=True)
+class Attr:
+    """An attribute slot. ``kind`` picks the IRDL constraint and the Python conversion."""
+
+    name: str
+    kind: str  # int | bool | str | float | symbol | ints | ints_or_none | dims | elements
+
+
+@dataclass(frozen=True)
+class _AttrKind:
+    spelling: str  # what the attribute must be, for diagnostics
+    irdl: str  # IRDL base name, or "" for irdl.any
+    to_py: Callable[[ir.Attribute], Any]
+    from_py: Callable[[Any], ir.Attribute]
+    check: Callable[[ir.Attribute], bool]
+
+
+def _is_int_array(a: ir.Attribute) -> bool:
+    return isinstance(a, ir.ArrayAttr) and all(isinstance(x, ir.IntegerAttr) for x in a)
+
+
+def _dims_to_py(a: ir.Attribute) -> list[int | str]:
+    return [x.value if isinstance(x, ir.IntegerAttr) else x.value for x in a]
+
+
+def _dims_from_py(v: Sequence[int | str]) -> ir.Attribute:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get(
+        [ir.IntegerAttr.get(i64, x) if isinstance(x, int) else ir.StringAttr.get(str(x)) for x in v]
+    )
+
+
+def _ints_from_py(v: Sequence[int]) -> ir.Attribute:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.IntegerAttr.get(i64, int(x)) for x in v])
+
+
+def is_resource_elements(a: ir.Attribute) -> bool:
+    """True for ``dense_resource<...>`` (the bindings do not down-cast it by themselves)."""
+    try:
+        ir.DenseResourceElementsAttr(a)
+    except ValueError:
+        return False
+    return True
+
+
+ATTR_KINDS: dict[str, _AttrKind] = {
+    "int": _AttrKind(
+        "an integer",
+        "#builtin.integer",
+        lambda a: ir.IntegerAttr(a).value,
+        lambda v: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(v)),
+        lambda a: isinstance(a, ir.IntegerAttr),
+    ),
+    "bool": _AttrKind(
+        "a boolean",
+        "#builtin.integer",
+        lambda a: ir.BoolAttr(a).value,
+        lambda v: ir.BoolAttr.get(bool(v)),
+        lambda a: isinstance(a, ir.BoolAttr),
+    ),
+    "float": _AttrKind(
+        "a float",
+        "#builtin.float",
+        lambda a: ir.FloatAttr(a).value,
+        lambda v: ir.FloatAttr.get_f64(float(v)),
+        lambda a: isinstance(a, ir.FloatAttr),
+    ),
+    "str": _AttrKind(
+        "a string",
+        "#builtin.string",
+        lambda a: ir.StringAttr(a).value,
+        lambda v: ir.StringAttr.get(str(v)),
+        lambda a: isinstance(a, ir.StringAttr),
+    ),
+    "symbol": _AttrKind(
+        "a symbol reference like @name",
+        "#builtin.symbol_ref",
+        lambda a: ir.FlatSymbolRefAttr(a).value,
+        lambda v: ir.FlatSymbolRefAttr.get(str(v)),
+        lambda a: isinstance(a, ir.FlatSymbolRefAttr),
+    ),
+    "ints": _AttrKind(
+        "an array of integers",
+        "#builtin.array",
+        lambda a: [ir.IntegerAttr(x).value for x in ir.ArrayAttr(a)],
+        _ints_from_py,
+        _is_int_array,
+    ),
+    # A list of ints, or `unit` for "none" (IRDL has no optional attributes).
+    "ints_or_none": _AttrKind(
+        "an array of integers or unit",
+        "",
+        lambda a: None if isinstance(a, ir.UnitAttr) else [ir.IntegerAttr(x).value for x in ir.ArrayAttr(a)],
+        lambda v: ir.UnitAttr.get() if v is None else _ints_from_py(v),
+        lambda a: isinstance(a, ir.UnitAttr) or _is_int_array(a),
+    ),
+    # A list of dims: integers or strings holding symbolic expressions.
+    "dims": _AttrKind(
+        "an array of integers and dim strings",
+        "#builtin.array",
+        lambda a: _dims_to_py(ir.ArrayAttr(a)),
+        _dims_from_py,
+        lambda a: (
+            isinstance(a, ir.ArrayAttr) and all(isinstance(x, (ir.IntegerAttr, ir.StringAttr)) for x in a)
+        ),
+    ),
+    # One dim: an integer or a string holding a symbolic expression.
+    "dim": _AttrKind(
+        "an integer or a dim string",
+        "",
+        lambda a: a.value,
+        lambda v: (
+            ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+            if isinstance(v, int)
+            else ir.StringAttr.get(str(v))
+        ),
+        lambda a: isinstance(a, (ir.IntegerAttr, ir.StringAttr)),
+    ),
+    # A number or a symbolic expression: an integer, a float or a string.
+    "scalar": _AttrKind(
+        "a number or a dim string",
+        "",
+        lambda a: a.value,
+        lambda v: (
+            ir.FloatAttr.get_f64(v)
+            if isinstance(v, float)
+            else ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+            if isinstance(v, int)
+            else ir.StringAttr.get(str(v))
+        ),
+        lambda a: isinstance(a, (ir.IntegerAttr, ir.FloatAttr, ir.StringAttr)),
+    ),
+    # Constant data: dense<...> or dense_resource<...>.
+    "elements": _AttrKind(
+        "dense<...> or dense_resource<...> elements",
+        "",
+        lambda a: a,
+        lambda v: v,
+        lambda a: isinstance(a, ir.DenseElementsAttr) or is_resource_elements(a),
+    ),
+}
+
+
+class RelaxOp(ir.OpView):
+    """Base of every relax op class."""
+
+    NAME: ClassVar[str]
+    OPERATION_NAME: ClassVar[str]
+    OPERANDS: ClassVar[tuple[Operand, ...]] = ()
+    RESULTS: ClassVar[tuple[Operand, ...]] = (Operand("out"),)
+    ATTRS: ClassVar[tuple[Attr, ...]] = ()
+    _ODS_REGIONS = (0, True)
+    _ODS_OPERAND_SEGMENTS = None
+    _ODS_RESULT_SEGMENTS = None
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        """Result types from operand types and attributes; raise ShapeError when ill-typed."""
+        raise NotImplementedError(f"relax.{cls.NAME} has no shape deduction")
+
+    # -- reading an op instance -------------------------------------------------------------
+    def attr_values(self) -> dict[str, Any]:
+        """Python values of the declared attributes."""
+        attrs = self.operation.attributes
+        return {a.name: ATTR_KINDS[a.kind].to_py(attrs[a.name]) for a in self.ATTRS}
+
+    def operand_types(self) -> list[RelaxType | None]:
+        return [relax_type(v.type) for v in self.operation.operands]
+
+    def deduce_results(self) -> list[RelaxType]:
+        return self.deduce(self.operand_types(), self.attr_values())
+
+    # -- building ---------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        operands: Sequence[ir.Value],
+        attrs: dict[str, Any] | None = None,
+        *,
+        result_types: Sequence[RelaxType] | None = None,
+        loc: ir.Location | None = None,
+        ip: ir.InsertionPoint | None = None,
+    ) -> RelaxOp:
+        """Create the op, deducing its result types unless they are given."""
+        attrs = dict(attrs or {})
+        if loc is None:
+            loc = _caller_location()
+        if result_types is None:
+            try:
+                result_types = cls.deduce([relax_type(v.type) for v in operands], attrs)
+            except ShapeError as e:
+                raise ShapeError(f"{_describe(loc)}relax.{cls.NAME}: {e}") from None
+        mlir_attrs = {a.name: ATTR_KINDS[a.kind].from_py(attrs[a.name]) for a in cls.ATTRS}
+        op = ir.Operation.create(
+            cls.OPERATION_NAME,
+            results=[to_mlir(t) for t in result_types],
+            operands=list(operands),
+            attributes=mlir_attrs,
+            loc=loc,
+            ip=ip,
+        )
+        return op.opview
+
+
+def _caller_location() -> ir.Location:
+    """The location of the first caller outside relax_mlir: the user's own line."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("relax_mlir."):
+        frame = frame.f_back
+    if frame is None:
+        return ir.Location.unknown()
+    return ir.Location.file(frame.f_code.co_filename, frame.f_lineno, 0)
+
+
+def _describe(loc: ir.Location) -> str:
+    if loc.is_a_file():
+        return f"{loc.filename}:{loc.start_line}: "
+    if loc.is_a_name():
+        return f"{loc.name_str}: "
+    return ""
+
+
+OPS: dict[str, type[RelaxOp]] = {}
+
+
+def relax_op(cls: type[RelaxOp]) -> type[RelaxOp]:
+    """Register an op class: OpView for ``relax.<NAME>``, typed accessors, IRDL source."""
+    cls.OPERATION_NAME = f"{DIALECT}.{cls.NAME}"
+    for spec in (*cls.OPERANDS, *cls.RESULTS):
+        if spec.kind not in _TYPE_KINDS:
+            raise TypeError(f"{cls.__name__}: unknown type kind {spec.kind!r}")
+    for a in cls.ATTRS:
+        if a.kind not in ATTR_KINDS:
+            raise TypeError(f"{cls.__name__}: unknown attribute kind {a.kind!r}")
+    _add_accessors(cls)
+    _cext.register_operation(RelaxDialect, replace=True)(cls)
+    OPS[cls.NAME] = cls
+    return cls
+
+
+def _add_accessors(cls: type[RelaxOp]) -> None:
+    def group(specs: tuple[Operand, ...], get: Callable[[RelaxOp], Any]) -> None:
+        for i, spec in enumerate(specs):
+            n_after = len(specs) - i - 1
+            if spec.variadic:
+                prop = property(lambda self, i=i, n=n_after: list(get(self))[i : len(get(self)) - n])
+            else:
+                prop = property(lambda self, i=i: get(self)[i])
+            if not hasattr(RelaxOp, spec.name):
+                setattr(cls, spec.name, prop)
+
+    group(cls.OPERANDS, lambda op: op.operation.operands)
+    group(cls.RESULTS, lambda op: op.operation.results)
+    for a in cls.ATTRS:
+        kind = ATTR_KINDS[a.kind]
+        setattr(cls, a.name, property(lambda self, n=a.name, k=kind: k.to_py(self.operation.attributes[n])))
+
+
+@_cext.register_dialect
+class RelaxDialect(ir.Dialect):
+    DIALECT_NAMESPACE = DIALECT
+
+
+# ----------------------------------------------------------------------------------------------
+# IRDL generation
+
+_TYPES_IRDL = """
+  irdl.type @tensor {
+    %shape = irdl.any
+    %dtype = irdl.any
+    irdl.parameters(shape: %shape, dtype: %dtype)
+  }
+  irdl.type @shape {
+    %values = irdl.any
+    irdl.parameters(values: %values)
+  }
+  irdl.type @prim {
+    %value = irdl.base "#builtin.string"
+    irdl.parameters(value: %value)
+  }
+  irdl.type @tuple {
+    %fields = irdl.base "#builtin.array"
+    irdl.parameters(fields: %fields)
+  }
+  irdl.type @object {
+    irdl.parameters()
+  }
+"""
+
+
+def _constraint(lines: list[str], kind_irdl: str) -> str:
+    name = f"%c{len(lines)}"
+    if not kind_irdl:
+        lines.append(f"    {name} = irdl.any")
+    elif kind_irdl.startswith("@"):
+        lines.append(f"    {name} = irdl.base {kind_irdl}")
+    else:
+        lines.append(f'    {name} = irdl.base "{kind_irdl}"')
+    return name
+
+
+def _type_constraint(kind: str) -> str:
+    return "" if kind == "any" else f"@{DIALECT}::@{kind}"
+
+
+def _op_irdl(cls: type[RelaxOp]) -> str:
+    lines: list[str] = []
+    parts = []
+    for keyword, specs in (("operands", cls.OPERANDS), ("results", cls.RESULTS)):
+        items = []
+        for s in specs:
+            c = _constraint(lines, _type_constraint(s.kind))
+            items.append(f"{s.name}: {'variadic ' if s.variadic else ''}{c}")
+        parts.append(f"    irdl.{keyword}({', '.join(items)})")
+    if cls.ATTRS:
+        items = [f'"{a.name}" = {_constraint(lines, ATTR_KINDS[a.kind].irdl)}' for a in cls.ATTRS]
+        parts.append("    irdl.attributes {" + ", ".join(items) + "}")
+    body = "\n".join(lines + parts)
+    return f"  irdl.operation @{cls.NAME} {{\n{body}\n  }}"
+
+
+def irdl_source() -> str:
+    """The IRDL module defining the relax dialect: its types and every registered op."""
+    ops = "\n".join(_op_irdl(OPS[name]) for name in sorted(OPS))
+    return f"irdl.dialect @{DIALECT} {{{_TYPES_IRDL}{ops}\n}}\n"
+
+
+def attr_spelling(kind: str) -> str:
+    """What an attribute of ``kind`` must be, for diagnostics."""
+    return ATTR_KINDS[kind].spelling
+
+
+def check_types(cls: type[RelaxOp], op: ir.Operation) -> str | None:
+    """A message when ``op`` has the wrong number or relax kinds of operands/results, else None."""
+    for what, specs, values in (("operand", cls.OPERANDS, op.operands), ("result", cls.RESULTS, op.results)):
+        fixed = sum(1 for s in specs if not s.variadic)
+        variadic = len(specs) != fixed
+        if len(values) < fixed or (not variadic and len(values) != fixed):
+            expected = f"at least {fixed}" if variadic else str(fixed)
+            return f"expects {expected} {what}s, but got {len(values)}"
+        kinds = _expand(specs, len(values))
+        for i, (spec, v) in enumerate(zip(kinds, values)):
+            t = relax_type(v.type)
+            if t is None:
+                return f"{what} #{i} ({spec.name}) must be a relax type, got {v.type}"
+            if spec.kind != "any" and _kind_of(t) != spec.kind:
+                return f"{what} #{i} ({spec.name}) must be !relax.{spec.kind}, got {t}"
+    return None
+
+
+def _expand(specs: tuple[Operand, ...], n: int) -> list[Operand]:
+    fixed = sum(1 for s in specs if not s.variadic)
+    out: list[Operand] = []
+    for s in specs:
+        out.extend([s] * (max(n - fixed, 0) if s.variadic else 1))
+    return out
+
+
+def _kind_of(t: RelaxType) -> str:
+    if isinstance(t, TensorType):
+        return "tensor"
+    if isinstance(t, ShapeType):
+        return "shape"
+    return type(t).__name__.removesuffix("Type").lower()

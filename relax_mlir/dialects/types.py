@@ -1,0 +1,278 @@
+"""Python views of the relax types, cached so that reading a type costs microseconds.
+
+IR spelling::
+
+    !relax.tensor<["n", 4], f32>     tensor with symbolic shape ("?" = unknown dim)
+    !relax.tensor<"*", f32>          tensor of unknown rank
+    !relax.tensor<["n"], none>       tensor of unknown dtype
+    !relax.shape<["n", "m + 1"]>     a shape value; !relax.shape<"*"> of unknown rank
+    !relax.prim<"n * 2">             a symbolic integer value; !relax.prim<"?"> unknown
+    !relax.tuple<[T1, T2]>           a tuple
+    !relax.object                    anything
+
+MLIR 22's Python bindings have no accessors for IRDL type parameters, so a type is read by
+parsing its printed form once and caching the result per ``ir.Type``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Union
+
+from mlir import ir
+
+from relax_mlir.errors import ParseError
+from relax_mlir.shape_infer.expr import Expr, format_dim, parse_dim
+
+Dim = Union[Expr, None]  # None: unknown dim
+
+
+@dataclass(frozen=True, slots=True)
+class TensorType:
+    """A tensor whose shape is a tuple of symbolic dims (None = unknown rank)."""
+
+    shape: tuple[Dim, ...] | None
+    dtype: str | None  # MLIR element type spelling ("f32"); None = unknown
+
+    @property
+    def ndim(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+    def __str__(self) -> str:
+        dtype = self.dtype or "none"
+        return f"!relax.tensor<{_format_dims(self.shape)}, {dtype}>"
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeType:
+    """A first-class shape value (the result of ``relax.shape_of``)."""
+
+    values: tuple[Dim, ...] | None
+
+    @property
+    def ndim(self) -> int | None:
+        return None if self.values is None else len(self.values)
+
+    def __str__(self) -> str:
+        return f"!relax.shape<{_format_dims(self.values)}>"
+
+
+@dataclass(frozen=True, slots=True)
+class PrimType:
+    """A symbolic integer value (None = unknown value)."""
+
+    value: Dim
+
+    def __str__(self) -> str:
+        return f'!relax.prim<"{format_dim(self.value)}">'
+
+
+@dataclass(frozen=True, slots=True)
+class TupleType:
+    """A tuple of relax values."""
+
+    fields: tuple[RelaxType, ...]
+
+    def __str__(self) -> str:
+        return "!relax.tuple<[" + ", ".join(str(f) for f in self.fields) + "]>"
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectType:
+    """Any value; nothing is known about it."""
+
+    def __str__(self) -> str:
+        return "!relax.object"
+
+
+RelaxType = Union[TensorType, ShapeType, PrimType, TupleType, ObjectType]
+
+
+def _format_dims(dims: tuple[Dim, ...] | None) -> str:
+    if dims is None:
+        return '"*"'
+    items = []
+    for d in dims:
+        f = format_dim(d)
+        items.append(str(f) if isinstance(f, int) else f'"{f}"')
+    return "[" + ", ".join(items) + "]"
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading types from MLIR
+
+_FROM_MLIR: dict[ir.Type, RelaxType | None] = {}
+_TO_MLIR: dict[tuple[RelaxType, ir.Context], ir.Type] = {}
+
+_TOKEN = re.compile(r'\s*(?:(!relax\.\w+)|("(?:[^"\\]|\\.)*")|(-?\d+)|([\[\]<>,]))')
+
+
+def relax_type(t: ir.Type) -> RelaxType | None:
+    """The relax view of an MLIR type, or None when it is not a relax type. Cached per type."""
+    cached = _FROM_MLIR.get(t, _MISSING)
+    if cached is not _MISSING:
+        return cached
+    text = str(t)
+    result = parse_type(text) if text.startswith("!relax.") else None
+    _FROM_MLIR[t] = result
+    return result
+
+
+_MISSING = object()
+
+
+def to_mlir(t: RelaxType, context: ir.Context | None = None) -> ir.Type:
+    """The MLIR type of a relax type (the relax dialect must be loaded in the context)."""
+    ctx = context or ir.Context.current
+    key = (t, ctx)
+    cached = _TO_MLIR.get(key)
+    if cached is not None:
+        return cached
+    mt = ir.Type.parse(str(t), ctx)
+    _TO_MLIR[key] = mt
+    _FROM_MLIR[mt] = t
+    return mt
+
+
+def parse_type(text: str) -> RelaxType:
+    """Parse the spelling of a relax type (see the module docstring)."""
+    parser = _TypeParser(text)
+    result = parser.parse_type()
+    if parser.pos != len(text.rstrip()):
+        raise ParseError(f"unexpected text after relax type at column {parser.pos + 1} in '{text}'")
+    return result
+
+
+class _TypeParser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def error(self, what: str) -> ParseError:
+        return ParseError(f"cannot parse relax type '{self.text}': {what} at column {self.pos + 1}")
+
+    def skip_ws(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def expect(self, s: str) -> None:
+        self.skip_ws()
+        if not self.text.startswith(s, self.pos):
+            raise self.error(f"expected '{s}'")
+        self.pos += len(s)
+
+    def peek(self, s: str) -> bool:
+        self.skip_ws()
+        return self.text.startswith(s, self.pos)
+
+    def parse_type(self) -> RelaxType:
+        self.skip_ws()
+        m = re.compile(r"!relax\.(\w+)").match(self.text, self.pos)
+        if not m:
+            raise self.error("expected a relax type")
+        self.pos = m.end()
+        kind = m.group(1)
+        if kind == "object":
+            return ObjectType()
+        self.expect("<")
+        if kind == "tensor":
+            shape = self.parse_dims()
+            self.expect(",")
+            dtype = self.parse_dtype()
+            result: RelaxType = TensorType(shape, None if dtype == "none" else dtype)
+        elif kind == "shape":
+            result = ShapeType(self.parse_dims())
+        elif kind == "prim":
+            result = PrimType(self.parse_dim_item())
+        elif kind == "tuple":
+            self.expect("[")
+            fields = []
+            while not self.peek("]"):
+                fields.append(self.parse_type())
+                if not self.peek("]"):
+                    self.expect(",")
+            self.expect("]")
+            result = TupleType(tuple(fields))
+        else:
+            raise self.error(f"unknown relax type '!relax.{kind}'")
+        self.expect(">")
+        return result
+
+    def parse_dims(self) -> tuple[Dim, ...] | None:
+        if self.peek('"*"'):
+            self.pos += 3
+            return None
+        self.expect("[")
+        dims: list[Dim] = []
+        while not self.peek("]"):
+            dims.append(self.parse_dim_item())
+            if not self.peek("]"):
+                self.expect(",")
+        self.expect("]")
+        return tuple(dims)
+
+    def parse_dim_item(self) -> Dim:
+        self.skip_ws()
+        m = _TOKEN.match(self.text, self.pos)
+        if not m or not (m.group(2) or m.group(3)):
+            raise self.error("expected a dim (integer or quoted expression)")
+        self.pos = m.end()
+        if m.group(3):
+            value = int(m.group(3))
+            if value < 0:
+                raise self.error(f"negative dim {value}")
+            return parse_dim(value)
+        return parse_dim(m.group(2)[1:-1])
+
+    def parse_dtype(self) -> str:
+        self.skip_ws()
+        start = depth = self.pos
+        depth = 0
+        while self.pos < len(self.text):
+            c = self.text[self.pos]
+            if c == "<":
+                depth += 1
+            elif c == ">":
+                if depth == 0:
+                    break
+                depth -= 1
+            self.pos += 1
+        dtype = self.text[start : self.pos].strip()
+        if not dtype:
+            raise self.error("expected a dtype")
+        return dtype
+
+
+# ----------------------------------------------------------------------------------------------
+# Symbols
+
+
+def bare_symbols(t: RelaxType) -> set[str]:
+    """Symbols that appear alone as a dim/value in a type: the ones a parameter or match_cast defines."""
+    out: set[str] = set()
+    for d in _dims_of(t):
+        if d is not None and len(d.free_symbols) == 1 and str(d) in d.free_symbols:
+            out |= d.free_symbols
+    return out
+
+
+def free_symbols(t: RelaxType) -> set[str]:
+    """Every symbol a type mentions."""
+    out: set[str] = set()
+    for d in _dims_of(t):
+        if d is not None:
+            out |= d.free_symbols
+    return out
+
+
+def _dims_of(t: RelaxType) -> list[Dim]:
+    if isinstance(t, TensorType):
+        return list(t.shape or ())
+    if isinstance(t, ShapeType):
+        return list(t.values or ())
+    if isinstance(t, PrimType):
+        return [t.value]
+    if isinstance(t, TupleType):
+        return [d for f in t.fields for d in _dims_of(f)]
+    return []

@@ -1,0 +1,31 @@
+"""User-facing errors. Tools print them as ``error: ...`` diagnostics and exit 1."""
+
+from __future__ import annotations
+
+
+class RelaxError(Exception):
+    """Base class of every error caused by user input (not by an internal bug)."""
+
+
+class ParseError(RelaxError):
+    """Text (IR, a dim expression, a pipeline string) could not be parsed."""
+
+
+class ShapeError(RelaxError):
+    """A program is ill-typed: operand shapes or dtypes disagree."""
+
+
+class VerifyError(RelaxError):
+    """IR is not well-formed (undefined symbol, dataflow value escaping its block, ...)."""
+
+
+class PassError(RelaxError):
+    """A pass pipeline is malformed or names an unknown pass."""
+
+
+class UnsupportedOpError(RelaxError):
+    """An op (ONNX or relax) is not supported."""
+
+
+class InputError(RelaxError):
+    """Run-time inputs do not match a function's signature."""

@@ -1,0 +1,123 @@
+"""The ``relax-infer-shapes`` pass: forward deduction over a module, refining result types.
+
+A worklist over functions: each function is walked in program order; every relax op gets its
+deduced result types (stated results of match_cast / call_tir / call_dps_library are kept),
+dataflow blocks and ``func.call`` results follow their yields and callees, and the function
+type follows its returned values. When a function's signature changes, its callers are
+walked again. Running the pass twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from relax_mlir.dialects.ops.structural import DeclaredResultsOp
+from relax_mlir.dialects.registry import OPS, RelaxOp, check_types
+from relax_mlir.dialects.types import relax_type, to_mlir
+from relax_mlir.errors import ShapeError
+from relax_mlir.pipelines.registry import PassFailed, register_pass
+from relax_mlir.shape_infer.well_formed import check_agrees
+
+
+class _Inference:
+    def __init__(self, module: ir.Operation) -> None:
+        self.module = module
+        body = module.regions[0].blocks[0]
+        self.functions = {
+            ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+            for op in body.operations
+            if op.operation.name == "func.func"
+        }
+        self.callers: dict[str, set[str]] = {name: set() for name in self.functions}
+        self.failed = False
+
+    def run(self) -> None:
+        worklist = list(self.functions)
+        queued = set(worklist)
+        while worklist:
+            name = worklist.pop(0)
+            queued.discard(name)
+            if self.visit_function(name):
+                for caller in sorted(self.callers[name]):
+                    if caller not in queued:
+                        worklist.append(caller)
+                        queued.add(caller)
+
+    def visit_function(self, name: str) -> bool:
+        """Refine one function; True when its function type changed."""
+        f = self.functions[name]
+        if not f.regions[0].blocks:
+            return False
+        for op in f.regions[0].blocks[0].operations:
+            self.visit(op.operation, name)
+        return self.update_signature(f)
+
+    def visit(self, op: ir.Operation, func_name: str) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    self.visit(inner.operation, func_name)
+        name = op.name
+        if name.startswith("relax."):
+            cls = OPS.get(name.removeprefix("relax."))
+            if cls is not None and not issubclass(cls, DeclaredResultsOp):
+                self.refine_relax_op(cls, op)
+        elif name == "scf.execute_region":
+            block = op.regions[0].blocks[0]
+            terminator = block.operations[len(block.operations) - 1]
+            self.set_types(op, [v.type for v in terminator.operands])
+        elif name == "func.call":
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            if callee in self.functions:
+                self.callers[callee].add(func_name)
+                ftype = ir.FunctionType(ir.TypeAttr(self.functions[callee].attributes["function_type"]).value)
+                self.set_types(op, list(ftype.results))
+
+    def refine_relax_op(self, cls: type[RelaxOp], op: ir.Operation) -> None:
+        if check_types(cls, op) is not None:
+            return  # wrong kinds of operands: relax-verify reports it
+        view: RelaxOp = op.opview  # type: ignore[assignment]
+        try:
+            deduced = cls.deduce(view.operand_types(), view.attr_values())
+            for i, (result, t) in enumerate(zip(op.results, deduced)):
+                check_agrees(relax_type(result.type), t, f"result #{i}")
+        except ShapeError as e:
+            op.location.emit_error(f"'{op.name}' op {e}")
+            self.failed = True
+            return
+        self.set_types(op, [to_mlir(t) for t in deduced])
+
+    @staticmethod
+    def set_types(op: ir.Operation, types: list[ir.Type]) -> None:
+        for result, t in zip(op.results, types):
+            if result.type != t:
+                result.set_type(t)
+
+    @staticmethod
+    def update_signature(f: ir.Operation) -> bool:
+        block = f.regions[0].blocks[0]
+        ret = block.operations[len(block.operations) - 1]
+        if ret.name != "func.return":
+            return False
+        ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+        results = [v.type for v in ret.operands]
+        if list(ftype.results) == results:
+            return False
+        f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(ftype.inputs), results))
+        return True
+
+
+def infer_shapes(module: ir.Operation) -> bool:
+    """Refine every result type in ``module``; False when some op is ill-typed (diagnostics emitted)."""
+    inference = _Inference(module)
+    inference.run()
+    return not inference.failed
+
+
+@register_pass("relax-infer-shapes")
+class InferShapesPass:
+    """Refine result types by forward symbolic shape deduction (re-runnable after any pass)."""
+
+    def run(self, module: ir.Operation) -> None:
+        if not infer_shapes(module):
+            raise PassFailed("shape inference failed")

@@ -1,0 +1,251 @@
+"""Well-formedness of relax IR, and the ``relax-verify`` pass.
+
+Checks, per function with relax types:
+- every symbol in a type is defined before use: by appearing alone as a dim of a parameter
+  type, or in the result type of a ``relax.match_cast``;
+- ``relax.upper_bounds`` names defined symbols with positive integer bounds;
+- every relax op has operands/attributes of the right kinds and result types that agree with
+  its shape deduction (stated results of match_cast/call_tir/call_dps_library must be possible);
+- ``call_tir`` callees exist in the module;
+- dataflow blocks (``scf.execute_region`` marked ``no_inline`` and ``relax.dataflow``) hold only relax ops.
+  Their values are visible outside only through the yield: MLIR's dominance check enforces that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mlir import ir
+
+from relax_mlir.dialects.ops.structural import CallTirOp, DeclaredResultsOp
+from relax_mlir.dialects.registry import OPS, RelaxOp
+from relax_mlir.dialects.types import (
+    PrimType,
+    RelaxType,
+    ShapeType,
+    TensorType,
+    TupleType,
+    bare_symbols,
+    free_symbols,
+    relax_type,
+)
+from relax_mlir.dialects.verify import Problem, op_structure_problem
+from relax_mlir.errors import ShapeError
+from relax_mlir.pipelines.registry import PassFailed, register_pass
+from relax_mlir.shape_infer.dims import fmt_shape, provably_different
+from relax_mlir.shape_infer.expr import format_dim
+
+DATAFLOW_ATTR = "relax.dataflow"
+UPPER_BOUNDS_ATTR = "relax.upper_bounds"
+
+
+def verify_module(module: ir.Operation) -> list[Problem]:
+    """Every well-formedness problem of a module, in IR order."""
+    problems: list[Problem] = []
+    body = module.regions[0].blocks[0]
+    functions = {
+        str(ir.StringAttr(op.attributes["sym_name"]).value) for op in body.operations if _is_func(op)
+    }
+    for op in body.operations:
+        if _is_func(op.operation):
+            _FunctionVerifier(op.operation, functions, problems).run()
+    return problems
+
+
+def _is_func(op: ir.Operation | ir.OpView) -> bool:
+    return op.operation.name == "func.func"
+
+
+class _FunctionVerifier:
+    def __init__(self, func: ir.Operation, functions: set[str], problems: list[Problem]) -> None:
+        self.func = func
+        self.functions = functions
+        self.problems = problems
+        self.defined: set[str] = set()
+        self.name = ir.StringAttr(func.attributes["sym_name"]).value
+
+    def report(self, loc: ir.Location, message: str) -> None:
+        self.problems.append(Problem(loc, message))
+
+    def run(self) -> None:
+        if not self.func.regions[0].blocks:
+            return  # a declaration
+        args = list(self.func.regions[0].blocks[0].arguments)
+        param_types = [relax_type(a.type) for a in args]
+        for t in param_types:
+            if t is not None:
+                self.defined |= bare_symbols(t)
+        for i, t in enumerate(param_types):
+            if t is None:
+                continue
+            missing = free_symbols(t) - self.defined
+            if missing:
+                self.report(
+                    args[i].location if hasattr(args[i], "location") else self.func.location,
+                    f"parameter #{i} of @{self.name} uses symbol(s) {', '.join(sorted(missing))} that no parameter "
+                    "defines (a symbol is defined where it appears alone as a dim)",
+                )
+        self.check_upper_bounds()
+        for op in self.func.regions[0].blocks[0].operations:
+            self.visit(op.operation)
+
+    def check_upper_bounds(self) -> None:
+        if UPPER_BOUNDS_ATTR not in self.func.attributes:
+            return
+        attr = self.func.attributes[UPPER_BOUNDS_ATTR]
+        if not isinstance(attr, ir.DictAttr):
+            self.report(self.func.location, f"'{UPPER_BOUNDS_ATTR}' must be a dictionary like {{n = 4096}}")
+            return
+        for named in attr:
+            value = named.attr
+            if not isinstance(value, ir.IntegerAttr) or value.value <= 0:
+                self.report(
+                    self.func.location, f"upper bound of symbol '{named.name}' must be a positive integer"
+                )
+            elif named.name not in self.defined:
+                self.report(
+                    self.func.location,
+                    f"upper bound names symbol '{named.name}', which no parameter of @{self.name} defines",
+                )
+
+    def visit(self, op: ir.Operation) -> None:
+        if op.name == "scf.execute_region" and DATAFLOW_ATTR in op.attributes:
+            self.check_dataflow(op)
+        cls = OPS.get(op.name.removeprefix("relax.")) if op.name.startswith("relax.") else None
+        if cls is not None:
+            self.check_relax_op(cls, op)
+        elif op.name == "func.return":
+            self.check_symbols(op, [v.type for v in op.operands], "returned value")
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    self.visit(inner.operation)
+
+    def check_dataflow(self, op: ir.Operation) -> None:
+        if "no_inline" not in op.attributes:
+            self.report(
+                op.location,
+                "a relax dataflow block must be marked no_inline "
+                "(`scf.execute_region -> T no_inline {...} {relax.dataflow}`), or canonicalize dissolves it",
+            )
+        for block in op.regions[0].blocks:
+            for inner in block.operations:
+                name = inner.operation.name
+                if not name.startswith("relax.") and name != "scf.yield":
+                    self.report(
+                        inner.operation.location,
+                        f"'{name}' op is not allowed in a relax dataflow block (only pure relax ops are)",
+                    )
+
+    def check_relax_op(self, cls: type[RelaxOp], op: ir.Operation) -> None:
+        prefix = f"'{op.name}' op "
+        message = op_structure_problem(cls, op)
+        if message:
+            self.report(op.location, prefix + message)
+            return
+        is_cast = cls.NAME == "match_cast"
+        if not is_cast and not self.check_symbols(op, [r.type for r in op.results], "result"):
+            return
+        view: RelaxOp = op.opview  # type: ignore[assignment]
+        operand_types = view.operand_types()
+        attrs = view.attr_values()
+        declared = [relax_type(r.type) for r in op.results]
+        try:
+            if issubclass(cls, DeclaredResultsOp):
+                cls.check_results(operand_types, attrs, declared)  # type: ignore[arg-type]
+            else:
+                deduced = cls.deduce(operand_types, attrs)
+                for i, (d, e) in enumerate(zip(declared, deduced)):
+                    check_agrees(d, e, f"result #{i}")  # type: ignore[arg-type]
+                    missing = free_symbols(e) - self.defined
+                    if missing:
+                        raise ShapeError(
+                            f"result #{i} would be {e}, which uses undefined symbol(s) {', '.join(sorted(missing))}"
+                        )
+        except ShapeError as e:
+            self.report(op.location, prefix + str(e))
+            return
+        if cls is CallTirOp and attrs["callee"] not in self.functions:
+            self.report(op.location, prefix + f"callee @{attrs['callee']} is not a function of this module")
+        if is_cast:
+            self.defined |= bare_symbols(declared[0])  # type: ignore[arg-type]
+            self.check_symbols(op, [r.type for r in op.results], "result")
+
+    def check_symbols(self, op: ir.Operation, types: list[ir.Type], what: str) -> bool:
+        """Report types that use undefined symbols; True when there are none."""
+        ok = True
+        for i, mt in enumerate(types):
+            t = relax_type(mt)
+            if t is None:
+                continue
+            missing = free_symbols(t) - self.defined
+            if missing:
+                self.report(
+                    op.location,
+                    f"'{op.name}' op {what} #{i} uses undefined symbol(s) {', '.join(sorted(missing))}: define them "
+                    "in a parameter type or with relax.match_cast before use",
+                )
+                ok = False
+        return ok
+
+
+def check_agrees(declared: RelaxType | None, deduced: RelaxType, what: str) -> None:
+    """ShapeError unless the declared type is the deduced one or coarser than it."""
+    for problem in _disagreements(declared, deduced):
+        raise ShapeError(f"{what} is declared {declared} but the operands give {deduced}: {problem}")
+
+
+def _disagreements(declared: RelaxType | None, deduced: RelaxType) -> Iterator[str]:
+    if declared is None or type(declared) is not type(deduced):
+        yield "different kinds of value"
+        return
+    if isinstance(declared, TensorType):
+        assert isinstance(deduced, TensorType)
+        if declared.dtype is not None and declared.dtype != deduced.dtype:
+            yield f"dtype {declared.dtype} vs {deduced.dtype}"
+        yield from _dims_disagree(declared.shape, deduced.shape)
+    elif isinstance(declared, ShapeType):
+        assert isinstance(deduced, ShapeType)
+        yield from _dims_disagree(declared.values, deduced.values)
+    elif isinstance(declared, PrimType):
+        assert isinstance(deduced, PrimType)
+        yield from _dims_disagree((declared.value,), (deduced.value,))
+    elif isinstance(declared, TupleType):
+        assert isinstance(deduced, TupleType)
+        if len(declared.fields) != len(deduced.fields):
+            yield f"{len(declared.fields)} fields vs {len(deduced.fields)}"
+            return
+        for a, b in zip(declared.fields, deduced.fields):
+            yield from _disagreements(a, b)
+
+
+def _dims_disagree(declared: tuple | None, deduced: tuple | None) -> Iterator[str]:
+    if declared is None:
+        return
+    if deduced is None:
+        yield "the rank cannot be deduced (use relax.match_cast to state it)"
+        return
+    if len(declared) != len(deduced):
+        yield f"rank {len(declared)} {fmt_shape(declared)} vs {len(deduced)} {fmt_shape(deduced)}"
+        return
+    for i, (a, b) in enumerate(zip(declared, deduced)):
+        if a is None or a == b:
+            continue
+        if b is None:
+            yield f"dim {i} cannot be deduced (use relax.match_cast to state it)"
+        elif provably_different(a, b):
+            yield f"dim {i} is {format_dim(a)} vs {format_dim(b)}"
+        else:
+            yield f"dim {i} is {format_dim(a)}, which is not provably equal to {format_dim(b)}"
+
+
+@register_pass("relax-verify")
+class VerifyPass:
+    """Check well-formedness: symbols defined before use, result types agree with deduction, dataflow blocks."""
+
+    def run(self, module: ir.Operation) -> None:
+        problems = verify_module(module)
+        for p in problems:
+            p.loc.emit_error(p.message)
+        if problems:
+            raise PassFailed(f"{len(problems)} problem(s)")
