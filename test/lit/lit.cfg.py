@@ -7,14 +7,14 @@ from pathlib import Path
 
 import lit.formats
 
-config.name = "relax_mlir"  # noqa: F821
-config.test_format = lit.formats.ShTest(execute_external=False)  # noqa: F821
-config.suffixes = [".mlir"]  # noqa: F821
-config.test_source_root = os.path.dirname(__file__)  # noqa: F821
-config.excludes = ["Inputs"]  # noqa: F821
+config.name = "relax_mlir"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["Inputs"]
 
 root = Path(__file__).resolve().parents[2]
-config.environment["PYTHONPATH"] = str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")  # noqa: F821
+config.environment["PYTHONPATH"] = str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")
 
 
 def _llvm_tool(name: str) -> str:
@@ -33,8 +33,8 @@ def _llvm_tool(name: str) -> str:
     return found
 
 
-config.substitutions.append((r"\brelax-opt\b", f"{sys.executable} {root / 'tools' / 'relax-opt'}"))  # noqa: F821
-config.substitutions.append((r"\bFileCheck\b", _llvm_tool("FileCheck")))  # noqa: F821
+config.substitutions.append((r"\brelax-opt\b", f"{sys.executable} {root / 'tools' / 'relax-opt'}"))
+config.substitutions.append((r"\bFileCheck\b", _llvm_tool("FileCheck")))
 config.substitutions.append(("%python", sys.executable))
 
 
@@ -44,4 +44,4 @@ def _mlir_opt() -> str:
     return str(Path(mlir.__path__[0]) / "bin" / "mlir-opt")
 
 
-config.substitutions.append((r"\bmlir-opt\b", _mlir_opt()))  # noqa: F821  # noqa: F821
+config.substitutions.append((r"\bmlir-opt\b", _mlir_opt()))
