@@ -1,7 +1,7 @@
 """The Python builder API: functions with symbolic parameters, dataflow blocks, eager deduction.
 
     import relax_mlir.builder as rb
-    from relax_mlir import ops as R
+    from relax_mlir.dialects import relax as R
 
     bb = rb.BlockBuilder()
     with bb.function("main", {"x": rb.tensor(["batch", 512], "f32"), "w": rb.tensor([512, 64], "f32")},
@@ -68,6 +68,18 @@ def object_type() -> ObjectType:
     return ObjectType()
 
 
+def kernel_tensor_type(t: TensorType | ir.Type | str) -> ir.Type:
+    """The builtin tensor type a kernel uses for ``t``: symbolic and unknown dims become ``?``."""
+    if isinstance(t, ir.Type):
+        return t
+    if isinstance(t, str):
+        return ir.Type.parse(t)
+    if t.shape is None or t.dtype is None:
+        raise RelaxError(f"a kernel tensor needs a known rank and dtype, got {t}")
+    dims = [d.value if d is not None and d.is_const else ir.ShapedType.get_dynamic_size() for d in t.shape]
+    return ir.RankedTensorType.get(dims, ir.Type.parse(t.dtype))
+
+
 def as_type(t: RelaxType | str) -> RelaxType:
     """A relax type from a type object or its spelling (``'!relax.tensor<["n"], f32>'``)."""
     return parse_type(t) if isinstance(t, str) else t
@@ -94,30 +106,51 @@ class BlockBuilder:
         upper_bounds: Mapping[str, int] | None = None,
         private: bool = False,
     ) -> Iterator[list[ir.Value]]:
-        """Define function ``@name``; yields its parameters. Call ``ret`` before leaving."""
-        if self._func is not None:
-            raise RelaxError(f"cannot define @{name} inside @{self._func.name.value}")
-        types = [as_type(t) for t in params.values()]
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(self.context)
-            stack.enter_context(ir.Location.name(name))
-            with ir.InsertionPoint(self.module.body):
-                f = func.FuncOp(name, ([to_mlir(t) for t in types], []))
-            if private:
-                f.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        """Define relax function ``@name``; yields its parameters. Call ``ret`` before leaving."""
+        with self.context, ir.Location.unknown():
+            types = [to_mlir(as_type(t)) for t in params.values()]
+        with self._define(name, types, private) as (f, args):
             if upper_bounds:
                 i64 = ir.IntegerType.get_signless(64)
                 f.attributes[UPPER_BOUNDS_ATTR] = ir.DictAttr.get(
                     {k: ir.IntegerAttr.get(i64, int(v)) for k, v in upper_bounds.items()}
                 )
+            yield args
+            for region in self._regions:
+                region.reroute_uses()
+
+    @contextlib.contextmanager
+    def kernel(
+        self, name: str, ins: Sequence[TensorType | ir.Type | str], outs: Sequence[TensorType | ir.Type | str]
+    ) -> Iterator[list[ir.Value]]:
+        """Define a tensor-level kernel for ``relax.call_tir``: ``@name(ins..., outs...) -> outs``.
+
+        Types are builtin tensors (``"tensor<?x4xf32>"``) or relax tensor types, whose symbolic dims
+        become dynamic. Yields the inputs then the destinations; write the body with upstream
+        dialects (``linalg``, ``tensor``, ``arith``...) and finish with ``bb.ret(results)``.
+        """
+        with self.context, ir.Location.unknown():
+            types = [kernel_tensor_type(t) for t in (*ins, *outs)]
+        with self._define(name, types, private=True) as (_, args):
+            yield args
+
+    @contextlib.contextmanager
+    def _define(
+        self, name: str, types: list[ir.Type], private: bool
+    ) -> Iterator[tuple[func.FuncOp, list[ir.Value]]]:
+        if self._func is not None:
+            raise RelaxError(f"cannot define @{name} inside @{self._func.name.value}")
+        with self.context, ir.Location.name(name):
+            with ir.InsertionPoint(self.module.body):
+                f = func.FuncOp(name, (types, []))
+            if private:
+                f.attributes["sym_visibility"] = ir.StringAttr.get("private")
             block = f.add_entry_block()
-            stack.enter_context(ir.InsertionPoint(block))
             self._func = f
             self._regions = []
             try:
-                yield list(block.arguments)
-                for region in self._regions:
-                    region.reroute_uses()
+                with ir.InsertionPoint(block):
+                    yield f, list(block.arguments)
             finally:
                 self._func = None
             if not block.operations or block.operations[len(block.operations) - 1].name != "func.return":

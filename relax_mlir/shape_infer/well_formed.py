@@ -44,7 +44,11 @@ def verify_module(module: ir.Operation) -> list[Problem]:
     problems: list[Problem] = []
     body = module.regions[0].blocks[0]
     functions = {
-        str(ir.StringAttr(op.attributes["sym_name"]).value) for op in body.operations if _is_func(op)
+        str(ir.StringAttr(op.attributes["sym_name"]).value): ir.FunctionType(
+            ir.TypeAttr(op.attributes["function_type"]).value
+        )
+        for op in body.operations
+        if _is_func(op)
     }
     for op in body.operations:
         if _is_func(op.operation):
@@ -57,7 +61,9 @@ def _is_func(op: ir.Operation | ir.OpView) -> bool:
 
 
 class _FunctionVerifier:
-    def __init__(self, func: ir.Operation, functions: set[str], problems: list[Problem]) -> None:
+    def __init__(
+        self, func: ir.Operation, functions: dict[str, ir.FunctionType], problems: list[Problem]
+    ) -> None:
         self.func = func
         self.functions = functions
         self.problems = problems
@@ -165,8 +171,15 @@ class _FunctionVerifier:
         except ShapeError as e:
             self.report(op.location, prefix + str(e))
             return
-        if cls is CallTirOp and attrs["callee"] not in self.functions:
-            self.report(op.location, prefix + f"callee @{attrs['callee']} is not a function of this module")
+        if cls is CallTirOp:
+            kernel = self.functions.get(attrs["callee"])
+            problem = (
+                f"callee @{attrs['callee']} is not a function of this module"
+                if kernel is None
+                else kernel_signature_problem(operand_types, declared, kernel)  # type: ignore[arg-type]
+            )
+            if problem:
+                self.report(op.location, prefix + problem)
         if is_cast:
             self.defined |= bare_symbols(declared[0])  # type: ignore[arg-type]
             self.check_symbols(op, [r.type for r in op.results], "result")
@@ -187,6 +200,35 @@ class _FunctionVerifier:
                 )
                 ok = False
         return ok
+
+
+def kernel_signature_problem(
+    args: list[RelaxType | None], outs: list[RelaxType], kernel: ir.FunctionType
+) -> str | None:
+    """Why a ``call_tir`` kernel ``(args..., outs...) -> outs`` cannot take these values, or None."""
+    inputs, results = list(kernel.inputs), list(kernel.results)
+    if len(inputs) != len(args) + len(outs):
+        return f"callee takes {len(inputs)} arguments, but the call passes {len(args)} inputs and {len(outs)} outputs"
+    if len(results) != len(outs) or any(r != i for r, i in zip(results, inputs[len(args) :])):
+        return "callee must return its output arguments' types (destination-passing style)"
+    for i, (t, k) in enumerate(zip([*args, *outs], inputs)):
+        what = f"argument #{i}" if i < len(args) else f"output #{i - len(args)}"
+        if isinstance(t, (ShapeType, PrimType)):
+            if not isinstance(k, (ir.IndexType, ir.IntegerType, ir.ShapedType)):
+                return f"{what}: callee parameter {k} cannot take {t}"
+            continue
+        if not isinstance(t, TensorType) or not isinstance(k, ir.RankedTensorType):
+            return f"{what}: callee parameter {k} is not a ranked tensor for {t}"
+        if t.dtype is not None and str(k.element_type) != t.dtype:
+            return f"{what}: callee parameter {k} has element type {k.element_type}, the value is {t.dtype}"
+        if t.shape is None:
+            continue
+        if k.rank != len(t.shape):
+            return f"{what}: callee parameter {k} has rank {k.rank}, the value {t} has rank {len(t.shape)}"
+        for axis, (d, kd) in enumerate(zip(t.shape, k.shape)):
+            if d is not None and d.is_const and not k.is_dynamic_dim(axis) and d.value != kd:
+                return f"{what}: dim {axis} is {d.value}, callee parameter {k} has {kd}"
+    return None
 
 
 def check_agrees(declared: RelaxType | None, deduced: RelaxType, what: str) -> None:

@@ -9,9 +9,9 @@ import lit.formats
 
 config.name = "relax_mlir"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".py"]
 config.test_source_root = os.path.dirname(__file__)
-config.excludes = ["Inputs"]
+config.excludes = ["Inputs", "lit.cfg.py"]
 
 root = Path(__file__).resolve().parents[2]
 config.environment["PYTHONPATH"] = str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")

@@ -111,3 +111,50 @@ def test_constants_and_match_cast() -> None:
         bb.ret(R.add(y, c))
     assert str(rb.type_of(y)) == '!relax.tensor<["n", 3], f32>'
     assert verify_module(bb.module.operation) == []
+
+
+def test_kernel_with_linalg_and_call_tir() -> None:
+    from mlir.dialects import linalg
+
+    bb = rb.BlockBuilder()
+    x_type = rb.tensor(["n", 4])
+    with bb.kernel("square", [x_type], [x_type]) as (a, out):
+        bb.ret(linalg.mul(a, a, outs=[out]))
+    with bb.function("main", {"x": x_type}) as (x,):
+        (y,) = R.call_tir("square", [x], [x_type])
+        bb.ret(y)
+    text = str(bb.module)
+    assert (
+        "func.func private @square(%arg0: tensor<?x4xf32>, %arg1: tensor<?x4xf32>) -> tensor<?x4xf32>" in text
+    )
+    assert "linalg.mul" in text and '"relax.call_tir"(%arg0) {callee = @square}' in text
+    assert verify_module(bb.module.operation) == []
+
+
+@pytest.mark.parametrize(
+    "ins, outs, message",
+    [
+        (["tensor<?x4xf32>"], [], "callee takes 1 arguments, but the call passes 1 inputs and 1 outputs"),
+        (
+            ["tensor<?x4xf32>"],
+            ["tensor<?x5xf32>"],
+            "output #0: dim 1 is 4, callee parameter tensor<?x5xf32> has 5",
+        ),
+        (
+            ["tensor<?x4xi32>"],
+            ["tensor<?x4xf32>"],
+            "argument #0: callee parameter tensor<?x4xi32> has element type i32",
+        ),
+        (["tensor<?xf32>"], ["tensor<?x4xf32>"], "argument #0: callee parameter tensor<?xf32> has rank 1"),
+    ],
+)
+def test_call_tir_signature_mismatch(ins, outs, message) -> None:
+    bb = rb.BlockBuilder()
+    x_type = rb.tensor(["n", 4])
+    with bb.kernel("k", ins, outs) as args:
+        bb.ret(*args[len(ins) :])
+    with bb.function("main", {"x": x_type}) as (x,):
+        (y,) = R.call_tir("k", [x], [x_type])
+        bb.ret(y)
+    problems = verify_module(bb.module.operation)
+    assert len(problems) == 1 and message in problems[0].message, problems

@@ -186,3 +186,21 @@ func.func @dataflow_inlinable(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["
   } {relax.dataflow}
   return %r : !relax.tensor<["n"], f32>
 }
+
+// -----
+
+func.func private @kernel(%a: tensor<?x4xf32>, %out: tensor<?x5xf32>) -> tensor<?x5xf32>
+func.func @kernel_signature(%x: !relax.tensor<["n", 4], f32>) {
+  // expected-error@below {{output #0: dim 1 is 4, callee parameter tensor<?x5xf32> has 5}}
+  %0 = "relax.call_tir"(%x) {callee = @kernel} : (!relax.tensor<["n", 4], f32>) -> !relax.tensor<["n", 4], f32>
+  return
+}
+
+// -----
+
+func.func private @kernel(%a: tensor<?x4xf32>) -> tensor<?x4xf32>
+func.func @kernel_arity(%x: !relax.tensor<["n", 4], f32>) {
+  // expected-error@below {{callee takes 1 arguments, but the call passes 1 inputs and 1 outputs}}
+  %0 = "relax.call_tir"(%x) {callee = @kernel} : (!relax.tensor<["n", 4], f32>) -> !relax.tensor<["n", 4], f32>
+  return
+}
