@@ -46,18 +46,29 @@ def join_dtype(a: TensorType, b: TensorType, names: tuple[str, str]) -> str | No
     raise ShapeError(f"operands '{names[0]}' ({a.dtype}) and '{names[1]}' ({b.dtype}) have different dtypes")
 
 
+def _never_one(d: Expr) -> bool:
+    """True when a dim can never be 1 (a constant other than 1, or proven >= 2)."""
+    if d.is_const:
+        return d != ONE
+    low = d.lower_bound()
+    return low is not None and low >= 2
+
+
 def broadcast_dim(a: Dim, b: Dim) -> Dim:
-    """Numpy broadcasting of one dim pair; ShapeError when the pair can never broadcast."""
+    """Numpy broadcasting of one dim pair; ValueError when the pair can never broadcast."""
     if a is None or b is None:
         other = b if a is None else a
-        # An unknown dim against 1 is the unknown dim; otherwise the known one wins when != 1.
-        return None if other is None or other == ONE else other
+        # An unknown dim against a dim that may be 1 could be either; one that is never 1 wins.
+        return other if other is not None and _never_one(other) else None
     if a == b or b == ONE:
         return a
     if a == ONE:
         return b
     if a.is_const and b.is_const:
         raise ValueError
+    for c, e in ((a, b), (b, a)):
+        if c.is_const and _never_one(e) and not prove_le(e, c):
+            raise ValueError  # e is never 1 and can never equal the constant c
     if a.is_const:
         return a  # b must be a or 1 at run time
     if b.is_const:
@@ -80,7 +91,7 @@ def broadcast_shapes(shapes: Sequence[Sequence[Dim] | None], names: Sequence[str
             except ValueError:
                 detail = ", ".join(f"'{n}' {fmt_shape(s)}" for n, s in zip(names, shapes))
                 raise ShapeError(
-                    f"cannot broadcast {detail}: dim {i - rank} is {format_dim(padded[0][i])} "
+                    f"cannot broadcast {detail}: dim {i - rank} is {format_dim(dim)} "
                     f"vs {format_dim(padded[j][i])}"
                 ) from None
         out.append(dim)

@@ -1,10 +1,19 @@
 """Elementwise ops: binary arithmetic with numpy broadcasting, and unary math.
 
 Each family is declared once as a base class and instantiated per op from a table.
+
+Broadcasting follows numpy, dim by dim from the right (``dims.broadcast_shapes``): equal dims, or
+a 1 against anything, give the other dim; a constant against a symbol gives the constant (the
+symbol must be 1 or that constant, checked at run time); two symbols not provably equal (``n`` vs
+``m``) give ``"?"``: the rank is kept, where Relax would drop every dim. An unknown dim ``"?"``
+gives the other dim only when that one can never be 1 (a constant, or ``n + 2``), else ``"?"``.
+Two different constants, neither 1, are an error. An unknown rank anywhere gives an unknown rank.
+Operand dtypes must agree (an unknown dtype takes the other's); comparisons and logical ops give i1.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,13 +51,15 @@ class ComparisonOp(BinaryElementwiseOp):
 
 
 class LogicalOp(BinaryElementwiseOp):
-    """Base of binary logical ops: i1 operands, broadcasting, i1 result."""
+    """Base of binary logical ops: i1 operands, broadcasting, i1 result (even from unknown dtypes)."""
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         for name, t in zip(("lhs", "rhs"), operand_types):
             _require_bool(tensor_operand(t, name), name)
-        return super().deduce(operand_types, attrs)
+        (out,) = super().deduce(operand_types, attrs)
+        assert isinstance(out, TensorType)
+        return [TensorType(out.shape, "i1")]
 
 
 def _require_bool(t: TensorType, name: str) -> None:
@@ -219,6 +230,8 @@ class ClipOp(UnaryElementwiseOp):
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        if math.isnan(attrs["min"]) or math.isnan(attrs["max"]):
+            raise ShapeError(f"min {attrs['min']} and max {attrs['max']} must not be NaN")
         if attrs["min"] > attrs["max"]:
             raise ShapeError(f"min {attrs['min']} is greater than max {attrs['max']}")
         return super().deduce(operand_types, attrs)
