@@ -25,6 +25,7 @@ def make_context() -> ir.Context:
     return ctx
 
 
+_STARTS_WITH_MODULE = re.compile(r'(?:\s|//[^\n]*\n)*(?:module\b|"builtin\.module")')
 _TOP_LEVEL_COUNT = re.compile(r"single top-level operation, found: \d+")
 
 
@@ -44,27 +45,35 @@ def parse_module(text: str, source_name: str = "<stdin>") -> ir.Operation:
 
 
 def _parse(text: str, source_name: str) -> ir.Operation:
+    """Parse once where possible: a second parse in the same context would rename resource blobs."""
+    if _STARTS_WITH_MODULE.match(text):
+        return ir.Operation.parse(text, source_name=source_name).operation
+    wrapped = _wrap_in_module(text)
+    if wrapped is not None:
+        return ir.Operation.parse(wrapped, source_name=source_name).operation
+    # Code on the first line: wrapping would shift its columns, so try the text alone first.
     try:
         op = ir.Operation.parse(text, source_name=source_name)
     except ir.MLIRError as e:
         if not _TOP_LEVEL_COUNT.search(str(e)):
             raise
-        return ir.Operation.parse(_wrap_in_module(text), source_name=source_name).operation
-    if op.operation.name == "builtin.module":
-        return op.operation
+        return ir.Operation.parse("module { " + text + "\n}", source_name=source_name).operation
     module = ir.Module.create(ir.Location.unknown())
     module.body.append(op.operation)
     return module.operation
 
 
-def _wrap_in_module(text: str) -> str:
-    """``module { text }`` with ``module {`` put on a blank or comment line so no op moves."""
-    lines = text.split("\n")
+def _wrap_in_module(text: str) -> str | None:
+    """``module { text }`` with ``module {`` put on a blank or comment line so no op moves; None when
+    the first line holds code. A trailing ``{-# dialect_resources #-}`` section stays outside."""
+    resources = text.find("{-#")
+    body, tail = (text, "") if resources < 0 else (text[:resources], text[resources:])
+    lines = body.split("\n")
     for i, line in enumerate(lines):
         stripped = line.strip()
         if stripped and not stripped.startswith("//"):
-            break
-        if i + 1 < len(lines):
-            lines[i] = "module {" + line
-            return "\n".join(lines) + "\n}\n"
-    return "module { " + text + "\n}\n"
+            if i == 0:
+                return None
+            lines[i - 1] = "module {" + lines[i - 1]
+            return "\n".join(lines) + "}\n" + tail
+    return None

@@ -236,12 +236,12 @@ class RelaxOp(ir.OpView):
         """Create the op, deducing its result types unless they are given."""
         attrs = dict(attrs or {})
         if loc is None:
-            loc = _caller_location()
+            loc = caller_location()
         if result_types is None:
             try:
                 result_types = cls.deduce([relax_type(v.type) for v in operands], attrs)
             except ShapeError as e:
-                raise ShapeError(f"{_describe(loc)}relax.{cls.NAME}: {e}") from None
+                raise ShapeError(f"{describe_location(loc)}relax.{cls.NAME}: {e}") from None
         mlir_attrs = {a.name: ATTR_KINDS[a.kind].from_py(attrs[a.name]) for a in cls.ATTRS}
         op = ir.Operation.create(
             cls.OPERATION_NAME,
@@ -254,7 +254,7 @@ class RelaxOp(ir.OpView):
         return op.opview
 
 
-def _caller_location() -> ir.Location:
+def caller_location() -> ir.Location:
     """The location of the first caller outside relax_mlir: the user's own line."""
     frame = sys._getframe(2)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("relax_mlir."):
@@ -264,7 +264,8 @@ def _caller_location() -> ir.Location:
     return ir.Location.file(frame.f_code.co_filename, frame.f_lineno, 0)
 
 
-def _describe(loc: ir.Location) -> str:
+def describe_location(loc: ir.Location) -> str:
+    """``file:line: `` (or ``name: ``) for error messages; empty for unknown locations."""
     if loc.is_a_file():
         return f"{loc.filename}:{loc.start_line}: "
     if loc.is_a_name():

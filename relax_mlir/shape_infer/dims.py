@@ -28,8 +28,15 @@ def tensor_operand(t: RelaxType | None, name: str) -> TensorType:
 
 
 def provably_different(a: Dim, b: Dim) -> bool:
-    """True when two dims can never be equal (both constant and different)."""
-    return a is not None and b is not None and a.is_const and b.is_const and a != b
+    """True when two dims can never be equal: their difference is bounded away from zero."""
+    if a is None or b is None:
+        return False
+    diff = a - b
+    low = diff.lower_bound()
+    if low is not None and low > 0:
+        return True
+    high = diff.upper_bound()
+    return high is not None and high < 0
 
 
 def dims_equal(a: Dim, b: Dim) -> bool:

@@ -16,7 +16,7 @@ from relax_mlir.dialects.registry import OPS, RelaxOp, check_types
 from relax_mlir.dialects.types import relax_type, to_mlir
 from relax_mlir.errors import ShapeError
 from relax_mlir.pipelines.registry import PassFailed, register_pass
-from relax_mlir.shape_infer.well_formed import check_agrees
+from relax_mlir.shape_infer.well_formed import check_results_agree
 
 
 class _Inference:
@@ -60,7 +60,9 @@ class _Inference:
         name = op.name
         if name.startswith("relax."):
             cls = OPS.get(name.removeprefix("relax."))
-            if cls is not None and not issubclass(cls, DeclaredResultsOp):
+            if cls is not None and issubclass(cls, DeclaredResultsOp):
+                self.check_declared_op(cls, op)
+            elif cls is not None:
                 self.refine_relax_op(cls, op)
         elif name == "scf.execute_region":
             block = op.regions[0].blocks[0]
@@ -73,14 +75,26 @@ class _Inference:
                 ftype = ir.FunctionType(ir.TypeAttr(self.functions[callee].attributes["function_type"]).value)
                 self.set_types(op, list(ftype.results))
 
+    def check_declared_op(self, cls: type[DeclaredResultsOp], op: ir.Operation) -> None:
+        """Stated results (match_cast, calls) are kept; report those the operands make impossible."""
+        if check_types(cls, op) is not None:
+            return
+        view: RelaxOp = op.opview  # type: ignore[assignment]
+        try:
+            cls.check_results(
+                view.operand_types(), view.attr_values(), [relax_type(r.type) for r in op.results]
+            )
+        except ShapeError as e:
+            op.location.emit_error(f"'{op.name}' op {e}")
+            self.failed = True
+
     def refine_relax_op(self, cls: type[RelaxOp], op: ir.Operation) -> None:
         if check_types(cls, op) is not None:
             return  # wrong kinds of operands: relax-verify reports it
         view: RelaxOp = op.opview  # type: ignore[assignment]
         try:
             deduced = cls.deduce(view.operand_types(), view.attr_values())
-            for i, (result, t) in enumerate(zip(op.results, deduced)):
-                check_agrees(relax_type(result.type), t, f"result #{i}")
+            check_results_agree([relax_type(r.type) for r in op.results], deduced)
         except ShapeError as e:
             op.location.emit_error(f"'{op.name}' op {e}")
             self.failed = True

@@ -20,6 +20,7 @@ from mlir import ir
 from relax_mlir.dialects.ops.structural import CallTirOp, DeclaredResultsOp
 from relax_mlir.dialects.registry import OPS, RelaxOp
 from relax_mlir.dialects.types import (
+    ObjectType,
     PrimType,
     RelaxType,
     ShapeType,
@@ -161,8 +162,8 @@ class _FunctionVerifier:
                 cls.check_results(operand_types, attrs, declared)  # type: ignore[arg-type]
             else:
                 deduced = cls.deduce(operand_types, attrs)
-                for i, (d, e) in enumerate(zip(declared, deduced)):
-                    check_agrees(d, e, f"result #{i}")  # type: ignore[arg-type]
+                check_results_agree(declared, deduced)
+                for i, e in enumerate(deduced):
                     missing = free_symbols(e) - self.defined
                     if missing:
                         raise ShapeError(
@@ -231,6 +232,14 @@ def kernel_signature_problem(
     return None
 
 
+def check_results_agree(declared: list[RelaxType | None], deduced: list[RelaxType]) -> None:
+    """ShapeError unless there are as many declared results as deduced ones, each agreeing."""
+    if len(declared) != len(deduced):
+        raise ShapeError(f"has {len(declared)} results but its operands and attributes give {len(deduced)}")
+    for i, (d, e) in enumerate(zip(declared, deduced)):
+        check_agrees(d, e, f"result #{i}")
+
+
 def check_agrees(declared: RelaxType | None, deduced: RelaxType, what: str) -> None:
     """ShapeError unless the declared type is the deduced one or coarser than it."""
     for problem in _disagreements(declared, deduced):
@@ -238,6 +247,8 @@ def check_agrees(declared: RelaxType | None, deduced: RelaxType, what: str) -> N
 
 
 def _disagreements(declared: RelaxType | None, deduced: RelaxType) -> Iterator[str]:
+    if isinstance(declared, ObjectType):
+        return  # !relax.object is coarser than every type
     if declared is None or type(declared) is not type(deduced):
         yield "different kinds of value"
         return

@@ -8,50 +8,15 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
 
 import pytest
 from mlir import ir
-from mlir.dialects import func
 
-from relax_mlir.context import make_context
 from relax_mlir.dialects.ops import elementwise as ew
-from relax_mlir.dialects.types import parse_type, relax_type, to_mlir
+from relax_mlir.dialects.types import relax_type
 from relax_mlir.errors import ShapeError
 
 _FUNC_IDS = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def ctx() -> Iterator[ir.Context]:
-    """One context for the whole file (creating one per test costs ~10 ms; types are immutable)."""
-    context = make_context()
-    with context, ir.Location.unknown():
-        yield context
-
-
-@pytest.fixture(scope="module")
-def module(ctx: ir.Context) -> ir.Module:
-    return ir.Module.create()
-
-
-@pytest.fixture
-def params(module: ir.Module) -> Iterator[Callable[..., list[ir.Value]]]:
-    """``params('!relax.tensor<...>', ...)`` -> block arguments of a fresh function, ready to build into."""
-    state: dict = {}
-
-    def make(*types: str) -> list[ir.Value]:
-        with ir.InsertionPoint(module.body):
-            f = func.FuncOp(f"f{next(_FUNC_IDS)}", ([to_mlir(parse_type(t)) for t in types], []))
-        block = f.add_entry_block()
-        state[len(state)] = ir.InsertionPoint(block)
-        state["ip"] = state[len(state) - 1]
-        state["ip"].__enter__()
-        return list(block.arguments)
-
-    yield make
-    if "ip" in state:
-        state["ip"].__exit__(None, None, None)
 
 
 def ty(v: ir.Value) -> str:

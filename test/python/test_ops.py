@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import numpy as np
 import pytest
 from mlir import ir
@@ -17,27 +15,8 @@ from relax_mlir.dialects.ops import manipulate as mp
 from relax_mlir.dialects.ops import reduce as rd
 from relax_mlir.dialects.ops import structural as st
 from relax_mlir.dialects.registry import OPS, irdl_source, is_resource_elements
-from relax_mlir.dialects.types import parse_type, relax_type, to_mlir
+from relax_mlir.dialects.types import parse_type, relax_type
 from relax_mlir.errors import ShapeError
-
-
-@pytest.fixture
-def params(module: ir.Module) -> Iterator[Callable[..., list[ir.Value]]]:
-    """``params('!relax.tensor<...>', ...)`` -> block arguments of a fresh function, ready to build into."""
-    state: dict = {}
-
-    def make(*types: str) -> list[ir.Value]:
-        with ir.InsertionPoint(module.body):
-            f = func.FuncOp(f"f{len(state)}", ([to_mlir(parse_type(t)) for t in types], []))
-        block = f.add_entry_block()
-        state[len(state)] = ir.InsertionPoint(block)
-        state["ip"] = state[len(state) - 1]
-        state["ip"].__enter__()
-        return list(block.arguments)
-
-    yield make
-    if "ip" in state:
-        state["ip"].__exit__(None, None, None)
 
 
 def ty(v: ir.Value) -> str:

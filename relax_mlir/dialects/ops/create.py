@@ -23,10 +23,14 @@ def _dtype(attrs: dict[str, Any]) -> str:
 
 
 def _dim(value: int | str, what: str) -> Any:
+    """A known dim: nothing computes an unknown ("?") size at run time, as no operand carries it."""
     try:
-        return parse_dim(value)
+        dim = parse_dim(value)
     except ParseError as e:
         raise ShapeError(f"{what}: {e}") from None
+    if dim is None:
+        raise ShapeError(f"{what} must be an integer or an expression of defined symbols, got '?'")
+    return dim
 
 
 @relax_op
@@ -89,7 +93,7 @@ class FullOp(RelaxOp):
         for i, d in enumerate(attrs["shape"]):
             if isinstance(d, int) and d < 0:
                 raise ShapeError(f"shape entry {d} at position {i} is negative")
-            shape.append(_dim(d, "shape"))
+            shape.append(_dim(d, f"shape entry {i}"))
         return [TensorType(tuple(shape), _dtype(attrs))]
 
 

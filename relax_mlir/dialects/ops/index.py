@@ -12,7 +12,6 @@ from relax_mlir.dialects.types import Dim, RelaxType, TensorType
 from relax_mlir.errors import ParseError, ShapeError
 from relax_mlir.shape_infer.dims import (
     clamp_nonneg,
-    dim_min,
     fmt_shape,
     join_dtype,
     normalize_axes,
@@ -20,7 +19,7 @@ from relax_mlir.shape_infer.dims import (
     same_dim,
     tensor_operand,
 )
-from relax_mlir.shape_infer.expr import Expr, ceildiv, const, parse_dim, prove_le, smax
+from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim, parse_dim, prove_le, smin
 
 
 def _parse(d: int | str) -> Dim:
@@ -37,8 +36,8 @@ _BIG = 1 << 31  # ends at or above this mean "to the end of the dim" (ONNX uses 
 class StridedSliceOp(RelaxOp):
     """Slice ``axes`` with begin/end/strides (negative indices count from the end; clamped like numpy).
 
-    ``%y = "relax.strided_slice"(%x) {axes = [1], begin = [1], end = ["n - 1"], strides = [1]}
-    : (!relax.tensor<["b", "n"], f32>) -> !relax.tensor<["b", "n - 2"], f32>``
+    ``%y = "relax.strided_slice"(%x) {axes = [1], begin = [1], end = [-1], strides = [1]}
+    : (!relax.tensor<["b", "n"], f32>) -> !relax.tensor<["b", "max(n - 2, 0)"], f32>``
     """
 
     NAME = "strided_slice"
@@ -66,28 +65,41 @@ class StridedSliceOp(RelaxOp):
 
 
 def _slice_length(dim: Expr, begin: Dim, end: Dim, stride: int) -> Dim:
+    """Numpy's slice length: indices clamped into [0, dim] (or [-1, dim - 1] for a negative stride).
+
+    Clamping is monotone, so max(clamp(e) - clamp(b), 0) == max(min(e, hi) - max(b, lo), 0): the min of four
+    differences, of which the provably larger ones are dropped to keep the result readable.
+    """
     if begin is None or end is None:
         return None
-    if stride > 0:
-        b = _normalize_index(begin, dim, low=0)
-        e = _normalize_index(end, dim, low=0)
-        return clamp_nonneg(ceildiv(e - b, stride))
-    b = _normalize_index(begin, dim, low=-1, high_minus_one=True)
-    e = _normalize_index(end, dim, low=-1, high_minus_one=True)
-    return clamp_nonneg(ceildiv(b - e, -stride))
+    lo, hi = (const(0), dim) if stride > 0 else (const(-1), dim - 1)
+    b, e = _raw_index(begin, dim, lo, hi), _raw_index(end, dim, lo, hi)
+    first, last = (e, b) if stride > 0 else (b, e)
+    kept: list[Expr] = []
+    for t in (first - last, first - lo, hi - last, dim):
+        if any(prove_le(k, t) for k in kept):
+            continue
+        kept = [k for k in kept if not prove_le(t, k)] + [t]
+    length = kept[0]
+    for k in kept[1:]:
+        length = smin(length, k)
+    if abs(stride) > 1:
+        length = ceildiv(length, abs(stride))
+    return clamp_nonneg(length)
 
 
-def _normalize_index(i: Expr, dim: Expr, low: int, high_minus_one: bool = False) -> Expr:
-    """An index made non-negative and clamped into [low, dim] (or [low, dim - 1] for negative strides)."""
-    high = dim - 1 if high_minus_one else dim
-    if i.is_const and i.value >= _BIG:
-        return high
-    if i.is_const and i.value <= -_BIG:
-        return const(low)
-    if i.is_const and i.value < 0:
-        i = dim + i
-        return i if prove_le(const(low), i) else smax(i, low)
-    return dim_min(i, high)
+def _raw_index(i: Expr, dim: Expr, lo: Expr, hi: Expr) -> Expr:
+    """A negative constant index counted from the end; huge ones (ONNX's INT64_MAX/MIN) as the bounds.
+
+    Symbolic indices are taken as positions from the start (symbols are non-negative).
+    """
+    if not i.is_const:
+        return i
+    if i.value >= _BIG:
+        return hi
+    if i.value <= -_BIG:
+        return lo
+    return dim + i if i.value < 0 else i
 
 
 def strided_slice(
@@ -135,9 +147,11 @@ class TakeOp(RelaxOp):
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         x = tensor_operand(operand_types[0], "x")
         idx = _index_operand(operand_types[1], "indices")
-        if x.shape is None or idx.shape is None:
+        if x.shape is None:
             return [TensorType(None, x.dtype)]
         axis = normalize_axis(attrs["axis"], len(x.shape))
+        if idx.shape is None:
+            return [TensorType(None, x.dtype)]
         return [TensorType(x.shape[:axis] + idx.shape + x.shape[axis + 1 :], x.dtype)]
 
 
@@ -163,8 +177,7 @@ class GatherElementsOp(RelaxOp):
         x = tensor_operand(operand_types[0], "x")
         idx = _index_operand(operand_types[1], "indices")
         _same_rank(x, idx, "x", "indices")
-        if x.shape is not None:
-            normalize_axis(attrs["axis"], len(x.shape))
+        _indices_within(x, idx, attrs["axis"])
         return [TensorType(idx.shape, x.dtype)]
 
 
@@ -173,6 +186,21 @@ def _same_rank(a: TensorType, b: TensorType, na: str, nb: str) -> None:
         raise ShapeError(
             f"'{na}' {fmt_shape(a.shape)} and '{nb}' {fmt_shape(b.shape)} must have the same rank"
         )
+
+
+def _indices_within(x: TensorType, idx: TensorType, axis: int) -> None:
+    """Check ``axis``, and that 'indices' is nowhere larger than 'x' off the axis (as ONNX and torch require)."""
+    if x.shape is None:
+        return
+    axis = normalize_axis(axis, len(x.shape))
+    if idx.shape is None:
+        return
+    for i, (d, k) in enumerate(zip(x.shape, idx.shape)):
+        if i != axis and d is not None and k is not None and prove_le(d + 1, k):
+            raise ShapeError(
+                f"dim {i} of 'indices' {fmt_shape(idx.shape)} is {format_dim(k)}, larger than "
+                f"{format_dim(d)} of 'x' {fmt_shape(x.shape)}"
+            )
 
 
 def gather_elements(
@@ -199,15 +227,14 @@ class ScatterElementsOp(RelaxOp):
         x = tensor_operand(operand_types[0], "x")
         idx = _index_operand(operand_types[1], "indices")
         upd = tensor_operand(operand_types[2], "updates")
-        join_dtype(x, upd, ("x", "updates"))
+        dtype = join_dtype(x, upd, ("x", "updates"))
         _same_rank(x, idx, "x", "indices")
         _same_rank(idx, upd, "indices", "updates")
         if idx.shape is not None and upd.shape is not None:
             for i, (a, b) in enumerate(zip(idx.shape, upd.shape)):
                 same_dim(a, b, f"dim {i} of 'indices' and 'updates' differ")
-        if x.shape is not None:
-            normalize_axis(attrs["axis"], len(x.shape))
-        return [x]
+        _indices_within(x, idx, attrs["axis"])
+        return [TensorType(x.shape, dtype)]
 
 
 def scatter_elements(

@@ -49,7 +49,13 @@ class MatmulOp(RelaxOp):
                 f"contraction dims differ: 'lhs' {fmt_shape(lhs.shape)} has {format_dim(k_lhs)}, "
                 f"'rhs' {fmt_shape(rhs.shape)} has {format_dim(k_rhs)}"
             )
-        batch = broadcast_shapes([a[:-2], b[:-2]], ["lhs batch", "rhs batch"])
+        try:
+            batch = broadcast_shapes([a[:-2], b[:-2]], ["lhs", "rhs"])
+        except ShapeError:
+            raise ShapeError(
+                f"cannot broadcast batch dims {fmt_shape(a[:-2])} of 'lhs' {fmt_shape(lhs.shape)} "
+                f"and {fmt_shape(b[:-2])} of 'rhs' {fmt_shape(rhs.shape)}"
+            ) from None
         out = list(batch)
         if len(lhs.shape) > 1:
             out.append(a[-2])

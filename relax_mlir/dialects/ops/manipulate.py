@@ -50,8 +50,14 @@ class ReshapeOp(RelaxOp):
                 infer_at = i
                 target.append(None)
             elif d == 0:
-                if x.shape is None or i >= len(x.shape):
-                    raise ShapeError(f"shape entry 0 at position {i} copies an input dim that does not exist")
+                if x.shape is None:
+                    target.append(None)  # copies a dim of an unknown-rank input
+                    continue
+                if i >= len(x.shape):
+                    raise ShapeError(
+                        f"shape entry 0 at position {i} copies an input dim that does not exist "
+                        f"in {fmt_shape(x.shape)}"
+                    )
                 target.append(x.shape[i])
             elif isinstance(d, int) and d < 0:
                 raise ShapeError(f"shape entry {d} at position {i} is negative")
@@ -112,7 +118,10 @@ class PermuteDimsOp(RelaxOp):
         x = tensor_operand(operand_types[0], "x")
         axes = attrs["axes"]
         if x.shape is None:
-            return [TensorType(None if axes is None else (None,) * len(axes), x.dtype)]
+            if axes is None:
+                return [TensorType(None, x.dtype)]
+            normalize_axes(axes, len(axes))
+            return [TensorType((None,) * len(axes), x.dtype)]
         if axes is None:
             return [TensorType(tuple(reversed(x.shape)), x.dtype)]
         if len(axes) != len(x.shape):
@@ -207,8 +216,11 @@ class FlattenOp(RelaxOp):
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         x = tensor_operand(operand_types[0], "x")
         if x.shape is None:
-            return [TensorType(None, x.dtype)]
-        if not x.shape:
+            whole = (attrs["start_axis"], attrs["end_axis"]) == (0, -1)
+            return [TensorType((None,) if whole else None, x.dtype)]
+        if not x.shape:  # a scalar flattens like a [1] tensor
+            normalize_axis(attrs["start_axis"], 1, "start_axis")
+            normalize_axis(attrs["end_axis"], 1, "end_axis")
             return [TensorType((ONE,), x.dtype)]
         start = normalize_axis(attrs["start_axis"], len(x.shape), "start_axis")
         end = normalize_axis(attrs["end_axis"], len(x.shape), "end_axis")
@@ -254,16 +266,15 @@ class ConcatOp(RelaxOp):
         if rank == 0:
             raise ShapeError("cannot concatenate scalars")
         axis = normalize_axis(attrs["axis"], rank)
-        if any(x.shape is None for x in xs):
-            return [TensorType((None,) * rank, dtype)]
+        known = [(i, x.shape) for i, x in enumerate(xs) if x.shape is not None]
         out: list[Dim] = []
         for d in range(rank):
             if d == axis:
-                out.append(product_sum([x.shape[d] for x in xs]))
+                out.append(product_sum([x.shape[d] if x.shape is not None else None for x in xs]))
                 continue
-            dim = xs[0].shape[d]
-            for i, x in enumerate(xs[1:], start=1):
-                dim = same_dim(dim, x.shape[d], f"dim {d} of xs[0] and xs[{i}] differ")
+            first, dim = known[0][0], known[0][1][d]
+            for i, shape in known[1:]:
+                dim = same_dim(dim, shape[d], f"dim {d} of xs[{first}] and xs[{i}] differ")
             out.append(dim)
         return [TensorType(tuple(out), dtype)]
 
@@ -318,13 +329,11 @@ class SplitOp(RelaxOp):
         else:
             if any(b < a for a, b in zip(indices, indices[1:])) or indices[0] < 0:
                 raise ShapeError(f"split indices {indices} must be non-negative and increasing")
-            bounds = [const(i) for i in indices]
-            parts = []
-            start = const(0)
-            for b in bounds:
-                parts.append(None if dim is None else clamp_nonneg(dim_min(b, dim) - dim_min(start, dim)))
-                start = b
-            parts.append(None if dim is None else clamp_nonneg(dim - dim_min(start, dim)))
+            # Indices past the dim clamp to it (numpy); increasing indices make every part >= 0.
+            cuts: list[Dim] = (
+                [const(0)] + [None if dim is None else dim_min(const(i), dim) for i in indices] + [dim]
+            )
+            parts = [None if a is None or b is None else b - a for a, b in zip(cuts, cuts[1:])]
         return [TensorType(x.shape[:axis] + (p,) + x.shape[axis + 1 :], x.dtype) for p in parts]
 
 
@@ -354,6 +363,9 @@ class BroadcastToOp(RelaxOp):
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         x = tensor_operand(operand_types[0], "x")
+        for i, d in enumerate(attrs["shape"]):
+            if isinstance(d, int) and d < 0:
+                raise ShapeError(f"shape entry {d} at position {i} is negative")
         target = tuple(_parse(d) for d in attrs["shape"])
         if x.shape is not None:
             if len(x.shape) > len(target):
@@ -459,6 +471,10 @@ class PadOp(RelaxOp):
         widths, mode = attrs["pad_width"], attrs["mode"]
         if mode not in PAD_MODES:
             raise ShapeError(f"unknown pad mode '{mode}'; expected one of {', '.join(sorted(PAD_MODES))}")
+        if len(widths) % 2:
+            raise ShapeError(
+                f"pad_width needs a before and an after entry per dim, got {len(widths)} entries"
+            )
         if x.shape is None:
             return [TensorType(None if not widths else (None,) * (len(widths) // 2), x.dtype)]
         if len(widths) != 2 * len(x.shape):
@@ -468,6 +484,11 @@ class PadOp(RelaxOp):
         out = []
         for i, d in enumerate(x.shape):
             before, after = widths[2 * i], widths[2 * i + 1]
+            if d is not None and d.is_const and d.value + before + after < 0:
+                raise ShapeError(
+                    f"pad_width {before}, {after} of dim {i} removes more than its size {d.value}"
+                )
+            # Negative widths crop (ONNX); a symbolic dim that would go negative is an error at run time.
             out.append(None if d is None else clamp_nonneg(d + before + after))
         return [TensorType(tuple(out), x.dtype)]
 

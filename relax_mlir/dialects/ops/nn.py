@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from mlir import ir
 
 from relax_mlir.dialects.ops.elementwise import FLOAT_DTYPES
-from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
-from relax_mlir.dialects.types import Dim, RelaxType, TensorType
-from relax_mlir.errors import ShapeError
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, caller_location, describe_location, relax_op
+from relax_mlir.dialects.types import Dim, RelaxType, TensorType, relax_type
+from relax_mlir.errors import ParseError, ShapeError
 from relax_mlir.shape_infer.dims import (
+    dim_min,
     fmt_shape,
     join_dtype,
     normalize_axes,
@@ -74,16 +76,42 @@ def log_softmax(x: ir.Value, axis: int = -1, *, loc: ir.Location | None = None) 
     return LogSoftmaxOp.build([x], {"axis": axis}, loc=loc).result
 
 
-def _check_param(x: TensorType, p: TensorType, name: str, expected: Sequence[Dim]) -> None:
-    """A per-channel/per-feature parameter must have exactly the ``expected`` shape."""
-    join_dtype(x, p, ("x", name))
-    if p.shape is None:
-        return
-    if len(p.shape) != len(expected):
-        raise ShapeError(f"'{name}' {fmt_shape(p.shape)} must have shape {fmt_shape(expected)}")
-    for a, b in zip(p.shape, expected):
-        if provably_different(a, b):
-            raise ShapeError(f"'{name}' {fmt_shape(p.shape)} must have shape {fmt_shape(expected)}")
+def _check_params(
+    x: TensorType, params: Sequence[tuple[RelaxType | None, str]], expected: Sequence[Dim]
+) -> list[Dim]:
+    """Per-channel/per-feature parameters: tensors of x's dtype and exactly the ``expected`` shape.
+
+    What x does not know (its dtype, dims of ``expected`` that are None) is taken from the first
+    parameter that knows it, so that the parameters also have to agree with each other. Returns
+    ``expected`` with the dims learned from the parameters.
+    """
+    expected = list(expected)
+    source = [""] * len(expected)
+    ref, ref_name = x, "x"
+    for t, name in params:
+        p = tensor_operand(t, name)
+        join_dtype(ref, p, (ref_name, name))
+        if ref.dtype is None and p.dtype is not None:
+            ref, ref_name = p, name
+        if p.shape is None:
+            continue
+        if len(p.shape) != len(expected) or any(provably_different(a, b) for a, b in zip(p.shape, expected)):
+            learned = sorted({s for s in source if s})
+            like = f" (like {', '.join(repr(s) for s in learned)})" if learned else ""
+            raise ShapeError(f"'{name}' {fmt_shape(p.shape)} must have shape {fmt_shape(expected)}{like}")
+        for i, d in enumerate(p.shape):
+            if expected[i] is None and d is not None:
+                expected[i], source[i] = d, name
+    return expected
+
+
+def _normalized_shape(x: TensorType, axes: Sequence[int]) -> list[Dim]:
+    """The dims of x over ``axes`` (unknown dims when x's rank is unknown)."""
+    if x.shape is None:
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"axes {list(axes)} repeat an axis")
+        return [None] * len(axes)
+    return [x.shape[a] for a in normalize_axes(axes, len(x.shape))]
 
 
 @relax_op
@@ -101,11 +129,8 @@ class LayerNormOp(RelaxOp):
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         x = _float_operand(operand_types[0], "x")
-        params = [tensor_operand(t, n) for t, n in zip(operand_types[1:], ("gamma", "beta"))]
-        if x.shape is not None:
-            axes = normalize_axes(attrs["axes"], len(x.shape))
-            for p, n in zip(params, ("gamma", "beta")):
-                _check_param(x, p, n, [x.shape[a] for a in axes])
+        params = list(zip(operand_types[1:], ("gamma", "beta")))
+        _check_params(x, params, _normalized_shape(x, attrs["axes"]))
         return [x]
 
 
@@ -137,10 +162,7 @@ class RmsNormOp(RelaxOp):
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         x = _float_operand(operand_types[0], "x")
-        gamma = tensor_operand(operand_types[1], "gamma")
-        if x.shape is not None:
-            axes = normalize_axes(attrs["axes"], len(x.shape))
-            _check_param(x, gamma, "gamma", [x.shape[a] for a in axes])
+        _check_params(x, [(operand_types[1], "gamma")], _normalized_shape(x, attrs["axes"]))
         return [x]
 
 
@@ -174,15 +196,12 @@ class GroupNormOp(RelaxOp):
         groups = attrs["num_groups"]
         if groups <= 0:
             raise ShapeError(f"num_groups must be positive, got {groups}")
-        if x.shape is None:
-            return [x]
-        if len(x.shape) < 2:
+        if x.shape is not None and len(x.shape) < 2:
             raise ShapeError(f"operand 'x' {fmt_shape(x.shape)} needs a channel dim (rank >= 2)")
-        channels = x.shape[1]
+        channels = None if x.shape is None else x.shape[1]
+        (channels,) = _check_params(x, list(zip(operand_types[1:], ("gamma", "beta"))), [channels])
         if channels is not None and channels.is_const and channels.value % groups:
             raise ShapeError(f"{channels.value} channels do not divide into {groups} groups")
-        for t, n in zip(operand_types[1:], ("gamma", "beta")):
-            _check_param(x, tensor_operand(t, n), n, [channels])
         return [x]
 
 
@@ -215,11 +234,8 @@ class BatchNormOp(RelaxOp):
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         x = _float_operand(operand_types[0], "x")
-        if x.shape is None:
-            return [x]
-        channels = x.shape[normalize_axis(attrs["axis"], len(x.shape))]
-        for t, n in zip(operand_types[1:], ("gamma", "beta", "mean", "var")):
-            _check_param(x, tensor_operand(t, n), n, [channels])
+        channels = None if x.shape is None else x.shape[normalize_axis(attrs["axis"], len(x.shape))]
+        _check_params(x, list(zip(operand_types[1:], ("gamma", "beta", "mean", "var"))), [channels])
         return [x]
 
 
@@ -247,7 +263,11 @@ def window_output(
     dilation: int,
     ceil_mode: bool = False,
 ) -> Dim:
-    """Output length of a sliding window: (size + pads - dilation*(kernel-1) - 1) / stride + 1."""
+    """Output length of a sliding window: (size + pads - dilation*(kernel-1) - 1) / stride + 1.
+
+    With ``ceil_mode`` the division rounds up, but (as in PyTorch and ONNX) a last window that
+    would start in the right padding is dropped: at most ceildiv(size + pad_before, stride) windows.
+    """
     if size is None or kernel is None:
         return None
     span = size + pad_before + pad_after - (kernel - 1) * dilation - 1
@@ -256,7 +276,9 @@ def window_output(
             f"window of size {format_dim(kernel)} (dilation {dilation}) is larger than the padded input "
             f"{format_dim(size + pad_before + pad_after)}"
         )
-    return (ceildiv(span, stride) if ceil_mode else floordiv(span, stride)) + 1
+    if not ceil_mode:
+        return floordiv(span, stride) + 1
+    return dim_min(ceildiv(span, stride) + 1, ceildiv(size + pad_before, stride))
 
 
 def _check_window_attrs(attrs: dict[str, Any], spatial: int) -> None:
@@ -295,16 +317,17 @@ class ConvOp(RelaxOp):
         for t, n in ((x, "x"), (w, "weight")):
             if t.shape is not None and len(t.shape) != rank:
                 raise ShapeError(f"operand '{n}' {fmt_shape(t.shape)} must have rank {rank}")
+        out_ch = None if w.shape is None else w.shape[0]
+        if out_ch is not None and out_ch.is_const and out_ch.value % groups:
+            raise ShapeError(f"{out_ch.value} output channels do not divide into {groups} groups")
         if x.shape is None or w.shape is None:
-            return [TensorType((None,) * rank, dtype)]
+            batch = None if x.shape is None else x.shape[0]
+            return [TensorType((batch, out_ch) + (None,) * cls.SPATIAL, dtype)]
         same_dim(
             x.shape[1],
             w.shape[1] * groups if w.shape[1] is not None else None,
             f"input channels of 'x' {fmt_shape(x.shape)} and 'weight' {fmt_shape(w.shape)} x groups {groups} differ",
         )
-        out_ch = w.shape[0]
-        if out_ch is not None and out_ch.is_const and out_ch.value % groups:
-            raise ShapeError(f"{out_ch.value} output channels do not divide into {groups} groups")
         pads = attrs["padding"]
         spatial = [
             window_output(
@@ -338,7 +361,7 @@ class Conv2dOp(ConvOp):
 
     ``%y = "relax.conv2d"(%x, %w) {dilation = [1, 1], groups = 1 : i64, padding = [1, 1, 1, 1], strides = [2, 2]}
     : (!relax.tensor<["n", 3, "h", "w"], f32>, !relax.tensor<[64, 3, 3, 3], f32>)
-    -> !relax.tensor<["n", 64, "(h - 1) floordiv 2 + 1", "(w - 1) floordiv 2 + 1"], f32>``
+    -> !relax.tensor<["n", 64, "(h + 1) floordiv 2", "(w + 1) floordiv 2"], f32>``
     """
 
     NAME = "conv2d"
@@ -432,7 +455,7 @@ class MaxPool2dOp(Pool2dOp):
     """2-D max pooling (NCHW).
 
     ``%y = "relax.max_pool2d"(%x) {ceil_mode = false, dilation = [1, 1], kernel = [2, 2], padding = [0, 0, 0, 0],
-    strides = [2, 2]} : (!relax.tensor<["n", 8, "h", "w"], f32>) -> !relax.tensor<["n", 8, "(h - 2) floordiv 2 + 1", ...], f32>``
+    strides = [2, 2]} : (!relax.tensor<["n", 8, "h", "w"], f32>) -> !relax.tensor<["n", 8, "h floordiv 2", "w floordiv 2"], f32>``
     """
 
     NAME = "max_pool2d"
@@ -555,17 +578,52 @@ class ResizeOp(RelaxOp):
         if x.shape is not None and len(x.shape) != 4:
             raise ShapeError(f"operand 'x' {fmt_shape(x.shape)} must have rank 4 (NCHW)")
         n, c = (None, None) if x.shape is None else x.shape[:2]
-        return [TensorType((n, c, *(parse_dim(s) for s in sizes)), x.dtype)]
+        return [TensorType((n, c, *(_size(s) for s in sizes)), x.dtype)]
+
+
+def _size(s: int | str) -> Dim:
+    try:
+        d = parse_dim(s)
+    except ParseError as e:
+        raise ShapeError(f"'sizes': {e}") from None
+    if d is not None and d.is_const and d.value < 0:
+        raise ShapeError(f"'sizes' must be non-negative, got {s}")
+    return d
+
+
+def _scaled_sizes(x: ir.Value, scales: Sequence[float]) -> list[int | str]:
+    """ONNX's output size for ``scales``: floor(dim * scale), exactly (a scale is read as its decimal)."""
+    t = relax_type(x.type)
+    shape = t.shape if isinstance(t, TensorType) else None
+    if len(scales) != 2 or any(not s > 0 for s in scales):
+        raise ShapeError(f"'scales' needs 2 positive values (h, w), got {list(scales)}")
+    if shape is None or len(shape) != 4 or shape[2] is None or shape[3] is None:
+        raise ShapeError(
+            f"'scales' need the spatial dims of 'x' {fmt_shape(shape)}; give 'sizes' or match_cast 'x' first"
+        )
+    out = []
+    for d, scale in zip(shape[2:], scales):
+        r = Fraction(repr(float(scale)))
+        out.append(format_dim(floordiv(d * r.numerator, r.denominator)))
+    return out
 
 
 def resize(
     x: ir.Value,
-    sizes: Sequence[int | str],
+    sizes: Sequence[int | str] | None = None,
     method: str = "nearest",
     coordinate_mode: str = "half_pixel",
     *,
+    scales: Sequence[float] | None = None,
     loc: ir.Location | None = None,
 ) -> ir.Value:
-    """Resize ``x`` (NCHW) to spatial ``sizes``."""
+    """Resize ``x`` (NCHW) to spatial ``sizes``, or by ``scales`` (size floor(dim * scale), as in ONNX)."""
+    try:
+        if (sizes is None) == (scales is None):
+            raise ShapeError("give exactly one of 'sizes' and 'scales'")
+        if scales is not None:
+            sizes = _scaled_sizes(x, scales)
+    except ShapeError as e:
+        raise ShapeError(f"{describe_location(loc or caller_location())}relax.resize: {e}") from None
     attrs = {"sizes": list(sizes), "method": method, "coordinate_mode": coordinate_mode}
     return ResizeOp.build([x], attrs, loc=loc).result

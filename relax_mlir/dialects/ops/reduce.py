@@ -86,6 +86,8 @@ class ArgReductionOp(RelaxOp):
         axis = attrs["axis"]
         if axis is not None and len(axis) != 1:
             raise ShapeError(f"axis must hold one axis, got {axis}")
+        if axis is not None and x.shape is not None:
+            normalize_axis(axis[0], len(x.shape))
         (out,) = ReductionOp.deduce([x], {"axes": axis, "keepdims": attrs["keepdims"]})
         assert isinstance(out, TensorType)
         return [TensorType(out.shape, "i64")]

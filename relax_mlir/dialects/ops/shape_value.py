@@ -86,9 +86,12 @@ class PrimValueOp(RelaxOp):
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         try:
-            return [PrimType(parse_dim(attrs["value"]))]
+            value = parse_dim(attrs["value"])
         except ParseError as e:
             raise ShapeError(str(e)) from None
+        if value is None:
+            raise ShapeError("value must be an integer or an expression of defined symbols, got '?'")
+        return [PrimType(value)]
 
 
 def prim_value(value: int | str, *, loc: ir.Location | None = None) -> ir.Value:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, caller_location, describe_location, relax_op
 from relax_mlir.dialects.types import (
     ObjectType,
     PrimType,
@@ -58,19 +58,36 @@ class MatchCastOp(DeclaredResultsOp):
         attrs: dict[str, Any],
         result_types: Sequence[RelaxType],
     ) -> None:
-        src, dst = operand_types[0], result_types[0]
-        if isinstance(src, ObjectType) or src is None:
-            return
-        if type(src) is not type(dst):
-            raise ShapeError(f"cannot cast {src} to {dst}: different kinds of value")
-        if isinstance(src, TensorType):
-            assert isinstance(dst, TensorType)
-            if src.dtype and dst.dtype and src.dtype != dst.dtype:
-                raise ShapeError(f"cannot cast dtype {src.dtype} to {dst.dtype}")
-            _check_dims(src.shape, dst.shape)
-        elif isinstance(src, ShapeType):
-            assert isinstance(dst, ShapeType)
-            _check_dims(src.values, dst.values)
+        _check_cast(operand_types[0], result_types[0])
+
+
+def _check_cast(src: RelaxType | None, dst: RelaxType) -> None:
+    """ShapeError when no value of type ``src`` can have type ``dst``."""
+    if isinstance(src, ObjectType) or src is None or isinstance(dst, ObjectType):
+        return
+    if type(src) is not type(dst):
+        raise ShapeError(f"cannot cast {src} to {dst}: different kinds of value")
+    if isinstance(src, TensorType):
+        assert isinstance(dst, TensorType)
+        if src.dtype and dst.dtype and src.dtype != dst.dtype:
+            raise ShapeError(f"cannot cast dtype {src.dtype} to {dst.dtype}")
+        _check_dims(src.shape, dst.shape)
+    elif isinstance(src, ShapeType):
+        assert isinstance(dst, ShapeType)
+        _check_dims(src.values, dst.values)
+    elif isinstance(src, PrimType):
+        assert isinstance(dst, PrimType)
+        if provably_different(src.value, dst.value):
+            raise ShapeError(f"cannot cast {src} to {dst}: the values differ")
+    elif isinstance(src, TupleType):
+        assert isinstance(dst, TupleType)
+        if len(src.fields) != len(dst.fields):
+            raise ShapeError(f"cannot cast a tuple of {len(src.fields)} fields to one of {len(dst.fields)}")
+        for i, (a, b) in enumerate(zip(src.fields, dst.fields)):
+            try:
+                _check_cast(a, b)
+            except ShapeError as e:
+                raise ShapeError(f"tuple field #{i}: {e}") from None
 
 
 def _check_dims(src: tuple | None, dst: tuple | None) -> None:
@@ -83,9 +100,26 @@ def _check_dims(src: tuple | None, dst: tuple | None) -> None:
             raise ShapeError(f"cannot cast {fmt_shape(src)} to {fmt_shape(dst)}: dim {i} is {format_dim(a)}")
 
 
+def _checked(
+    cls: type[DeclaredResultsOp],
+    operands: Sequence[ir.Value],
+    attrs: dict[str, Any],
+    result_types: Sequence[RelaxType],
+    loc: ir.Location | None,
+) -> ir.Location:
+    """Check stated result types the way ``build`` checks deduced ones: errors name the op and the user's line."""
+    if loc is None:
+        loc = caller_location()
+    try:
+        cls.check_results([_type_of(v) for v in operands], attrs, result_types)
+    except ShapeError as e:
+        raise ShapeError(f"{describe_location(loc)}relax.{cls.NAME}: {e}") from None
+    return loc
+
+
 def match_cast(value: ir.Value, target: RelaxType, *, loc: ir.Location | None = None) -> ir.Value:
     """Refine ``value`` to ``target`` (new symbols in ``target`` become defined)."""
-    MatchCastOp.check_results([_type_of(value)], {}, [target])
+    loc = _checked(MatchCastOp, [value], {}, [target], loc)
     return MatchCastOp.build([value], result_types=[target], loc=loc).result
 
 
@@ -141,8 +175,15 @@ def _check_call(operand_types: Sequence[RelaxType | None], result_types: Sequenc
         if not isinstance(t, (TensorType, ShapeType, PrimType)):
             raise ShapeError(f"argument #{i} must be a tensor, shape or prim value, got {t}")
     for i, t in enumerate(result_types):
-        if isinstance(t, TensorType) and (t.shape is None or t.dtype is None):
+        if not isinstance(t, TensorType):
+            raise ShapeError(f"output #{i} must be a tensor, got {t}")
+        if t.shape is None or t.dtype is None:
             raise ShapeError(f"output #{i} needs a known rank and dtype to be allocated, got {t}")
+        unknown = [axis for axis, d in enumerate(t.shape) if d is None]
+        if unknown:
+            raise ShapeError(
+                f"output #{i} needs known dims to be allocated, got {t}: dim {unknown[0]} is unknown"
+            )
     if not result_types:
         raise ShapeError("a destination-passing call needs at least one output")
 
@@ -151,7 +192,7 @@ def call_tir(
     callee: str, args: Sequence[ir.Value], out_types: Sequence[TensorType], *, loc: ir.Location | None = None
 ) -> list[ir.Value]:
     """Call kernel ``@callee`` with ``args``; the results have ``out_types``."""
-    CallTirOp.check_results([_type_of(a) for a in args], {"callee": callee}, out_types)
+    loc = _checked(CallTirOp, args, {"callee": callee}, out_types, loc)
     return list(CallTirOp.build(args, {"callee": callee}, result_types=out_types, loc=loc).results)
 
 
@@ -159,7 +200,7 @@ def call_dps_library(
     callee: str, args: Sequence[ir.Value], out_types: Sequence[TensorType], *, loc: ir.Location | None = None
 ) -> list[ir.Value]:
     """Call library function ``callee`` with ``args``; the results have ``out_types``."""
-    CallDpsLibraryOp.check_results([_type_of(a) for a in args], {"callee": callee}, out_types)
+    loc = _checked(CallDpsLibraryOp, args, {"callee": callee}, out_types, loc)
     return list(CallDpsLibraryOp.build(args, {"callee": callee}, result_types=out_types, loc=loc).results)
 
 
@@ -261,7 +302,10 @@ _resource_counter = [0]
 
 def constant(value: np.ndarray, *, name: str | None = None, loc: ir.Location | None = None) -> ir.Value:
     """A constant from a numpy array; arrays over 64 KiB become ``dense_resource`` blobs (one copy)."""
-    array = np.ascontiguousarray(value)
+    array = np.asarray(value)
+    array = np.ascontiguousarray(array).reshape(array.shape)  # ascontiguousarray makes a 0-d array 1-d
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
     element = _ELEMENT_TYPES.get(array.dtype.str[1:])
     if element is None:
         raise ShapeError(f"constant of numpy dtype {array.dtype} is not supported")
@@ -270,6 +314,8 @@ def constant(value: np.ndarray, *, name: str | None = None, loc: ir.Location | N
         _resource_counter[0] += 1
         blob = name or f"constant_{_resource_counter[0]}"
         attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), blob, tensor_type)
+    elif array.dtype == np.bool_:  # the bindings read bool arrays only when they infer the type themselves
+        attr = ir.DenseElementsAttr.get(array)
     else:
         attr = ir.DenseElementsAttr.get(array, type=tensor_type)
     return ConstantOp.build([], {"value": attr}, loc=loc).result
@@ -283,6 +329,7 @@ _ELEMENT_TYPES = {
     "i4": lambda: ir.IntegerType.get_signless(32),
     "i2": lambda: ir.IntegerType.get_signless(16),
     "i1": lambda: ir.IntegerType.get_signless(8),
+    "u1": lambda: ir.IntegerType.get_unsigned(8),
     "b1": lambda: ir.IntegerType.get_signless(1),
 }
 
