@@ -18,8 +18,9 @@ from every registered op (``irdl_source()``).
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -224,6 +225,16 @@ class RelaxOp(ir.OpView):
 
     # -- building ---------------------------------------------------------------------------
     @classmethod
+    def results_for(
+        cls,
+        operand_types: Sequence[RelaxType | None],
+        attrs: dict[str, Any],
+        stated: Sequence[RelaxType] | None,
+    ) -> list[RelaxType]:
+        """Result types of a new op: the stated ones if given, else deduced."""
+        return list(stated) if stated is not None else cls.deduce(operand_types, attrs)
+
+    @classmethod
     def build(
         cls,
         operands: Sequence[ir.Value],
@@ -233,15 +244,12 @@ class RelaxOp(ir.OpView):
         loc: ir.Location | None = None,
         ip: ir.InsertionPoint | None = None,
     ) -> RelaxOp:
-        """Create the op, deducing its result types unless they are given."""
+        """Create the op with the result types ``results_for`` gives; errors name the user's line."""
         attrs = dict(attrs or {})
         if loc is None:
             loc = caller_location()
-        if result_types is None:
-            try:
-                result_types = cls.deduce([relax_type(v.type) for v in operands], attrs)
-            except ShapeError as e:
-                raise ShapeError(f"{describe_location(loc)}relax.{cls.NAME}: {e}") from None
+        with located(cls.NAME, loc):
+            result_types = cls.results_for([relax_type(v.type) for v in operands], attrs, result_types)
         mlir_attrs = {a.name: ATTR_KINDS[a.kind].from_py(attrs[a.name]) for a in cls.ATTRS}
         op = ir.Operation.create(
             cls.OPERATION_NAME,
@@ -264,7 +272,16 @@ def caller_location() -> ir.Location:
     return ir.Location.file(frame.f_code.co_filename, frame.f_lineno, 0)
 
 
-def describe_location(loc: ir.Location) -> str:
+@contextlib.contextmanager
+def located(op_name: str, loc: ir.Location) -> Iterator[None]:
+    """Prefix a ShapeError raised inside with the location and ``relax.<op_name>``."""
+    try:
+        yield
+    except ShapeError as e:
+        raise ShapeError(f"{_describe_location(loc)}relax.{op_name}: {e}") from None
+
+
+def _describe_location(loc: ir.Location) -> str:
     """``file:line: `` (or ``name: ``) for error messages; empty for unknown locations."""
     if loc.is_a_file():
         return f"{loc.filename}:{loc.start_line}: "

@@ -60,9 +60,7 @@ class _Inference:
         name = op.name
         if name.startswith("relax."):
             cls = OPS.get(name.removeprefix("relax."))
-            if cls is not None and issubclass(cls, DeclaredResultsOp):
-                self.check_declared_op(cls, op)
-            elif cls is not None:
+            if cls is not None:
                 self.refine_relax_op(cls, op)
         elif name == "scf.execute_region":
             block = op.regions[0].blocks[0]
@@ -75,26 +73,19 @@ class _Inference:
                 ftype = ir.FunctionType(ir.TypeAttr(self.functions[callee].attributes["function_type"]).value)
                 self.set_types(op, list(ftype.results))
 
-    def check_declared_op(self, cls: type[DeclaredResultsOp], op: ir.Operation) -> None:
-        """Stated results (match_cast, calls) are kept; report those the operands make impossible."""
-        if check_types(cls, op) is not None:
-            return
-        view: RelaxOp = op.opview  # type: ignore[assignment]
-        try:
-            cls.check_results(
-                view.operand_types(), view.attr_values(), [relax_type(r.type) for r in op.results]
-            )
-        except ShapeError as e:
-            op.location.emit_error(f"'{op.name}' op {e}")
-            self.failed = True
-
     def refine_relax_op(self, cls: type[RelaxOp], op: ir.Operation) -> None:
+        """Deduced results replace coarser declared ones; stated results (match_cast, calls) are kept.
+        Either way, results the operands make impossible are reported."""
         if check_types(cls, op) is not None:
             return  # wrong kinds of operands: relax-verify reports it
         view: RelaxOp = op.opview  # type: ignore[assignment]
+        declared = [relax_type(r.type) for r in op.results]
         try:
+            if issubclass(cls, DeclaredResultsOp):
+                cls.check_results(view.operand_types(), view.attr_values(), declared)
+                return
             deduced = cls.deduce(view.operand_types(), view.attr_values())
-            check_results_agree([relax_type(r.type) for r in op.results], deduced)
+            check_results_agree(declared, deduced)
         except ShapeError as e:
             op.location.emit_error(f"'{op.name}' op {e}")
             self.failed = True

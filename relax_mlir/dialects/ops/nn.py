@@ -9,7 +9,7 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.dialects.ops.elementwise import FLOAT_DTYPES
-from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, caller_location, describe_location, relax_op
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, caller_location, located, relax_op
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType, relax_type
 from relax_mlir.errors import ParseError, ShapeError
 from relax_mlir.shape_infer.dims import (
@@ -618,12 +618,10 @@ def resize(
     loc: ir.Location | None = None,
 ) -> ir.Value:
     """Resize ``x`` (NCHW) to spatial ``sizes``, or by ``scales`` (size floor(dim * scale), as in ONNX)."""
-    try:
+    with located(ResizeOp.NAME, loc or caller_location()):
         if (sizes is None) == (scales is None):
             raise ShapeError("give exactly one of 'sizes' and 'scales'")
         if scales is not None:
             sizes = _scaled_sizes(x, scales)
-    except ShapeError as e:
-        raise ShapeError(f"{describe_location(loc or caller_location())}relax.resize: {e}") from None
     attrs = {"sizes": list(sizes), "method": method, "coordinate_mode": coordinate_mode}
     return ResizeOp.build([x], attrs, loc=loc).result

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, caller_location, describe_location, relax_op
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import (
     ObjectType,
     PrimType,
@@ -16,7 +16,6 @@ from relax_mlir.dialects.types import (
     ShapeType,
     TensorType,
     TupleType,
-    relax_type,
 )
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import fmt_shape, provably_different, tensor_operand
@@ -38,6 +37,18 @@ class DeclaredResultsOp(RelaxOp):
         result_types: Sequence[RelaxType],
     ) -> None:
         """Raise ShapeError when the stated result types cannot hold."""
+
+    @classmethod
+    def results_for(
+        cls,
+        operand_types: Sequence[RelaxType | None],
+        attrs: dict[str, Any],
+        stated: Sequence[RelaxType] | None,
+    ) -> list[RelaxType]:
+        if stated is None:
+            return cls.deduce(operand_types, attrs)  # raises: the results must be stated
+        cls.check_results(operand_types, attrs, stated)
+        return list(stated)
 
 
 @relax_op
@@ -100,26 +111,8 @@ def _check_dims(src: tuple | None, dst: tuple | None) -> None:
             raise ShapeError(f"cannot cast {fmt_shape(src)} to {fmt_shape(dst)}: dim {i} is {format_dim(a)}")
 
 
-def _checked(
-    cls: type[DeclaredResultsOp],
-    operands: Sequence[ir.Value],
-    attrs: dict[str, Any],
-    result_types: Sequence[RelaxType],
-    loc: ir.Location | None,
-) -> ir.Location:
-    """Check stated result types the way ``build`` checks deduced ones: errors name the op and the user's line."""
-    if loc is None:
-        loc = caller_location()
-    try:
-        cls.check_results([_type_of(v) for v in operands], attrs, result_types)
-    except ShapeError as e:
-        raise ShapeError(f"{describe_location(loc)}relax.{cls.NAME}: {e}") from None
-    return loc
-
-
 def match_cast(value: ir.Value, target: RelaxType, *, loc: ir.Location | None = None) -> ir.Value:
     """Refine ``value`` to ``target`` (new symbols in ``target`` become defined)."""
-    loc = _checked(MatchCastOp, [value], {}, [target], loc)
     return MatchCastOp.build([value], result_types=[target], loc=loc).result
 
 
@@ -192,7 +185,6 @@ def call_tir(
     callee: str, args: Sequence[ir.Value], out_types: Sequence[TensorType], *, loc: ir.Location | None = None
 ) -> list[ir.Value]:
     """Call kernel ``@callee`` with ``args``; the results have ``out_types``."""
-    loc = _checked(CallTirOp, args, {"callee": callee}, out_types, loc)
     return list(CallTirOp.build(args, {"callee": callee}, result_types=out_types, loc=loc).results)
 
 
@@ -200,7 +192,6 @@ def call_dps_library(
     callee: str, args: Sequence[ir.Value], out_types: Sequence[TensorType], *, loc: ir.Location | None = None
 ) -> list[ir.Value]:
     """Call library function ``callee`` with ``args``; the results have ``out_types``."""
-    loc = _checked(CallDpsLibraryOp, args, {"callee": callee}, out_types, loc)
     return list(CallDpsLibraryOp.build(args, {"callee": callee}, result_types=out_types, loc=loc).results)
 
 
@@ -332,7 +323,3 @@ _ELEMENT_TYPES = {
     "u1": lambda: ir.IntegerType.get_unsigned(8),
     "b1": lambda: ir.IntegerType.get_signless(1),
 }
-
-
-def _type_of(v: ir.Value) -> RelaxType | None:
-    return relax_type(v.type)
