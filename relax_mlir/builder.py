@@ -110,6 +110,9 @@ class BlockBuilder:
         with self.context, ir.Location.unknown():
             types = [to_mlir(as_type(t)) for t in params.values()]
         with self._define(name, types, private) as (f, args):
+            f.attributes["arg_attrs"] = ir.ArrayAttr.get(
+                [ir.DictAttr.get({"relax.name": ir.StringAttr.get(n)}) for n in params]
+            )
             if upper_bounds:
                 i64 = ir.IntegerType.get_signless(64)
                 f.attributes[UPPER_BOUNDS_ATTR] = ir.DictAttr.get(

@@ -5,13 +5,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+import relax_mlir.runtime
 import relax_mlir.shape_infer
 import relax_mlir.transforms
 from relax_mlir.pipelines.registry import PASSES, add_pipeline, parse_pipeline, register_pass
 
 __all__ = ["PASSES", "add_pipeline", "load_passes", "parse_pipeline", "register_pass"]
 
-_PASS_PACKAGES = (relax_mlir.shape_infer, relax_mlir.transforms)
+_PASS_PACKAGES = (relax_mlir.shape_infer, relax_mlir.transforms, relax_mlir.runtime)
 
 
 def load_passes() -> None:

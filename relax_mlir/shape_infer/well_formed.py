@@ -35,6 +35,7 @@ from relax_mlir.errors import ShapeError
 from relax_mlir.pipelines.registry import PassFailed, register_pass
 from relax_mlir.shape_infer.dims import fmt_shape, provably_different
 from relax_mlir.shape_infer.expr import format_dim
+from relax_mlir.transforms.kernel import element
 
 DATAFLOW_ATTR = "relax.dataflow"
 UPPER_BOUNDS_ATTR = "relax.upper_bounds"
@@ -208,19 +209,31 @@ def kernel_signature_problem(
 ) -> str | None:
     """Why a ``call_tir`` kernel ``(args..., outs...) -> outs`` cannot take these values, or None."""
     inputs, results = list(kernel.inputs), list(kernel.results)
+    allocating = any(d is None for t in outs if isinstance(t, TensorType) for d in (t.shape or ()))
+    if allocating:  # the kernel allocates outputs whose dims are unknown: (args...) -> outs
+        if len(inputs) != len(args) or len(results) != len(outs):
+            return (
+                f"callee takes {len(inputs)} arguments and returns {len(results)} values; an output with "
+                f"unknown dims needs a kernel that takes the {len(args)} inputs and returns the {len(outs)} outputs"
+            )
+        return _argument_problem([*args, *outs], [*inputs, *results], len(args))
     if len(inputs) != len(args) + len(outs):
         return f"callee takes {len(inputs)} arguments, but the call passes {len(args)} inputs and {len(outs)} outputs"
     if len(results) != len(outs) or any(r != i for r, i in zip(results, inputs[len(args) :])):
         return "callee must return its output arguments' types (destination-passing style)"
-    for i, (t, k) in enumerate(zip([*args, *outs], inputs)):
-        what = f"argument #{i}" if i < len(args) else f"output #{i - len(args)}"
+    return _argument_problem([*args, *outs], inputs, len(args))
+
+
+def _argument_problem(values: list[RelaxType | None], params: list[ir.Type], n_args: int) -> str | None:
+    for i, (t, k) in enumerate(zip(values, params)):
+        what = f"argument #{i}" if i < n_args else f"output #{i - n_args}"
         if isinstance(t, (ShapeType, PrimType)):
             if not isinstance(k, (ir.IndexType, ir.IntegerType, ir.ShapedType)):
                 return f"{what}: callee parameter {k} cannot take {t}"
             continue
         if not isinstance(t, TensorType) or not isinstance(k, ir.RankedTensorType):
             return f"{what}: callee parameter {k} is not a ranked tensor for {t}"
-        if t.dtype is not None and str(k.element_type) != t.dtype:
+        if t.dtype is not None and str(k.element_type) != element(t.dtype):
             return f"{what}: callee parameter {k} has element type {k.element_type}, the value is {t.dtype}"
         if t.shape is None:
             continue

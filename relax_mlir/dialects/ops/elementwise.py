@@ -23,6 +23,7 @@ from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import broadcast_shapes, join_dtype, tensor_operand
+from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, is_float
 
 FLOAT_DTYPES = {"f16", "bf16", "f32", "f64"}
 
@@ -38,6 +39,14 @@ class BinaryElementwiseOp(RelaxOp):
         rhs = tensor_operand(operand_types[1], "rhs")
         dtype = join_dtype(lhs, rhs, ("lhs", "rhs"))
         return [TensorType(broadcast_shapes([lhs.shape, rhs.shape], ["lhs", "rhs"]), dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        out = k.outs[0]
+        t = element(k.ins[0].dtype)
+        op = {"add": ("arith.addf", "arith.addi"), "multiply": ("arith.mulf", "arith.muli")}[cls.NAME]
+        name = op[0] if is_float(k.ins[0].dtype) else op[1]
+        return [k.elementwise(k.ins, out, lambda a: k.scalar(f"{name} {a[0]}, {a[1]}", t))]
 
 
 class ComparisonOp(BinaryElementwiseOp):
@@ -79,6 +88,15 @@ class UnaryElementwiseOp(RelaxOp):
         if cls.FLOAT_ONLY and x.dtype is not None and x.dtype not in FLOAT_DTYPES:
             raise ShapeError(f"operand 'x' must have a float dtype, got {x.dtype}")
         return [x]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        out = k.outs[0]
+        t = element(out.dtype)
+        if cls.NAME == "exp":
+            return [k.elementwise(k.ins, out, lambda a: k.scalar(f"math.exp {a[0]}", t))]
+        zero = "0.0" if is_float(out.dtype) else "0"
+        return [k.elementwise(k.ins, out, lambda a: k.scalar(f"arith.maximumf {a[0]}, {k.scalar(f'arith.constant {zero}', t)}", t))]
 
 
 def _binary_example(name: str) -> str:

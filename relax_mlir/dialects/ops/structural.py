@@ -120,6 +120,9 @@ def match_cast(value: ir.Value, target: RelaxType, *, loc: ir.Location | None = 
 class CallTirOp(DeclaredResultsOp):
     """Call a tensor-level kernel in destination-passing style; outputs are allocated by the caller.
 
+    When an output dim is unknown (data-dependent ops), the kernel allocates its outputs instead:
+    its signature is ``(args...) -> outs`` with no destination parameters.
+
     ``%y = "relax.call_tir"(%x, %w) {callee = @matmul_kernel} : (!relax.tensor<["n", 64], f32>,
     !relax.tensor<[64, 64], f32>) -> !relax.tensor<["n", 64], f32>``
     """
@@ -171,12 +174,7 @@ def _check_call(operand_types: Sequence[RelaxType | None], result_types: Sequenc
         if not isinstance(t, TensorType):
             raise ShapeError(f"output #{i} must be a tensor, got {t}")
         if t.shape is None or t.dtype is None:
-            raise ShapeError(f"output #{i} needs a known rank and dtype to be allocated, got {t}")
-        unknown = [axis for axis, d in enumerate(t.shape) if d is None]
-        if unknown:
-            raise ShapeError(
-                f"output #{i} needs known dims to be allocated, got {t}: dim {unknown[0]} is unknown"
-            )
+            raise ShapeError(f"output #{i} needs a known rank and dtype, got {t}")
     if not result_types:
         raise ShapeError("a destination-passing call needs at least one output")
 

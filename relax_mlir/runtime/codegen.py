@@ -1,0 +1,73 @@
+"""From host code and kernels on tensors to native code: bufferize, lower to LLVM, JIT, cache objects.
+
+``llvm_pipeline()`` is the upstream pipeline that takes the output of ``relax-lower-host`` to the
+LLVM dialect. ``object_code()`` turns that into an ELF object with MLIR's ExecutionEngine, and
+caches it on disk keyed by the IR and the options, so a second compile of the same module skips LLVM.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+from relax_mlir.runtime.libs import shared_libs
+
+CACHE_VERSION = "1"
+
+BUFFERIZE = (
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
+    "drop-equivalent-buffer-results,"
+    "buffer-deallocation-pipeline,"
+    "canonicalize"
+)
+
+TO_LLVM = (
+    "convert-linalg-to-loops,"
+    "convert-bufferization-to-memref,"
+    "lower-affine,"
+    "math-expand-ops{ops=tan,sinh,cosh,asinh,acosh,atanh,ceil,round,roundeven,rsqrt,exp2,powf,fpowi},"
+    "convert-math-to-libm,"
+    "convert-scf-to-cf,"
+    "expand-strided-metadata,"
+    "lower-affine,"
+    "finalize-memref-to-llvm,"
+    "convert-math-to-llvm,"
+    "convert-arith-to-llvm,"
+    "convert-index-to-llvm,"
+    "convert-cf-to-llvm,"
+    "convert-func-to-llvm,"
+    "convert-ub-to-llvm,"
+    "reconcile-unrealized-casts"
+)
+
+
+def llvm_pipeline() -> str:
+    """The upstream passes from host code and tensor kernels to the LLVM dialect."""
+    return f"builtin.module({BUFFERIZE},{TO_LLVM})"
+
+
+def cache_dir() -> Path:
+    """Where compiled objects are kept: ``$RELAX_MLIR_CACHE``, else ``~/.cache/relax_mlir``."""
+    env = os.environ.get("RELAX_MLIR_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "relax_mlir"
+
+
+def cache_key(ir_text: str, opt_level: int) -> str:
+    h = hashlib.sha256()
+    for part in (CACHE_VERSION, str(opt_level), ir_text):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+def object_code(llvm_module: ir.Module, opt_level: int, path: Path) -> None:
+    """Compile an LLVM-dialect module to an ELF object at ``path`` (written atomically)."""
+    engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=shared_libs())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    engine.dump_to_object_file(str(tmp))
+    os.replace(tmp, path)

@@ -1,0 +1,574 @@
+"""``relax-lower-host``: turn each relax function into ordinary ``func`` code that calls its kernels.
+
+After ``convert-relax-to-linalg`` a relax function holds only calls, match_casts, shape and tuple
+ops. This pass rewrites it into a function on builtin types with a fixed calling convention::
+
+    func.func @f(<inputs>, <destinations>, %status: memref<4xi64>) -> <data-dependent outputs>
+        attributes {llvm.emit_c_interface, relax.signature = "<json>"}
+
+- a tensor parameter is a ``memref`` (contiguous, identity layout); a prim parameter an ``index``;
+  a shape parameter one ``index`` per dim; tuple parameters are flattened;
+- every output whose dims are known from the parameters is written into a destination memref that
+  the runtime allocates (the last kernel writes there directly); a shape or prim output is written
+  into a ``memref<Nxi64>``; an output whose dims depend on data (bound by a ``match_cast`` inside the
+  function) is returned as a tensor instead;
+- symbols are read from the inputs' dims once; every symbolic size is computed once;
+- each ``match_cast`` check branches, on failure, to a block that stores ``[check + 1, actual,
+  expected, dim]`` into ``%status`` and returns. ``relax.signature`` tells the runtime what each
+  check means, so a failure comes back to Python as an error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlir import ir
+
+from relax_mlir.dialects.registry import OPS
+from relax_mlir.dialects.types import (
+    PrimType,
+    RelaxType,
+    ShapeType,
+    TensorType,
+    TupleType,
+    parse_type,
+    relax_type,
+)
+from relax_mlir.errors import RelaxError, UnsupportedOpError
+from relax_mlir.pipelines.registry import PassFailed, register_pass
+from relax_mlir.shape_infer.expr import Expr, format_dim
+from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
+from relax_mlir.transforms.index_code import IndexCode
+from relax_mlir.transforms.kernel import builtin_tensor, element
+
+SIGNATURE_ATTR = "relax.signature"
+PARAM_NAME_ATTR = "relax.name"
+
+
+def memref_type(t: TensorType) -> str:
+    return builtin_tensor(t).replace("tensor<", "memref<", 1)
+
+
+@dataclass
+class _Tensor:
+    name: str
+    type: TensorType
+
+    @property
+    def mlir(self) -> str:
+        return builtin_tensor(self.type)
+
+
+@dataclass
+class _Ints:
+    """A prim value (one index) or a shape value (several)."""
+
+    names: list[str]
+    is_shape: bool
+
+
+@dataclass
+class _Tuple:
+    fields: list[Any]
+
+
+@dataclass
+class _Function:
+    """Text of one host function being written."""
+
+    name: str
+    lines: list[str] = field(default_factory=list)
+    fail_blocks: list[str] = field(default_factory=list)
+    counter: int = 0
+    checks: list[str] = field(default_factory=list)
+
+    def fresh(self, prefix: str = "h") -> str:
+        self.counter += 1
+        return f"%{prefix}{self.counter}"
+
+
+class _HostWriter:
+    def __init__(self, func: ir.Operation, kernels: dict[str, ir.FunctionType]) -> None:
+        self.func = func
+        self.kernels = kernels
+        self.name = ir.StringAttr(func.attributes["sym_name"]).value
+        self.f = _Function(self.name)
+        self.env: dict[str, str] = {}
+        self.code = IndexCode(self.f.lines, self.f.fresh, self._symbol)
+        self.values: dict[ir.Value, Any] = {}
+        self.direct: dict[ir.Value, str] = {}  # call results written straight into a destination
+        self.params: list[str] = []
+        self.signature: dict[str, Any] = {"inputs": [], "outputs": [], "checks": self.f.checks}
+        self.result_types: list[str] = []
+        self.dynamic_returns: list[_Tensor] = []
+
+    def _symbol(self, name: str) -> str:
+        if name not in self.env:
+            raise UnsupportedOpError(f"@{self.name}: symbol '{name}' is used before it is defined")
+        return self.env[name]
+
+    # -- parameters ----------------------------------------------------------------------------
+    def bind_params(self) -> None:
+        block = self.func.regions[0].blocks[0]
+        ftype = ir.FunctionType(ir.TypeAttr(self.func.attributes["function_type"]).value)
+        names = _param_names(self.func, len(block.arguments))
+        for i, arg in enumerate(block.arguments):
+            t = relax_type(ftype.inputs[i])
+            if t is None:
+                raise UnsupportedOpError(f"@{self.name}: parameter #{i} has non-relax type {ftype.inputs[i]}")
+            self.values[arg] = self._param(t, names[i])
+        bounds = {}
+        if UPPER_BOUNDS_ATTR in self.func.attributes:
+            bounds = {n.name: ir.IntegerAttr(n.attr).value for n in ir.DictAttr(self.func.attributes[UPPER_BOUNDS_ATTR])}
+        self.signature["upper_bounds"] = bounds
+        self.signature["param_structure"] = [self._structure(relax_type(t)) for t in ftype.inputs]
+
+    def _param(self, t: RelaxType, what: str) -> Any:
+        if isinstance(t, TupleType):
+            return _Tuple([self._param(x, f"{what}.{j}") for j, x in enumerate(t.fields)])
+        if isinstance(t, TensorType):
+            builtin_tensor(t, what)
+            memref = self.f.fresh("arg")
+            self.params.append(f"{memref}: {memref_type(t)}")
+            tensor = self.f.fresh("in")
+            self.f.lines.append(
+                f"{tensor} = bufferization.to_tensor {memref} restrict : {memref_type(t)} to {builtin_tensor(t)}"
+            )
+            self.signature["inputs"].append({"kind": "tensor", "type": str(t), "name": what})
+            value = _Tensor(tensor, t)
+            for axis, d in enumerate(t.shape or ()):
+                if d is not None and not d.is_const and len(d.free_symbols) == 1 and str(d) in d.free_symbols:
+                    if str(d) not in self.env:
+                        self.env[str(d)] = self._dim(value, axis)
+            return value
+        if isinstance(t, (PrimType, ShapeType)):
+            dims = [t.value] if isinstance(t, PrimType) else t.values
+            if dims is None:
+                raise UnsupportedOpError(f"@{self.name}: {what} {t} needs a known rank")
+            names = []
+            for d in dims:
+                name = self.f.fresh("arg")
+                self.params.append(f"{name}: index")
+                names.append(name)
+                if d is not None and len(d.free_symbols) == 1 and str(d) in d.free_symbols:
+                    self.env.setdefault(str(d), name)
+            kind = "prim" if isinstance(t, PrimType) else "shape"
+            self.signature["inputs"].append({"kind": kind, "type": str(t), "name": what})
+            return _Ints(names, isinstance(t, ShapeType))
+        raise UnsupportedOpError(f"@{self.name}: {what} of type {t} cannot be passed to compiled code")
+
+    def _dim(self, value: _Tensor, axis: int) -> str:
+        assert value.type.shape is not None
+        d = value.type.shape[axis]
+        if d is not None and d.is_const:
+            return self.code.const(d.value)
+        name = self.f.fresh("dim")
+        self.f.lines.append(f"{name} = tensor.dim {value.name}, {self.code.const(axis)} : {value.mlir}")
+        return name
+
+    # -- outputs -----------------------------------------------------------------------------------
+    def plan_outputs(self) -> list[tuple[ir.Value, RelaxType, str | None]]:
+        """Flattened results; destination memrefs for those whose sizes the runtime can compute."""
+        ret = self._return_op()
+        flat: list[tuple[ir.Value, RelaxType]] = []
+        for v in ret.operands:
+            flat.extend(self._flatten(v, relax_type(v.type)))
+        known = set(self.env)
+        planned = []
+        for i, (v, t) in enumerate(flat):
+            what = f"output #{i}"
+            if isinstance(t, TensorType):
+                builtin_tensor(t, what)
+                dims_known = all(d is not None and d.free_symbols <= known for d in t.shape)  # type: ignore[union-attr]
+                if not dims_known:
+                    planned.append((v, t, None))
+                    self.signature["outputs"].append({"kind": "returned", "type": str(t)})
+                    continue
+                dest = self.f.fresh("dest")
+                self.params.append(f"{dest}: {memref_type(t)}")
+                planned.append((v, t, dest))
+                self.signature["outputs"].append({"kind": "tensor", "type": str(t)})
+                source = _source(v)
+                if source not in self.direct and isinstance(source, ir.OpResult) and source.owner.name == "relax.call_tir":
+                    self.direct[source] = dest
+            elif isinstance(t, (PrimType, ShapeType)):
+                n = 1 if isinstance(t, PrimType) else t.ndim
+                if n is None:
+                    raise UnsupportedOpError(f"@{self.name}: {what} {t} needs a known rank")
+                dest = self.f.fresh("dest")
+                self.params.append(f"{dest}: memref<{n}xi64>")
+                planned.append((v, t, dest))
+                self.signature["outputs"].append({"kind": "prim" if isinstance(t, PrimType) else "shape", "type": str(t)})
+            else:
+                raise UnsupportedOpError(f"@{self.name}: {what} of type {t} cannot be returned from compiled code")
+        self.signature["result_structure"] = [self._structure(relax_type(v.type)) for v in ret.operands]
+        return planned
+
+    def _structure(self, t: RelaxType | None) -> Any:
+        return [self._structure(x) for x in t.fields] if isinstance(t, TupleType) else 0
+
+    def _flatten(self, v: ir.Value, t: RelaxType | None) -> list[tuple[ir.Value, RelaxType]]:
+        if isinstance(t, TupleType):
+            owner = v.owner if isinstance(v, ir.OpResult) else None
+            if owner is not None and owner.name == "relax.make_tuple":
+                out = []
+                for x in owner.operands:
+                    out.extend(self._flatten(x, relax_type(x.type)))
+                return out
+            return [(v, t)]  # resolved later through the value map
+        assert t is not None
+        return [(v, t)]
+
+    def _return_op(self) -> ir.Operation:
+        block = self.func.regions[0].blocks[0]
+        last = list(block.operations)[-1].operation
+        if last.name != "func.return":
+            raise UnsupportedOpError(f"@{self.name}: the body must end with func.return")
+        return last
+
+    # -- body ----------------------------------------------------------------------------------------
+    def write(self) -> str:
+        self.bind_params()
+        status = self.f.fresh("status")
+        self.status = status
+        planned = self.plan_outputs()
+        self.params.append(f"{status}: memref<4xi64>")
+        for op in list(self.func.regions[0].blocks[0].operations)[:-1]:
+            self.visit(op.operation)
+        returned = self.finish_outputs(planned)
+        results = ", ".join(r.mlir for r in returned)
+        lines = list(self.f.lines)
+        if returned:
+            lines.append(f"return {', '.join(r.name for r in returned)} : {results}")
+        else:
+            lines.append("return")
+        signature = json.dumps(self.signature).replace("\\", "\\\\").replace('"', '\\"')
+        head = (
+            f"func.func @{self.name}({', '.join(self.params)})"
+            + (f" -> ({results})" if returned else "")
+            + f' attributes {{llvm.emit_c_interface, {SIGNATURE_ATTR} = "{signature}"}} {{'
+        )
+        body = "\n".join("  " + x if not x.startswith("^") else x for x in lines + self.f.fail_blocks)
+        self.returned_types = [r.mlir for r in returned]
+        return f"{head}\n{body}\n}}\n"
+
+    def finish_outputs(self, planned: list[tuple[ir.Value, RelaxType, str | None]]) -> list[_Tensor]:
+        returned: list[_Tensor] = []
+        for v, t, dest in planned:
+            value = self.lookup(v)
+            if dest is None:
+                returned.append(value)
+            elif isinstance(t, TensorType):
+                if getattr(value, "written_to", None) == dest:
+                    continue
+                self.f.lines.append(
+                    f"bufferization.materialize_in_destination {value.name} in restrict writable {dest} : "
+                    f"({value.mlir}, {memref_type(t)}) -> ()"
+                )
+            else:
+                for j, name in enumerate(value.names):
+                    as_i64 = self.f.fresh("i64_")
+                    self.f.lines.append(f"{as_i64} = arith.index_cast {name} : index to i64")
+                    self.f.lines.append(f"memref.store {as_i64}, {dest}[{self.code.const(j)}] : memref<{len(value.names)}xi64>")
+        self.dynamic_returns = returned
+        return returned
+
+    def lookup(self, v: ir.Value) -> Any:
+        if v in self.values:
+            return self.values[v]
+        raise RelaxError(f"@{self.name}: value {v.get_name()} has no lowering")
+
+    def visit(self, op: ir.Operation) -> None:
+        name = op.name
+        if name == "scf.execute_region" and DATAFLOW_ATTR in op.attributes:
+            block = op.regions[0].blocks[0]
+            inner = list(block.operations)
+            for x in inner[:-1]:
+                self.visit(x.operation)
+            for r, y in zip(op.results, inner[-1].operation.operands):
+                self.values[r] = self.lookup(y)
+            return
+        handler = getattr(self, "op_" + name.removeprefix("relax."), None) if name.startswith("relax.") else None
+        if handler is None:
+            hint = " (run convert-relax-to-linalg first)" if name.removeprefix("relax.") in OPS else ""
+            raise UnsupportedOpError(f"'{name}' op cannot be lowered to host code{hint}")
+        handler(op)
+
+    # -- ops ---------------------------------------------------------------------------------------------
+    def op_call_tir(self, op: ir.Operation) -> None:
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        kernel = self.kernels.get(callee)
+        if kernel is None:
+            raise UnsupportedOpError(f"'relax.call_tir' op: callee @{callee} is not a kernel of this module")
+        args, types = [], []
+        for v in op.operands:
+            x = self.lookup(v)
+            if isinstance(x, _Tensor):
+                args.append(x.name)
+                types.append(x.mlir)
+            elif isinstance(x, _Ints) and not x.is_shape:
+                args.append(x.names[0])
+                types.append("index")
+            else:
+                raise UnsupportedOpError("'relax.call_tir' op: only tensor and prim arguments can be passed to kernels")
+        outs = [relax_type(r.type) for r in op.results]
+        allocating = len(kernel.inputs) == len(op.operands)
+        results = []
+        for r, t in zip(op.results, outs):
+            assert isinstance(t, TensorType)
+            value = _Tensor(self.f.fresh("t"), t)
+            if not allocating:
+                dest = self.direct.get(r)
+                if dest is not None:
+                    d = self.f.fresh("d")
+                    self.f.lines.append(
+                        f"{d} = bufferization.to_tensor {dest} restrict writable : {memref_type(t)} to {value.mlir}"
+                    )
+                    value.written_to = dest  # type: ignore[attr-defined]
+                else:
+                    d = self.f.fresh("empty")
+                    sizes = [self.code.value(x) for x in t.shape if not x.is_const]  # type: ignore[union-attr]
+                    self.f.lines.append(f"{d} = tensor.empty({', '.join(sizes)}) : {value.mlir}")
+                args.append(d)
+                types.append(value.mlir)
+            results.append(value)
+            self.values[r] = value
+        lhs = ", ".join(x.name for x in results)
+        rtypes = ", ".join(x.mlir for x in results)
+        self.f.lines.append(f"{lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})")
+
+    def op_match_cast(self, op: ir.Operation) -> None:
+        src = self.lookup(op.operands[0])
+        target = relax_type(op.results[0].type)
+        self.values[op.results[0]] = self._cast(src, target, op)
+
+    def _cast(self, src: Any, target: RelaxType | None, op: ir.Operation) -> Any:
+        where = _location(op)
+        if isinstance(src, _Tuple):
+            assert isinstance(target, TupleType)
+            return _Tuple([self._cast(s, t, op) for s, t in zip(src.fields, target.fields)])
+        if isinstance(src, _Tensor):
+            if not isinstance(target, TensorType) or target.shape is None:
+                return src
+            if src.type.shape is not None and len(src.type.shape) != len(target.shape):
+                raise UnsupportedOpError(f"{where}relax.match_cast: rank {len(src.type.shape)} vs {len(target.shape)}")
+            for axis, d in enumerate(target.shape):
+                if d is None:
+                    continue
+                self._check_dim(self._dim(src, axis), d, f"{where}relax.match_cast: dim {axis} of {src.type}")
+            new_type = TensorType(target.shape, target.dtype or src.type.dtype)
+            if builtin_tensor(new_type) == src.mlir:
+                return _Tensor(src.name, new_type)
+            name = self.f.fresh("cast")
+            self.f.lines.append(f"{name} = tensor.cast {src.name} : {src.mlir} to {builtin_tensor(new_type)}")
+            return _Tensor(name, new_type)
+        if isinstance(src, _Ints):
+            dims = [target.value] if isinstance(target, PrimType) else getattr(target, "values", None)
+            if dims is None:
+                return src
+            for j, (actual, d) in enumerate(zip(src.names, dims)):
+                if d is not None:
+                    self._check_dim(actual, d, f"{where}relax.match_cast: value #{j}")
+            return src
+        return src
+
+    def _check_dim(self, actual: str, d: Expr, what: str) -> None:
+        """Bind a new bare symbol to ``actual``, or branch to a failure block unless it equals ``d``."""
+        if len(d.free_symbols) == 1 and str(d) in d.free_symbols and str(d) not in self.env:
+            self.env[str(d)] = actual
+            return
+        expected = self.code.value(d)
+        if expected == actual:
+            return
+        ok = self.f.fresh("ok")
+        check = len(self.f.checks)
+        self.f.checks.append(f"{what} must be {format_dim(d)}")
+        label = f"^fail{check}"
+        cont = f"^bb{check}"
+        self.f.lines += [
+            f"{ok} = arith.cmpi eq, {actual}, {expected} : index",
+            f"cf.cond_br {ok}, {cont}, {label}({actual}, {expected} : index, index)",
+            f"{cont}:",
+        ]
+        self._fail_block(label, check)
+
+    def _fail_block(self, label: str, check: int) -> None:
+        a, e = f"%fa{check}", f"%fe{check}"
+        code = f"%fc{check}"
+        lines = [f"{label}({a}: index, {e}: index):"]
+        lines.append(f"  {code} = arith.constant {check + 1} : i64")
+        for j, v in enumerate((code, a, e)):
+            x = v
+            if v != code:
+                x = f"%fx{check}_{j}"
+                lines.append(f"  {x} = arith.index_cast {v} : index to i64")
+            c = f"%fi{check}_{j}"
+            lines.append(f"  {c} = arith.constant {j} : index")
+            lines.append(f"  memref.store {x}, {self.status}[{c}] : memref<4xi64>")
+        dummies = []
+        types = self.dynamic_types()
+        if any("?" in t for t in types):
+            lines.append(f"  %fz{check} = arith.constant 0 : index")
+        for j, t in enumerate(types):
+            sizes = ", ".join(f"%fz{check}" for _ in range(t.count("?")))
+            lines.append(f"  %fd{check}_{j} = tensor.empty({sizes}) : {t}")
+            dummies.append(f"%fd{check}_{j}")
+        if dummies:
+            lines.append(f"  return {', '.join(dummies)} : {', '.join(types)}")
+        else:
+            lines.append("  return")
+        self.f.fail_blocks.extend(lines)
+
+    def dynamic_types(self) -> list[str]:
+        return [builtin_tensor(_t(o["type"])) for o in self.signature["outputs"] if o["kind"] == "returned"]
+
+    def op_shape_of(self, op: ir.Operation) -> None:
+        x = self.lookup(op.operands[0])
+        self.values[op.results[0]] = _Ints([self._dim(x, i) for i in range(len(x.type.shape))], True)
+
+    def op_get_dim(self, op: ir.Operation) -> None:
+        s = self.lookup(op.operands[0])
+        index = ir.IntegerAttr(op.attributes["index"]).value
+        self.values[op.results[0]] = _Ints([s.names[index]], False)
+
+    def op_make_shape(self, op: ir.Operation) -> None:
+        self.values[op.results[0]] = _Ints([self.lookup(v).names[0] for v in op.operands], True)
+
+    def op_prim_value(self, op: ir.Operation) -> None:
+        t = relax_type(op.results[0].type)
+        assert isinstance(t, PrimType) and t.value is not None
+        self.values[op.results[0]] = _Ints([self.code.value(t.value)], False)
+
+    def op_prim_binary(self, op: ir.Operation) -> None:
+        a, b = (self.lookup(v).names[0] for v in op.operands)
+        kind = ir.StringAttr(op.attributes["op"]).value
+        arith = {"add": "addi", "sub": "subi", "mul": "muli", "floordiv": "floordivsi", "min": "minsi", "max": "maxsi"}
+        name = self.f.fresh("p")
+        if kind == "mod":
+            r = self.f.fresh("p")
+            s = self.f.fresh("p")
+            self.f.lines += [f"{r} = arith.remsi {a}, {b} : index", f"{s} = arith.addi {r}, {b} : index",
+                             f"{name} = arith.remsi {s}, {b} : index"]
+        else:
+            self.f.lines.append(f"{name} = arith.{arith[kind]} {a}, {b} : index")
+        self.values[op.results[0]] = _Ints([name], False)
+
+    def op_shape_to_tensor(self, op: ir.Operation) -> None:
+        s = self.lookup(op.operands[0])
+        t = relax_type(op.results[0].type)
+        casts = []
+        for n in s.names:
+            c = self.f.fresh("i64_")
+            self.f.lines.append(f"{c} = arith.index_cast {n} : index to i64")
+            casts.append(c)
+        value = _Tensor(self.f.fresh("t"), t)
+        self.f.lines.append(f"{value.name} = tensor.from_elements {', '.join(casts)} : {value.mlir}")
+        self.values[op.results[0]] = value
+
+    def op_tensor_to_shape(self, op: ir.Operation) -> None:
+        x = self.lookup(op.operands[0])
+        n = x.type.shape[0]
+        if n is None or not n.is_const:
+            raise UnsupportedOpError(f"{_location(op)}relax.tensor_to_shape: the tensor's length must be static")
+        names = []
+        for j in range(n.value):
+            e, c = self.f.fresh("e"), self.f.fresh("e")
+            self.f.lines += [f"{e} = tensor.extract {x.name}[{self.code.const(j)}] : {x.mlir}",
+                             f"{c} = arith.index_cast {e} : {element(x.type.dtype)} to index"]
+            names.append(c)
+        self.values[op.results[0]] = _Ints(names, True)
+
+    def op_make_tuple(self, op: ir.Operation) -> None:
+        self.values[op.results[0]] = _Tuple([self.lookup(v) for v in op.operands])
+
+    def op_tuple_get_item(self, op: ir.Operation) -> None:
+        index = ir.IntegerAttr(op.attributes["index"]).value
+        self.values[op.results[0]] = self.lookup(op.operands[0]).fields[index]
+
+    def op_constant(self, op: ir.Operation) -> None:
+        t = relax_type(op.results[0].type)
+        value = _Tensor(self.f.fresh("const"), t)
+        attr = op.attributes["value"]
+        self.f.lines.append(f"{value.name} = arith.constant {attr}")
+        self.values[op.results[0]] = value
+
+
+def _param_names(func: ir.Operation, n: int) -> list[str]:
+    """Parameter names from ``relax.name`` argument attributes (the builder sets them), else ``#i``."""
+    names = [f"#{i}" for i in range(n)]
+    if "arg_attrs" not in func.attributes:
+        return names
+    for i, attrs in enumerate(ir.ArrayAttr(func.attributes["arg_attrs"])):
+        attrs = ir.DictAttr(attrs)
+        if PARAM_NAME_ATTR in attrs:
+            names[i] = ir.StringAttr(attrs[PARAM_NAME_ATTR]).value
+    return names
+
+
+def _source(v: ir.Value) -> ir.Value:
+    """The value a dataflow block's result stands for (the yielded value), through nested blocks."""
+    while isinstance(v, ir.OpResult) and v.owner.name == "scf.execute_region":
+        op = v.owner
+        if DATAFLOW_ATTR not in op.attributes:
+            break
+        block = op.regions[0].blocks[0]
+        v = list(block.operations)[-1].operation.operands[v.result_number]
+    return v
+
+
+def _t(text: str) -> TensorType:
+    t = parse_type(text)
+    assert isinstance(t, TensorType)
+    return t
+
+
+def _location(op: ir.Operation) -> str:
+    loc = op.location
+    if loc.is_a_file():
+        return f"{loc.filename}:{loc.start_line}:{loc.start_col}: "
+    return ""
+
+
+def _is_relax_function(op: ir.Operation) -> bool:
+    if op.name != "func.func":
+        return False
+    ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+    return any(relax_type(t) is not None for t in (*ftype.inputs, *ftype.results))
+
+
+@register_pass("relax-lower-host")
+class LowerHost:
+    """Rewrite relax functions into func code on memrefs that allocates buffers and calls kernels."""
+
+    def run(self, module: ir.Operation) -> None:
+        body = module.regions[0].blocks[0]
+        funcs = [op.operation for op in body.operations if op.operation.name == "func.func"]
+        kernels = {
+            ir.StringAttr(f.attributes["sym_name"]).value: ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+            for f in funcs
+            if not _is_relax_function(f)
+        }
+        texts, old = [], []
+        for f in funcs:
+            if not _is_relax_function(f):
+                continue
+            try:
+                texts.append(_HostWriter(f, kernels).write())
+            except RelaxError as e:
+                f.location.emit_error(str(e))
+                raise PassFailed("host lowering failed") from None
+            old.append(f)
+        if not texts:
+            return
+        declarations = [
+            f"func.func private @{name}({', '.join(str(t) for t in ft.inputs)}) -> ({', '.join(str(t) for t in ft.results)})"
+            for name, ft in kernels.items()
+        ]
+        parsed = ir.Module.parse("\n".join(declarations + texts))
+        for f in old:
+            f.erase()
+        new_funcs = [op.operation for op in parsed.body.operations if len(op.operation.regions[0].blocks)]
+        for f in new_funcs:
+            body.append(f)

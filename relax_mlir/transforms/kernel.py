@@ -1,0 +1,298 @@
+"""Writing ``call_tir`` kernels: functions on builtin tensors, as MLIR text, one per op instance.
+
+An op class lowers itself with a ``lower(k)`` classmethod that writes the kernel body through a
+``KernelBuilder``::
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[str]:
+        x, out = k.ins[0], k.outs[0]
+        rank = len(out.shape)
+        [r] = k.generic([x], [out], [identity(rank)] * 2, ["parallel"] * rank,
+                        lambda a: [k.scalar(f"math.exp {a[0]}", out.dtype)])
+        return [r]
+
+The kernel takes the op's operands, then index values for symbols it needs but cannot read from a
+tensor dim, then one destination tensor per result (``k.outs``), and returns the results. When a
+result dim is unknown (data-dependent ops such as ``unique``) the kernel allocates its own results
+instead: ``k.allocating`` is True and ``k.outs`` is empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from relax_mlir.dialects.types import PrimType, RelaxType, TensorType
+from relax_mlir.errors import UnsupportedOpError
+from relax_mlir.shape_infer.expr import Expr, as_expr
+from relax_mlir.transforms.index_code import IndexCode
+
+FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64"})
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in FLOAT_TYPES
+
+
+def is_unsigned(dtype: str) -> bool:
+    return dtype.startswith("ui")
+
+
+def element(dtype: str) -> str:
+    """The builtin element type kernels use for a relax dtype (unsigned ints are signless in arith)."""
+    return "i" + dtype[2:] if dtype.startswith("ui") else dtype
+
+
+def builtin_tensor(t: TensorType, what: str = "value") -> str:
+    """The builtin tensor type of a relax tensor type (symbolic dims become ``?``)."""
+    if t.shape is None:
+        raise UnsupportedOpError(f"cannot lower {what} of unknown rank {t}: state its rank with relax.match_cast")
+    if t.dtype is None:
+        raise UnsupportedOpError(f"cannot lower {what} of unknown dtype {t}: state it with relax.match_cast")
+    dims = ["?" if d is None or not d.is_const else str(d.value) for d in t.shape]
+    return "tensor<" + "".join(d + "x" for d in dims) + element(t.dtype) + ">"
+
+
+def identity(rank: int) -> str:
+    """The identity affine map of ``rank`` dims, e.g. ``(d0, d1) -> (d0, d1)``."""
+    ds = ", ".join(f"d{i}" for i in range(rank))
+    return f"({ds}) -> ({ds})"
+
+
+@dataclass
+class KernelValue:
+    """A kernel argument (or result): its SSA name, relax type and builtin type."""
+
+    name: str
+    type: RelaxType
+    mlir: str
+
+    @property
+    def shape(self) -> tuple[Expr | None, ...]:
+        assert isinstance(self.type, TensorType) and self.type.shape is not None
+        return self.type.shape
+
+    @property
+    def dtype(self) -> str:
+        assert isinstance(self.type, TensorType) and self.type.dtype is not None
+        return self.type.dtype
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclass
+class KernelBuilder:
+    """The kernel being written for one op: arguments, attributes and the body's lines."""
+
+    op_name: str
+    operand_types: list[RelaxType]
+    result_types: list[TensorType]
+    attrs: dict[str, Any]
+    ins: list[KernelValue] = field(init=False)
+    outs: list[KernelValue] = field(init=False)
+    allocating: bool = field(init=False)
+    assumed: dict[int, TensorType] = field(init=False, default_factory=dict)
+    symbol_params: list[str] = field(init=False, default_factory=list)
+    _lines: list[list[str]] = field(init=False)
+    _counter: int = field(init=False, default=0)
+    _dims: dict[tuple[str, int], str] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.ins = [self._value(f"%arg{i}", t, f"operand #{i}") for i, t in enumerate(self.operand_types)]
+        self.allocating = any(d is None for t in self.result_types for d in (t.shape or (None,)))
+        self.outs = (
+            []
+            if self.allocating
+            else [self._value(f"%out{i}", t, f"result #{i}") for i, t in enumerate(self.result_types)]
+        )
+        self._lines = [[]]
+        self._index = IndexCode(self._lines[0], self.fresh, self._symbol)
+
+    def _value(self, name: str, t: RelaxType, what: str) -> KernelValue:
+        if isinstance(t, PrimType):
+            return KernelValue(name, t, "index")
+        if not isinstance(t, TensorType):
+            raise UnsupportedOpError(f"relax.{self.op_name}: cannot pass {what} of type {t} to a kernel")
+        return KernelValue(name, t, builtin_tensor(t, f"relax.{self.op_name} {what}"))
+
+    # -- writing lines -----------------------------------------------------------------------------
+    def fresh(self, prefix: str = "v") -> str:
+        self._counter += 1
+        return f"%{prefix}{self._counter}"
+
+    def emit(self, *lines: str) -> None:
+        self._lines[-1].extend(lines)
+
+    def scalar(self, op_text: str, result_type: str) -> str:
+        """Emit ``%v = <op_text> : <result_type>`` and return ``%v``."""
+        name = self.fresh()
+        self.emit(f"{name} = {op_text} : {result_type}")
+        return name
+
+    def fail(self, message: str) -> UnsupportedOpError:
+        """An error for a case this op's lowering does not handle (raise it)."""
+        return UnsupportedOpError(f"relax.{self.op_name}: {message}")
+
+    # -- assumptions the caller checks at run time --------------------------------------------------
+    def assume(self, operand: int, dims: Sequence[Expr | int | str]) -> None:
+        """State that operand ``operand`` has ``dims``; the caller checks it with a match_cast before the call."""
+        t = self.operand_types[operand]
+        assert isinstance(t, TensorType)
+        refined = TensorType(tuple(as_expr(d) for d in dims), t.dtype)
+        if refined == t:
+            return
+        self.assumed[operand] = refined
+        self.operand_types[operand] = refined
+        self.ins[operand] = KernelValue(self.ins[operand].name, refined, builtin_tensor(refined))
+
+    # -- sizes -----------------------------------------------------------------------------------------
+    def dim(self, value: KernelValue, axis: int) -> str:
+        """The size of ``value`` along ``axis`` as an index SSA value (a constant when static)."""
+        d = value.shape[axis]
+        if d is not None and d.is_const:
+            return self._index.const(d.value)
+        key = (value.name, axis)
+        if key not in self._dims:
+            name = self.fresh("dim")
+            self._lines[0].append(f"{name} = tensor.dim {value.name}, {self._index.const(axis)} : {value.mlir}")
+            self._dims[key] = name
+        return self._dims[key]
+
+    def index(self, e: Expr | int | str) -> str:
+        """An index SSA value for a symbolic expression over the kernel's own dims and symbol params."""
+        return self._index.value(e)
+
+    def const(self, value: int) -> str:
+        return self._index.const(value)
+
+    def _symbol(self, name: str) -> str:
+        for v in (*self.ins, *self.outs):
+            if isinstance(v.type, PrimType):
+                if v.type.value is not None and str(v.type.value) == name:
+                    return v.name
+                continue
+            for axis, d in enumerate(v.shape):
+                if d is not None and str(d) == name:
+                    return self.dim(v, axis)
+        if name not in self.symbol_params:
+            self.symbol_params.append(name)
+        return f"%sym_{_ident(name)}"
+
+    def dynamic_sizes(self, shape: Sequence[Expr | None]) -> list[str]:
+        """Index values for the non-constant dims of ``shape`` (tensor.empty's operands)."""
+        if any(d is None for d in shape):
+            raise self.fail("a result dim is unknown; the lowering must compute it")
+        return [self.index(d) for d in shape if not d.is_const]  # type: ignore[union-attr]
+
+    def empty(self, shape: Sequence[Expr | None], dtype: str) -> KernelValue:
+        """A new ``tensor.empty`` of ``shape``."""
+        t = TensorType(tuple(shape), dtype)
+        mlir = builtin_tensor(t)
+        name = self.fresh("empty")
+        self.emit(f"{name} = tensor.empty({', '.join(self.dynamic_sizes(shape))}) : {mlir}")
+        return KernelValue(name, t, mlir)
+
+    def empty_like(self, value: KernelValue, dtype: str | None = None) -> KernelValue:
+        """A new ``tensor.empty`` with ``value``'s sizes (read from its dims)."""
+        t = TensorType(value.shape, dtype or value.dtype)
+        mlir = builtin_tensor(t)
+        sizes = [self.dim(value, i) for i, d in enumerate(value.shape) if d is None or not d.is_const]
+        name = self.fresh("empty")
+        self.emit(f"{name} = tensor.empty({', '.join(sizes)}) : {mlir}")
+        return KernelValue(name, t, mlir)
+
+    # -- linalg ----------------------------------------------------------------------------------------
+    def generic(
+        self,
+        inputs: Sequence[KernelValue],
+        outputs: Sequence[KernelValue],
+        maps: Sequence[str],
+        iterators: Sequence[str],
+        body: Callable[[list[str]], list[str]],
+    ) -> list[KernelValue]:
+        """A ``linalg.generic``; ``body`` gets the block argument names, emits scalar code, returns the yields."""
+        args = [self.fresh("a") for _ in (*inputs, *outputs)]
+        self._lines.append([])
+        yields = body(args)
+        region = self._lines.pop()
+        element_types = [element(v.dtype) for v in (*inputs, *outputs)]
+        results = [KernelValue(self.fresh("r"), o.type, o.mlir) for o in outputs]
+        map_attrs = ", ".join(f"affine_map<{m}>" for m in maps)
+        its = ", ".join(f'"{i}"' for i in iterators)
+        lhs = ", ".join(r.name for r in results)
+        ins = (
+            f" ins({', '.join(v.name for v in inputs)} : {', '.join(v.mlir for v in inputs)})" if inputs else ""
+        )
+        self.emit(
+            f"{lhs} = linalg.generic {{indexing_maps = [{map_attrs}], iterator_types = [{its}]}}"
+            f"{ins} outs({', '.join(v.name for v in outputs)} : {', '.join(v.mlir for v in outputs)}) {{",
+            f"^bb0({', '.join(f'{a}: {t}' for a, t in zip(args, element_types))}):",
+            *("  " + line for line in region),
+            f"  linalg.yield {', '.join(yields)} : {', '.join(element_types[len(inputs) :])}",
+            f"}} -> {', '.join(o.mlir for o in outputs)}",
+        )
+        return results
+
+    def elementwise(
+        self, inputs: Sequence[KernelValue], out: KernelValue, body: Callable[[list[str]], str]
+    ) -> KernelValue:
+        """A parallel ``linalg.generic`` broadcasting ``inputs`` (numpy rules) to ``out``.
+
+        ``body`` gets one scalar per input and returns the result scalar. A dim of 1 against a
+        larger one broadcasts; dims the deduction assumed equal are checked by the caller.
+        """
+        rank = out.rank
+        maps, resolved = [], []
+        for v in inputs:
+            offset = rank - v.rank
+            exprs, dims = [], list(v.shape)
+            for axis, d in enumerate(v.shape):
+                o = out.shape[axis + offset]
+                if d is None or o is None:
+                    raise self.fail(
+                        f"cannot lower broadcasting of {v.type} to {out.type} with unknown dims: "
+                        "state them with relax.match_cast first"
+                    )
+                if d == 1 and o != 1:
+                    exprs.append("0")
+                    continue
+                dims[axis] = o  # deduction allowed a different dim only if equal at run time: checked
+                exprs.append(f"d{axis + offset}")
+            if v in self.ins and dims != list(v.shape):
+                index = self.ins.index(v)
+                self.assume(index, dims)
+                v = self.ins[index]
+            resolved.append(v)
+            maps.append(f"({', '.join(f'd{j}' for j in range(rank))}) -> ({', '.join(exprs)})")
+        inputs = resolved
+        [r] = self.generic(inputs, [out], [*maps, identity(rank)], ["parallel"] * rank, lambda a: [body(a[:-1])])
+        return r
+
+    def op(self, text: str, result: KernelValue | TensorType) -> KernelValue:
+        """Emit ``%r = <text>`` producing a tensor of the given type; return it."""
+        t = result.type if isinstance(result, KernelValue) else result
+        assert isinstance(t, TensorType)
+        value = KernelValue(self.fresh("t"), t, builtin_tensor(t))
+        self.emit(f"{value.name} = {text}")
+        return value
+
+    # -- the function ------------------------------------------------------------------------------------
+    def function_text(self, name: str, results: Sequence[KernelValue]) -> str:
+        """The kernel as a private ``func.func`` named ``name`` returning ``results``."""
+        params = [f"{v.name}: {v.mlir}" for v in self.ins]
+        params += [f"%sym_{_ident(s)}: index" for s in self.symbol_params]
+        params += [f"{v.name}: {v.mlir}" for v in self.outs]
+        result_types = ", ".join(r.mlir for r in results)
+        body = "\n".join("  " + line for line in self._lines[0])
+        returned = ", ".join(r.name for r in results)
+        return (
+            f"func.func private @{name}({', '.join(params)}) -> ({result_types}) {{\n{body}\n"
+            f"  return {returned} : {result_types}\n}}\n"
+        )
+
+
+def _ident(symbol: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in symbol)

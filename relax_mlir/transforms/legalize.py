@@ -1,0 +1,133 @@
+"""``convert-relax-to-linalg``: rewrite relax compute ops into ``call_tir`` of linalg kernels.
+
+Each op class that can be lowered has a ``lower(k: KernelBuilder)`` classmethod (next to its
+deduction) that writes a kernel on builtin tensors. Identical kernels are shared. What a kernel
+assumes about its operands' dims (for example that ``k`` of one matmul operand equals ``k2`` of the
+other) is inserted before the call as a ``relax.match_cast``, which is checked at run time; symbols
+a kernel needs but cannot read from its tensors are passed as ``relax.prim_value`` arguments.
+Structural and shape ops (match_cast, shape_of, tuples, constants, get_dim, ...) stay: the host
+lowering handles them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mlir import ir
+
+from relax_mlir.dialects.ops.shape_value import prim_value
+from relax_mlir.dialects.ops.structural import MatchCastOp, call_tir
+from relax_mlir.dialects.registry import OPS, RelaxOp
+from relax_mlir.dialects.types import TensorType, relax_type
+from relax_mlir.errors import RelaxError
+from relax_mlir.pipelines.registry import PassFailed, register_pass
+from relax_mlir.transforms.kernel import KernelBuilder
+
+
+def lowerable_ops() -> list[str]:
+    """Names of the relax ops that have a kernel lowering."""
+    return sorted(name for name, cls in OPS.items() if hasattr(cls, "lower"))
+
+
+@register_pass("convert-relax-to-linalg")
+class ConvertRelaxToLinalg:
+    """Rewrite relax compute ops into call_tir of linalg kernels (``ops=a,b`` lowers only those)."""
+
+    ops: str = ""
+
+    def run(self, module: ir.Operation) -> None:
+        selected = self._selected()
+        kernels: dict[str, str] = {}  # kernel text (with a placeholder name) -> function name
+        taken = {str(ir.StringAttr(op.attributes["sym_name"]).value) for op in _functions(module)}
+        new_functions: list[str] = []
+        failed = False
+        for op in list(_relax_ops(module)):
+            cls = OPS.get(op.name.removeprefix("relax."))
+            if cls is None or not hasattr(cls, "lower") or (selected and cls.NAME not in selected):
+                continue
+            try:
+                k, results = _write_kernel(cls, op)
+            except RelaxError as e:
+                op.location.emit_error(f"'{op.name}' op cannot be lowered: {e}")
+                failed = True
+                continue
+            text = k.function_text("__KERNEL__", results)
+            name = kernels.get(text)
+            if name is None:
+                name = _fresh_name(cls.NAME, taken)
+                kernels[text] = name
+                new_functions.append(text.replace("@__KERNEL__", f"@{name}", 1))
+            _replace_with_call(op, k, name)
+        if failed:
+            raise PassFailed("some relax ops could not be lowered")
+        if new_functions:
+            _append_functions(module, "\n".join(new_functions))
+
+    def _selected(self) -> set[str]:
+        names = {n.strip() for n in self.ops.split(",") if n.strip()}
+        unknown = sorted(n for n in names if n not in OPS or not hasattr(OPS[n], "lower"))
+        if unknown:
+            raise PassFailed(
+                f"convert-relax-to-linalg: no lowering for op(s) {', '.join(unknown)}; "
+                f"lowerable ops: {', '.join(lowerable_ops())}"
+            )
+        return names
+
+
+def _write_kernel(cls: type[RelaxOp], op: ir.Operation) -> tuple[KernelBuilder, list]:
+    view: RelaxOp = op.opview  # type: ignore[assignment]
+    operand_types = view.operand_types()
+    result_types = [relax_type(r.type) for r in op.results]
+    for i, t in enumerate(result_types):
+        if not isinstance(t, TensorType) or t.shape is None or t.dtype is None:
+            raise RelaxError(f"result #{i} has type {t}; lowering needs a tensor of known rank and dtype")
+    k = KernelBuilder(cls.NAME, list(operand_types), result_types, view.attr_values())  # type: ignore[arg-type]
+    results = cls.lower(k)  # type: ignore[attr-defined]
+    return k, results
+
+
+def _replace_with_call(op: ir.Operation, k: KernelBuilder, callee: str) -> None:
+    ip = ir.InsertionPoint(op)
+    args = list(op.operands)
+    with op.location:
+        for index, refined in k.assumed.items():
+            args[index] = MatchCastOp.build([args[index]], result_types=[refined], loc=op.location, ip=ip).result
+        with ip:
+            args += [prim_value(s, loc=op.location) for s in k.symbol_params]
+            results = call_tir(callee, args, k.result_types, loc=op.location)
+    for old, new in zip(op.results, results):
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
+def _functions(module: ir.Operation) -> list[ir.Operation]:
+    return [op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"]
+
+
+def _relax_ops(module: ir.Operation) -> Iterator[ir.Operation]:
+    def walk(op: ir.Operation) -> Iterator[ir.Operation]:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    if inner.operation.name.startswith("relax."):
+                        yield inner.operation
+                    yield from walk(inner.operation)
+
+    for f in _functions(module):
+        yield from walk(f)
+
+
+def _fresh_name(base: str, taken: set[str]) -> str:
+    i = 0
+    while f"{base}_{i}" in taken:
+        i += 1
+    taken.add(f"{base}_{i}")
+    return f"{base}_{i}"
+
+
+def _append_functions(module: ir.Operation, text: str) -> None:
+    """Parse kernel functions and move them into ``module``."""
+    parsed = ir.Module.parse(text)
+    body = module.regions[0].blocks[0]
+    for f in list(parsed.body.operations):
+        body.append(f.operation)

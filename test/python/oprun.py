@@ -1,0 +1,65 @@
+"""Compile a one-op (or few-op) relax function with the builder and run it at several shapes.
+
+    exe = compile_fn({"x": rb.tensor(["n", 4])}, lambda x: R.exp(x))
+    np.testing.assert_allclose(exe(x), np.exp(x), rtol=1e-5)
+
+Compiled code is cached per process by the printed module, so parametrized tests that rebuild the
+same function compile it once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+import relax_mlir.builder as rb
+from relax_mlir.dialects.types import RelaxType
+from relax_mlir.runtime.compiler import compile
+from relax_mlir.runtime.executable import Executable
+
+_COMPILED: dict[str, Executable] = {}
+
+
+def build_fn(
+    params: Mapping[str, RelaxType | str],
+    body: Callable[..., ir.Value | tuple[ir.Value, ...]],
+    upper_bounds: Mapping[str, int] | None = None,
+) -> ir.Module:
+    """A module with ``@main(params) -> body(*params)`` (results wrapped in a dataflow block)."""
+    bb = rb.BlockBuilder()
+    with bb.function("main", params, upper_bounds=upper_bounds) as args:
+        with bb.dataflow():
+            out = body(*args)
+            if isinstance(out, tuple):
+                outs = tuple(bb.emit_output(o) for o in out)
+            else:
+                outs = (bb.emit_output(out),)
+        bb.ret(*outs)
+    return bb.module
+
+
+def compile_fn(
+    params: Mapping[str, RelaxType | str],
+    body: Callable[..., ir.Value | tuple[ir.Value, ...]],
+    upper_bounds: Mapping[str, int] | None = None,
+) -> Executable:
+    """``compile(build_fn(...))``, memoized by the module's text."""
+    module = build_fn(params, body, upper_bounds)
+    text = str(module)
+    if text not in _COMPILED:
+        _COMPILED[text] = compile(text, opt_level=1)
+    return _COMPILED[text]
+
+
+def rand(shape: tuple[int, ...], dtype: Any = np.float32, low: float = -2.0, high: float = 2.0) -> np.ndarray:
+    """Random test data of ``dtype`` (integers in [low, high), booleans half true)."""
+    rng = np.random.default_rng(abs(hash((shape, str(dtype)))) % (2**32))
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(int(low), int(high), size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
