@@ -27,6 +27,8 @@ BUFFERIZE = (
 
 TO_LLVM = (
     "convert-linalg-to-loops,"
+    "convert-vector-to-scf,"
+    "convert-vector-to-llvm,"
     "convert-bufferization-to-memref,"
     "lower-affine,"
     "math-expand-ops{ops=tan,sinh,cosh,asinh,acosh,atanh,ceil,round,roundeven,rsqrt,exp2,powf,fpowi},"

@@ -17,7 +17,9 @@ from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.host import SIGNATURE_ATTR
 from relax_mlir.runtime.loader import LoadedObject
 
-RELAX_TO_HOST = "relax-verify,relax-infer-shapes,convert-relax-to-linalg,relax-lower-host"
+RELAX_TO_HOST = (
+    "relax-verify,relax-infer-shapes,convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels"
+)
 
 
 @dataclass
@@ -48,7 +50,11 @@ def compile(  # noqa: A001  (the public name users expect)
     start = time.perf_counter()
     ctx = make_context()
     with ctx, ir.Location.unknown():
-        text = module if isinstance(module, str) else str(module.operation if isinstance(module, ir.Module) else module)
+        text = (
+            module
+            if isinstance(module, str)
+            else str(module.operation if isinstance(module, ir.Module) else module)
+        )
         op = parse_module(text, "<compile>")
         _run(op, RELAX_TO_HOST)
         stats.stages["relax to host"] = time.perf_counter() - start

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from relax_mlir.dialects.types import PrimType, ShapeType, TensorType, parse_type
+from relax_mlir.dialects.types import PrimType, TensorType, parse_type
 from relax_mlir.errors import InputError
 from relax_mlir.runtime.loader import LoadedObject
 from relax_mlir.shape_infer.expr import Expr, format_dim
@@ -89,7 +89,11 @@ class Function:
             type(
                 f"{name}_results",
                 (ctypes.Structure,),
-                {"_fields_": [(f"r{i}", descriptor_type(len(t.shape))) for i, t in enumerate(self._returned)]},
+                {
+                    "_fields_": [
+                        (f"r{i}", descriptor_type(len(t.shape))) for i, t in enumerate(self._returned)
+                    ]
+                },
             )
             if self._returned
             else None
@@ -181,10 +185,14 @@ class Function:
     def _array(self, value: Any, spec: _Input, where: str) -> np.ndarray:
         t: TensorType = spec.type
         if not isinstance(value, np.ndarray):
-            raise InputError(f"@{self.name}: {where} must be a numpy array of {t}, got {type(value).__name__}")
+            raise InputError(
+                f"@{self.name}: {where} must be a numpy array of {t}, got {type(value).__name__}"
+            )
         expected = numpy_dtype(t.dtype, where)
         if value.dtype != expected:
-            raise InputError(f"@{self.name}: {where} has dtype {value.dtype}, expected {expected} ({t.dtype})")
+            raise InputError(
+                f"@{self.name}: {where} has dtype {value.dtype}, expected {expected} ({t.dtype})"
+            )
         if value.ndim != len(t.shape):
             raise InputError(
                 f"@{self.name}: {where} has rank {value.ndim} (shape {value.shape}), expected rank {len(t.shape)} {t}"
@@ -242,6 +250,11 @@ class Function:
         if returned is not None:
             copies = iter(self._copy_returned(returned))
             results = [next(copies) if r is None else r for r in results]
+        for i, (kind, _) in enumerate(self.outputs):
+            if kind == "prim":
+                results[i] = int(results[i][0])
+            elif kind == "shape":
+                results[i] = tuple(int(v) for v in results[i])
         return self._structure(results)
 
     def _copy_returned(self, returned: ctypes.Structure) -> list[np.ndarray]:
@@ -253,7 +266,9 @@ class Function:
             n = int(np.prod(shape)) if shape else 1
             out = np.empty(shape, dtype)
             if n and d.aligned:
-                src = (ctypes.c_char * (n * dtype.itemsize)).from_address(d.aligned + d.offset * dtype.itemsize)
+                src = (ctypes.c_char * (n * dtype.itemsize)).from_address(
+                    d.aligned + d.offset * dtype.itemsize
+                )
                 out.reshape(-1).view(np.uint8)[:] = np.frombuffer(src, np.uint8)
             arrays.append(out)
         self._free(returned)

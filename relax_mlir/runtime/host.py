@@ -98,6 +98,7 @@ class _HostWriter:
         self.env: dict[str, str] = {}
         self.code = IndexCode(self.f.lines, self.f.fresh, self._symbol)
         self.values: dict[ir.Value, Any] = {}
+        self.dims: dict[tuple[str, int], str] = {}
         self.direct: dict[ir.Value, str] = {}  # call results written straight into a destination
         self.params: list[str] = []
         self.signature: dict[str, Any] = {"inputs": [], "outputs": [], "checks": self.f.checks}
@@ -121,7 +122,10 @@ class _HostWriter:
             self.values[arg] = self._param(t, names[i])
         bounds = {}
         if UPPER_BOUNDS_ATTR in self.func.attributes:
-            bounds = {n.name: ir.IntegerAttr(n.attr).value for n in ir.DictAttr(self.func.attributes[UPPER_BOUNDS_ATTR])}
+            bounds = {
+                n.name: ir.IntegerAttr(n.attr).value
+                for n in ir.DictAttr(self.func.attributes[UPPER_BOUNDS_ATTR])
+            }
         self.signature["upper_bounds"] = bounds
         self.signature["param_structure"] = [self._structure(relax_type(t)) for t in ftype.inputs]
 
@@ -164,9 +168,12 @@ class _HostWriter:
         d = value.type.shape[axis]
         if d is not None and d.is_const:
             return self.code.const(d.value)
-        name = self.f.fresh("dim")
-        self.f.lines.append(f"{name} = tensor.dim {value.name}, {self.code.const(axis)} : {value.mlir}")
-        return name
+        key = (value.name, axis)
+        if key not in self.dims:
+            name = self.f.fresh("dim")
+            self.f.lines.append(f"{name} = tensor.dim {value.name}, {self.code.const(axis)} : {value.mlir}")
+            self.dims[key] = name
+        return self.dims[key]
 
     # -- outputs -----------------------------------------------------------------------------------
     def plan_outputs(self) -> list[tuple[ir.Value, RelaxType, str | None]]:
@@ -191,7 +198,11 @@ class _HostWriter:
                 planned.append((v, t, dest))
                 self.signature["outputs"].append({"kind": "tensor", "type": str(t)})
                 source = _source(v)
-                if source not in self.direct and isinstance(source, ir.OpResult) and source.owner.name == "relax.call_tir":
+                if (
+                    source not in self.direct
+                    and isinstance(source, ir.OpResult)
+                    and source.owner.name == "relax.call_tir"
+                ):
                     self.direct[source] = dest
             elif isinstance(t, (PrimType, ShapeType)):
                 n = 1 if isinstance(t, PrimType) else t.ndim
@@ -200,9 +211,13 @@ class _HostWriter:
                 dest = self.f.fresh("dest")
                 self.params.append(f"{dest}: memref<{n}xi64>")
                 planned.append((v, t, dest))
-                self.signature["outputs"].append({"kind": "prim" if isinstance(t, PrimType) else "shape", "type": str(t)})
+                self.signature["outputs"].append(
+                    {"kind": "prim" if isinstance(t, PrimType) else "shape", "type": str(t)}
+                )
             else:
-                raise UnsupportedOpError(f"@{self.name}: {what} of type {t} cannot be returned from compiled code")
+                raise UnsupportedOpError(
+                    f"@{self.name}: {what} of type {t} cannot be returned from compiled code"
+                )
         self.signature["result_structure"] = [self._structure(relax_type(v.type)) for v in ret.operands]
         return planned
 
@@ -271,7 +286,9 @@ class _HostWriter:
                 for j, name in enumerate(value.names):
                     as_i64 = self.f.fresh("i64_")
                     self.f.lines.append(f"{as_i64} = arith.index_cast {name} : index to i64")
-                    self.f.lines.append(f"memref.store {as_i64}, {dest}[{self.code.const(j)}] : memref<{len(value.names)}xi64>")
+                    self.f.lines.append(
+                        f"memref.store {as_i64}, {dest}[{self.code.const(j)}] : memref<{len(value.names)}xi64>"
+                    )
         self.dynamic_returns = returned
         return returned
 
@@ -290,7 +307,9 @@ class _HostWriter:
             for r, y in zip(op.results, inner[-1].operation.operands):
                 self.values[r] = self.lookup(y)
             return
-        handler = getattr(self, "op_" + name.removeprefix("relax."), None) if name.startswith("relax.") else None
+        handler = (
+            getattr(self, "op_" + name.removeprefix("relax."), None) if name.startswith("relax.") else None
+        )
         if handler is None:
             hint = " (run convert-relax-to-linalg first)" if name.removeprefix("relax.") in OPS else ""
             raise UnsupportedOpError(f"'{name}' op cannot be lowered to host code{hint}")
@@ -312,7 +331,9 @@ class _HostWriter:
                 args.append(x.names[0])
                 types.append("index")
             else:
-                raise UnsupportedOpError("'relax.call_tir' op: only tensor and prim arguments can be passed to kernels")
+                raise UnsupportedOpError(
+                    "'relax.call_tir' op: only tensor and prim arguments can be passed to kernels"
+                )
         outs = [relax_type(r.type) for r in op.results]
         allocating = len(kernel.inputs) == len(op.operands)
         results = []
@@ -337,7 +358,9 @@ class _HostWriter:
             self.values[r] = value
         lhs = ", ".join(x.name for x in results)
         rtypes = ", ".join(x.mlir for x in results)
-        self.f.lines.append(f"{lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})")
+        self.f.lines.append(
+            f"{lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})"
+        )
 
     def op_match_cast(self, op: ir.Operation) -> None:
         src = self.lookup(op.operands[0])
@@ -353,7 +376,9 @@ class _HostWriter:
             if not isinstance(target, TensorType) or target.shape is None:
                 return src
             if src.type.shape is not None and len(src.type.shape) != len(target.shape):
-                raise UnsupportedOpError(f"{where}relax.match_cast: rank {len(src.type.shape)} vs {len(target.shape)}")
+                raise UnsupportedOpError(
+                    f"{where}relax.match_cast: rank {len(src.type.shape)} vs {len(target.shape)}"
+                )
             for axis, d in enumerate(target.shape):
                 if d is None:
                     continue
@@ -444,13 +469,23 @@ class _HostWriter:
     def op_prim_binary(self, op: ir.Operation) -> None:
         a, b = (self.lookup(v).names[0] for v in op.operands)
         kind = ir.StringAttr(op.attributes["op"]).value
-        arith = {"add": "addi", "sub": "subi", "mul": "muli", "floordiv": "floordivsi", "min": "minsi", "max": "maxsi"}
+        arith = {
+            "add": "addi",
+            "sub": "subi",
+            "mul": "muli",
+            "floordiv": "floordivsi",
+            "min": "minsi",
+            "max": "maxsi",
+        }
         name = self.f.fresh("p")
         if kind == "mod":
             r = self.f.fresh("p")
             s = self.f.fresh("p")
-            self.f.lines += [f"{r} = arith.remsi {a}, {b} : index", f"{s} = arith.addi {r}, {b} : index",
-                             f"{name} = arith.remsi {s}, {b} : index"]
+            self.f.lines += [
+                f"{r} = arith.remsi {a}, {b} : index",
+                f"{s} = arith.addi {r}, {b} : index",
+                f"{name} = arith.remsi {s}, {b} : index",
+            ]
         else:
             self.f.lines.append(f"{name} = arith.{arith[kind]} {a}, {b} : index")
         self.values[op.results[0]] = _Ints([name], False)
@@ -471,12 +506,16 @@ class _HostWriter:
         x = self.lookup(op.operands[0])
         n = x.type.shape[0]
         if n is None or not n.is_const:
-            raise UnsupportedOpError(f"{_location(op)}relax.tensor_to_shape: the tensor's length must be static")
+            raise UnsupportedOpError(
+                f"{_location(op)}relax.tensor_to_shape: the tensor's length must be static"
+            )
         names = []
         for j in range(n.value):
             e, c = self.f.fresh("e"), self.f.fresh("e")
-            self.f.lines += [f"{e} = tensor.extract {x.name}[{self.code.const(j)}] : {x.mlir}",
-                             f"{c} = arith.index_cast {e} : {element(x.type.dtype)} to index"]
+            self.f.lines += [
+                f"{e} = tensor.extract {x.name}[{self.code.const(j)}] : {x.mlir}",
+                f"{c} = arith.index_cast {e} : {element(x.type.dtype)} to index",
+            ]
             names.append(c)
         self.values[op.results[0]] = _Ints(names, True)
 
@@ -546,7 +585,9 @@ class LowerHost:
         body = module.regions[0].blocks[0]
         funcs = [op.operation for op in body.operations if op.operation.name == "func.func"]
         kernels = {
-            ir.StringAttr(f.attributes["sym_name"]).value: ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+            ir.StringAttr(f.attributes["sym_name"]).value: ir.FunctionType(
+                ir.TypeAttr(f.attributes["function_type"]).value
+            )
             for f in funcs
             if not _is_relax_function(f)
         }

@@ -11,11 +11,16 @@ from relax_mlir.runtime.libs import shared_libs
 
 
 @functools.cache
-def _target_machine() -> llvm.TargetMachine:
+def _initialize() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     for lib in shared_libs():
         llvm.load_library_permanently(lib)
+
+
+def _target_machine() -> llvm.TargetMachine:
+    """A new target machine: an engine owns (and frees) the one it is given."""
+    _initialize()
     return llvm.Target.from_default_triple().create_target_machine()
 
 

@@ -6,7 +6,12 @@ from collections.abc import Callable
 
 from relax_mlir.shape_infer.expr import Expr, as_expr
 
-_BINARY = {"floordiv": "arith.floordivsi", "ceildiv": "arith.ceildivsi", "min": "arith.minsi", "max": "arith.maxsi"}
+_BINARY = {
+    "floordiv": "arith.floordivsi",
+    "ceildiv": "arith.ceildivsi",
+    "min": "arith.minsi",
+    "max": "arith.maxsi",
+}
 
 
 class IndexCode:

@@ -91,7 +91,9 @@ def _replace_with_call(op: ir.Operation, k: KernelBuilder, callee: str) -> None:
     args = list(op.operands)
     with op.location:
         for index, refined in k.assumed.items():
-            args[index] = MatchCastOp.build([args[index]], result_types=[refined], loc=op.location, ip=ip).result
+            args[index] = MatchCastOp.build(
+                [args[index]], result_types=[refined], loc=op.location, ip=ip
+            ).result
         with ip:
             args += [prim_value(s, loc=op.location) for s in k.symbol_params]
             results = call_tir(callee, args, k.result_types, loc=op.location)
