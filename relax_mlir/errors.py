@@ -29,3 +29,7 @@ class UnsupportedOpError(RelaxError):
 
 class InputError(RelaxError):
     """Run-time inputs do not match a function's signature."""
+
+
+class CompileError(RelaxError):
+    """A module could not be compiled; the message holds the located diagnostics."""

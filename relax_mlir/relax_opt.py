@@ -15,7 +15,7 @@ from relax_mlir.context import make_context, parse_module
 from relax_mlir.diagnostics import Diagnostic, from_error, from_mlir
 from relax_mlir.dialects.registry import irdl_source
 from relax_mlir.errors import ParseError, PassError, RelaxError
-from relax_mlir.pipelines import PASSES, add_pipeline, load_passes, parse_pipeline
+from relax_mlir.pipelines import PASSES, PIPELINES, add_pipeline, load_passes, parse_pipeline
 from relax_mlir.pipelines.registry import PipelineElement, upstream_pass_names
 
 SPLIT_MARKER = re.compile(r"^// -----[ \t]*$", re.M)
@@ -73,10 +73,11 @@ def _pass_flag(parser: argparse.ArgumentParser, item: str) -> PipelineElement:
     if not item.startswith("--"):
         raise PassError(f"unexpected argument '{item}'")
     name, _, options = item[2:].partition("=")
-    if name in PASSES or name in upstream_pass_names():
+    if name in PASSES or name in PIPELINES or name in upstream_pass_names():
         return PipelineElement(name, options.strip("'\""))
     known = [
         *PASSES,
+        *PIPELINES,
         *upstream_pass_names(),
         *(o.lstrip("-") for a in parser._actions for o in a.option_strings),
     ]
@@ -210,6 +211,9 @@ def run(argv: Sequence[str]) -> int:
     if opts.args.list_passes:
         for info in sorted(PASSES.values(), key=lambda i: i.name):
             print(f"  --{info.name:<32} {info.summary}")
+        print("pipelines:")
+        for name, (_, summary) in sorted(PIPELINES.items()):
+            print(f"  --{name:<32} {summary}")
         print("  (and every upstream MLIR pass, e.g. --canonicalize, --cse)")
         return 0
     if opts.args.emit_irdl:

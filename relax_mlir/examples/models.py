@@ -65,22 +65,38 @@ def transformer_block(d: int = 512, heads: int = 8, ff: int = 2048) -> ir.Module
     return bb.module
 
 
-def small_cnn(classes: int = 10, seed: int = 0) -> ir.Module:
-    """conv-bn-relu-pool, a strided conv, global average pooling and a linear classifier."""
+def cnn_weights(classes: int = 10, seed: int = 0) -> dict[str, np.ndarray]:
+    """The small CNN's weights (constants in the module), also used by its numpy reference."""
     rng = np.random.default_rng(seed)
 
-    def weight(*shape: int) -> ir.Value:
-        return R.constant((rng.standard_normal(shape) * 0.1).astype(np.float32))
+    def weight(*shape: int) -> np.ndarray:
+        return (rng.standard_normal(shape) * 0.1).astype(np.float32)
 
+    return {
+        "conv1": weight(16, 3, 3, 3),
+        "bn_gamma": weight(16),
+        "bn_beta": weight(16),
+        "bn_mean": weight(16),
+        "bn_var": np.ones(16, np.float32),
+        "conv2": weight(32, 16, 3, 3),
+        "fc_w": weight(32, classes),
+        "fc_b": weight(classes),
+    }
+
+
+def small_cnn(classes: int = 10, seed: int = 0) -> ir.Module:
+    """conv-bn-relu-pool, a strided conv, global average pooling and a linear classifier."""
+    w = cnn_weights(classes, seed)
     bb = rb.BlockBuilder()
     with bb.function("small_cnn", {"image": rb.tensor(["n", 3, "h", "w"])}) as (image,):
         with bb.dataflow():
-            y = R.conv2d(image, weight(16, 3, 3, 3), padding=1)
-            y = R.batch_norm(y, weight(16), weight(16), weight(16), R.constant(np.ones(16, np.float32)))
+            c = {name: R.constant(value) for name, value in w.items()}
+            y = R.conv2d(image, c["conv1"], padding=1)
+            y = R.batch_norm(y, c["bn_gamma"], c["bn_beta"], c["bn_mean"], c["bn_var"])
             y = R.max_pool2d(R.relu(y), 2)
-            y = R.relu(R.conv2d(y, weight(32, 16, 3, 3), strides=2, padding=1))
+            y = R.relu(R.conv2d(y, c["conv2"], strides=2, padding=1))
             y = R.flatten(R.adaptive_avg_pool2d(y, 1), 1)
-            logits = bb.emit_output(R.add(R.matmul(y, weight(32, classes)), weight(classes)))
+            logits = bb.emit_output(R.add(R.matmul(y, c["fc_w"]), c["fc_b"]))
         bb.ret(logits)
     return bb.module
 

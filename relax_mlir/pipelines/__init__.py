@@ -5,18 +5,29 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-import relax_mlir.runtime
-import relax_mlir.shape_infer
-import relax_mlir.transforms
-from relax_mlir.pipelines.registry import PASSES, add_pipeline, parse_pipeline, register_pass
+from relax_mlir.pipelines.registry import (
+    PASSES,
+    PIPELINES,
+    add_pipeline,
+    parse_pipeline,
+    register_pass,
+    register_pipeline,
+)
 
-__all__ = ["PASSES", "add_pipeline", "load_passes", "parse_pipeline", "register_pass"]
+__all__ = ["PASSES", "PIPELINES", "add_pipeline", "load_passes", "parse_pipeline", "register_pass"]
+__all__ += ["register_pipeline"]
 
-_PASS_PACKAGES = (relax_mlir.shape_infer, relax_mlir.transforms, relax_mlir.runtime)
+_PASS_PACKAGES = (
+    "relax_mlir.shape_infer",
+    "relax_mlir.transforms",
+    "relax_mlir.runtime",
+    "relax_mlir.pipelines",
+)
 
 
 def load_passes() -> None:
     """Import every module that may define passes, so their decorators register them."""
-    for package in _PASS_PACKAGES:
+    for name in _PASS_PACKAGES:
+        package = importlib.import_module(name)
         for info in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{info.name}")
+            importlib.import_module(f"{name}.{info.name}")

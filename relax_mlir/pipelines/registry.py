@@ -62,6 +62,14 @@ def register_pass(name: str) -> Callable[[type], type]:
     return wrap
 
 
+PIPELINES: dict[str, tuple[str, str]] = {}  # name -> (pipeline text, one-line summary)
+
+
+def register_pipeline(name: str, text: str, summary: str) -> None:
+    """Register a named pipeline, usable wherever a pass name is (``relax-opt --cpu``, compile())."""
+    PIPELINES[name] = (text, summary)
+
+
 def _convert_option(pass_name: str, key: str, text: str, annotation: Any) -> Any:
     kind = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
     try:
@@ -178,6 +186,11 @@ def parse_options(pass_name: str, text: str) -> dict[str, str]:
 def add_pipeline(pm: passmanager.PassManager, elements: list[PipelineElement]) -> None:
     """Add parsed pipeline elements to a module-anchored pass manager."""
     for element in elements:
+        if element.name in PIPELINES and element.nested is None:
+            if element.options:
+                raise PassError(f"pipeline '{element.name}' takes no options")
+            add_pipeline(pm, parse_pipeline(PIPELINES[element.name][0]))
+            continue
         info = PASSES.get(element.name)
         if info is not None:
             if element.nested is not None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from mlir import ir, passmanager
 
 from relax_mlir.context import make_context, parse_module
-from relax_mlir.errors import RelaxError
+from relax_mlir.errors import CompileError, RelaxError
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
 from relax_mlir.runtime import codegen
 from relax_mlir.runtime.executable import Executable, Function
@@ -50,13 +50,12 @@ def compile(  # noqa: A001  (the public name users expect)
     start = time.perf_counter()
     ctx = make_context()
     with ctx, ir.Location.unknown():
-        text = (
-            module
-            if isinstance(module, str)
-            else str(module.operation if isinstance(module, ir.Module) else module)
-        )
-        op = parse_module(text, "<compile>")
-        _run(op, RELAX_TO_HOST)
+        text = module if isinstance(module, str) else _text_with_locations(module)
+        try:
+            op = parse_module(text, "<compile>")
+        except ir.MLIRError as e:
+            raise CompileError(_diagnostics(e)) from None
+        _run(op, "relax-to-host")
         stats.stages["relax to host"] = time.perf_counter() - start
         host_text = str(op)
         if on_stage:
@@ -69,7 +68,7 @@ def compile(  # noqa: A001  (the public name users expect)
             stats.cache_hit = True
         else:
             t = time.perf_counter()
-            _run(op, codegen.llvm_pipeline().removeprefix("builtin.module(").removesuffix(")"))
+            _run(op, "host-to-llvm")
             stats.stages["to llvm"] = time.perf_counter() - t
             if on_stage:
                 on_stage("llvm", str(op))
@@ -85,11 +84,32 @@ def compile(  # noqa: A001  (the public name users expect)
     return exe
 
 
+def _text_with_locations(module: ir.Module | ir.Operation) -> str:
+    """The module's text with locations, so errors point at the user's builder lines."""
+    op = module.operation if isinstance(module, ir.Module) else module
+    return op.get_asm(enable_debug_info=True)
+
+
 def _run(op: ir.Operation, pipeline: str) -> None:
     load_passes()
     pm = passmanager.PassManager("builtin.module")
     add_pipeline(pm, parse_pipeline(pipeline))
-    pm.run(op)
+    try:
+        pm.run(op)
+    except ir.MLIRError as e:
+        raise CompileError(_diagnostics(e)) from None
+
+
+def _where(loc: ir.Location) -> str:
+    if loc.is_a_file():
+        return f"{loc.filename}:{loc.start_line}:{loc.start_col}: "
+    return ""
+
+
+def _diagnostics(e: ir.MLIRError) -> str:
+    """The error diagnostics of an MLIRError, one per line, without MLIR's generic preamble."""
+    lines = [f"{_where(d.location)}{d.message}" for d in e.error_diagnostics]
+    return "\n".join(lines) or str(e)
 
 
 def _signatures(op: ir.Operation) -> dict[str, dict]:

@@ -311,9 +311,15 @@ class _HostWriter:
             getattr(self, "op_" + name.removeprefix("relax."), None) if name.startswith("relax.") else None
         )
         if handler is None:
-            hint = " (run convert-relax-to-linalg first)" if name.removeprefix("relax.") in OPS else ""
-            raise UnsupportedOpError(f"'{name}' op cannot be lowered to host code{hint}")
-        handler(op)
+            cls = OPS.get(name.removeprefix("relax."))
+            hint = " (run convert-relax-to-linalg first)" if hasattr(cls, "lower") else ""
+            raise _OpError(op, f"'{name}' op cannot be lowered to host code{hint}")
+        try:
+            handler(op)
+        except _OpError:
+            raise
+        except RelaxError as e:
+            raise _OpError(op, f"'{name}' op: {e}") from None
 
     # -- ops ---------------------------------------------------------------------------------------------
     def op_call_tir(self, op: ir.Operation) -> None:
@@ -563,6 +569,15 @@ def _t(text: str) -> TensorType:
     return t
 
 
+class _OpError(Exception):
+    """A lowering error at a particular op (reported at its location)."""
+
+    def __init__(self, op: ir.Operation, message: str) -> None:
+        super().__init__(message)
+        self.op = op
+        self.message = message
+
+
 def _location(op: ir.Operation) -> str:
     loc = op.location
     if loc.is_a_file():
@@ -597,6 +612,9 @@ class LowerHost:
                 continue
             try:
                 texts.append(_HostWriter(f, kernels).write())
+            except _OpError as e:
+                e.op.location.emit_error(e.message)
+                raise PassFailed("host lowering failed") from None
             except RelaxError as e:
                 f.location.emit_error(str(e))
                 raise PassFailed("host lowering failed") from None

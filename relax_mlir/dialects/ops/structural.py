@@ -139,7 +139,7 @@ class CallTirOp(DeclaredResultsOp):
         attrs: dict[str, Any],
         result_types: Sequence[RelaxType],
     ) -> None:
-        _check_call(operand_types, result_types)
+        _check_call(operand_types, result_types, allocating_callee=True)
 
 
 @relax_op
@@ -163,10 +163,13 @@ class CallDpsLibraryOp(DeclaredResultsOp):
     ) -> None:
         if not attrs["callee"]:
             raise ShapeError("callee must be a non-empty symbol name")
-        _check_call(operand_types, result_types)
+        _check_call(operand_types, result_types, allocating_callee=False)
 
 
-def _check_call(operand_types: Sequence[RelaxType | None], result_types: Sequence[RelaxType]) -> None:
+def _check_call(
+    operand_types: Sequence[RelaxType | None], result_types: Sequence[RelaxType], allocating_callee: bool
+) -> None:
+    """Check a destination-passing call; ``allocating_callee``: outputs of unknown dims are allocated by it."""
     for i, t in enumerate(operand_types):
         if not isinstance(t, (TensorType, ShapeType, PrimType)):
             raise ShapeError(f"argument #{i} must be a tensor, shape or prim value, got {t}")
@@ -174,7 +177,12 @@ def _check_call(operand_types: Sequence[RelaxType | None], result_types: Sequenc
         if not isinstance(t, TensorType):
             raise ShapeError(f"output #{i} must be a tensor, got {t}")
         if t.shape is None or t.dtype is None:
-            raise ShapeError(f"output #{i} needs a known rank and dtype, got {t}")
+            raise ShapeError(f"output #{i} needs a known rank and dtype to be allocated, got {t}")
+        unknown = [axis for axis, d in enumerate(t.shape) if d is None]
+        if unknown and not allocating_callee:
+            raise ShapeError(
+                f"output #{i} needs known dims to be allocated, got {t}: dim {unknown[0]} is unknown"
+            )
     if not result_types:
         raise ShapeError("a destination-passing call needs at least one output")
 

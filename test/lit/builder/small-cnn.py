@@ -12,7 +12,7 @@ unknown = [t for t in re.findall(r"!relax\.\w+<[^>]*>", text) if '"?"' in t or '
 assert not unknown, unknown
 print(text)
 
-# CHECK-LABEL: func.func @small_cnn(%arg0: !relax.tensor<["n", 3, "h", "w"], f32>) -> !relax.tensor<["n", 10], f32>
+# CHECK-LABEL: func.func @small_cnn(%arg0: !relax.tensor<["n", 3, "h", "w"], f32> {relax.name = "image"}) -> !relax.tensor<["n", 10], f32>
 # CHECK: "relax.conv2d"{{.*}}padding = [1, 1, 1, 1], strides = [1, 1]{{.*}} -> !relax.tensor<["n", 16, "h", "w"], f32>
 # CHECK: "relax.batch_norm"{{.*}} -> !relax.tensor<["n", 16, "h", "w"], f32>
 # CHECK: "relax.max_pool2d"{{.*}} -> !relax.tensor<["n", 16, "h floordiv 2", "w floordiv 2"], f32>
