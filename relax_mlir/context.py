@@ -25,7 +25,8 @@ def make_context() -> ir.Context:
     return ctx
 
 
-_STARTS_WITH_MODULE = re.compile(r'(?:\s|//[^\n]*\n)*(?:module\b|"builtin\.module")')
+# Comments and attribute/location aliases (``#loc1 = loc(...)``) may come before the module.
+_STARTS_WITH_MODULE = re.compile(r'(?:\s|//[^\n]*\n|#[\w.$-]+\s*=[^\n]*\n)*(?:module\b|"builtin\.module")')
 _TOP_LEVEL_COUNT = re.compile(r"single top-level operation, found: \d+")
 
 

@@ -90,7 +90,7 @@ class ScheduleKernels:
         if not _contains(module, {op for op, *_ in MATMUL_LIKE}):
             return
         body = module.regions[0].blocks[0]
-        schedule = ir.Module.parse(schedule_text())
+        schedule = ir.Module.parse("module {\n" + schedule_text() + "}")  # the inner module moves
         transform_module = schedule.body.operations[0].operation
         body.append(transform_module)
         try:
