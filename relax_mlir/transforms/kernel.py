@@ -19,7 +19,8 @@ instead: ``k.allocating`` is True and ``k.outs`` is empty.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,14 +41,23 @@ def is_unsigned(dtype: str) -> bool:
 
 
 def element(dtype: str) -> str:
-    """The builtin element type kernels use for a relax dtype (unsigned ints are signless in arith)."""
+    """The builtin element type kernels store a relax dtype as.
+
+    Unsigned ints are signless in arith. Booleans are stored as bytes (i8 holding 0 or 1, numpy's
+    layout): MLIR 22's memref-to-LLVM lowering aborts on stores of i1. Kernels reading or writing
+    booleans convert at the edges of their bodies (``arith.trunci``/``arith.extui``).
+    """
+    if dtype == "i1":
+        return "i8"
     return "i" + dtype[2:] if dtype.startswith("ui") else dtype
 
 
 def builtin_tensor(t: TensorType, what: str = "value") -> str:
     """The builtin tensor type of a relax tensor type (symbolic dims become ``?``)."""
     if t.shape is None:
-        raise UnsupportedOpError(f"cannot lower {what} of unknown rank {t}: state its rank with relax.match_cast")
+        raise UnsupportedOpError(
+            f"cannot lower {what} of unknown rank {t}: state its rank with relax.match_cast"
+        )
     if t.dtype is None:
         raise UnsupportedOpError(f"cannot lower {what} of unknown dtype {t}: state it with relax.match_cast")
     dims = ["?" if d is None or not d.is_const else str(d.value) for d in t.shape]
@@ -102,7 +112,7 @@ class KernelBuilder:
 
     def __post_init__(self) -> None:
         self.ins = [self._value(f"%arg{i}", t, f"operand #{i}") for i, t in enumerate(self.operand_types)]
-        self.allocating = any(d is None for t in self.result_types for d in (t.shape or (None,)))
+        self.allocating = any(t.shape is None or None in t.shape for t in self.result_types)
         self.outs = (
             []
             if self.allocating
@@ -157,7 +167,9 @@ class KernelBuilder:
         key = (value.name, axis)
         if key not in self._dims:
             name = self.fresh("dim")
-            self._lines[0].append(f"{name} = tensor.dim {value.name}, {self._index.const(axis)} : {value.mlir}")
+            self._lines[0].append(
+                f"{name} = tensor.dim {value.name}, {self._index.const(axis)} : {value.mlir}"
+            )
             self._dims[key] = name
         return self._dims[key]
 
@@ -224,7 +236,9 @@ class KernelBuilder:
         its = ", ".join(f'"{i}"' for i in iterators)
         lhs = ", ".join(r.name for r in results)
         ins = (
-            f" ins({', '.join(v.name for v in inputs)} : {', '.join(v.mlir for v in inputs)})" if inputs else ""
+            f" ins({', '.join(v.name for v in inputs)} : {', '.join(v.mlir for v in inputs)})"
+            if inputs
+            else ""
         )
         self.emit(
             f"{lhs} = linalg.generic {{indexing_maps = [{map_attrs}], iterator_types = [{its}]}}"
@@ -232,7 +246,7 @@ class KernelBuilder:
             f"^bb0({', '.join(f'{a}: {t}' for a, t in zip(args, element_types))}):",
             *("  " + line for line in region),
             f"  linalg.yield {', '.join(yields)} : {', '.join(element_types[len(inputs) :])}",
-            f"}} -> {', '.join(o.mlir for o in outputs)}",
+            f"}} -> {_type_list([o.mlir for o in outputs])}",
         )
         return results
 
@@ -268,7 +282,9 @@ class KernelBuilder:
             resolved.append(v)
             maps.append(f"({', '.join(f'd{j}' for j in range(rank))}) -> ({', '.join(exprs)})")
         inputs = resolved
-        [r] = self.generic(inputs, [out], [*maps, identity(rank)], ["parallel"] * rank, lambda a: [body(a[:-1])])
+        [r] = self.generic(
+            inputs, [out], [*maps, identity(rank)], ["parallel"] * rank, lambda a: [body(a[:-1])]
+        )
         return r
 
     def op(self, text: str, result: KernelValue | TensorType) -> KernelValue:
@@ -279,6 +295,138 @@ class KernelBuilder:
         self.emit(f"{value.name} = {text}")
         return value
 
+    # -- constants and reshapes ---------------------------------------------------------------------------
+    def constant(self, value: float | int | bool, dtype: str) -> str:
+        """A scalar ``arith.constant`` of ``dtype`` (inf and nan included); returns its SSA name."""
+        name = self.fresh("cst")
+        self.emit(f"{name} = arith.constant {scalar_literal(value, dtype)}")
+        return name
+
+    def collapse(self, value: KernelValue, groups: Sequence[Sequence[int]]) -> KernelValue:
+        """``tensor.collapse_shape`` merging each group of consecutive dims (a view, no copy)."""
+        t = TensorType(tuple(product(value.shape[i] for i in g) for g in groups), value.dtype)
+        text = f"tensor.collapse_shape {value.name} {_groups(groups)} : {value.mlir} into {builtin_tensor(t)}"
+        return self.op(text, t)
+
+    def expand(
+        self,
+        value: KernelValue,
+        groups: Sequence[Sequence[int]],
+        shape: Sequence[Expr | int | None],
+        sizes: Sequence[str | None] | None = None,
+    ) -> KernelValue:
+        """``tensor.expand_shape`` of ``value`` to ``shape`` (a view, no copy).
+
+        ``sizes`` gives index values for dims of ``shape`` (needed for unknown ones); the others are
+        computed from their expressions.
+        """
+        dims = tuple(None if d is None else as_expr(d) for d in shape)
+        out = []
+        for i, d in enumerate(dims):
+            given = sizes[i] if sizes is not None else None
+            if d is not None and d.is_const:
+                out.append(str(d.value))
+            elif given is not None:
+                out.append(given)
+            elif d is None:
+                raise self.fail(f"expand_shape to {dims}: dim {i} is unknown and no size was given")
+            else:
+                out.append(self.index(d))
+        t = TensorType(dims, value.dtype)
+        text = (
+            f"tensor.expand_shape {value.name} {_groups(groups)} output_shape [{', '.join(out)}] : "
+            f"{value.mlir} into {builtin_tensor(t)}"
+        )
+        return self.op(text, t)
+
+    def capture(self, body: Callable[[], Any]) -> tuple[list[str], Any]:
+        """Run ``body`` and take the lines it emits (a region's body: scf.for, scf.if); return them and its value.
+
+        Sizes (``dim``, ``index``, ``const``) are still emitted at the top of the kernel.
+        """
+        self._lines.append([])
+        value = body()
+        return self._lines.pop(), value
+
+    def destination(self, result: int, sizes: Sequence[str | None] = ()) -> KernelValue:
+        """Result ``result``'s destination: ``outs[result]``, or a ``tensor.empty`` when the kernel allocates.
+
+        ``sizes`` gives, per result dim, an index value for dims the result type leaves unknown.
+        """
+        if not self.allocating:
+            return self.outs[result]
+        t = self.result_types[result]
+        operands = []
+        for i, d in enumerate(t.shape or ()):
+            if d is not None and d.is_const:
+                continue
+            if d is not None:
+                operands.append(self.index(d))
+            elif i < len(sizes) and sizes[i] is not None:
+                operands.append(sizes[i])  # type: ignore[arg-type]
+            else:
+                raise self.fail(
+                    f"result #{result} {t} has an unknown dim {i} that the lowering cannot compute"
+                )
+        value = KernelValue(self.fresh("empty"), t, builtin_tensor(t))
+        self.emit(f"{value.name} = tensor.empty({', '.join(operands)}) : {value.mlir}")
+        return value
+
+    # -- copies and loops --------------------------------------------------------------------------------
+    def sizes(self, value: KernelValue) -> list[str]:
+        """``value``'s sizes for slice ops: ints for static dims, index values (``tensor.dim``) for the rest."""
+        return [
+            str(d.value) if d is not None and d.is_const else self.dim(value, a)
+            for a, d in enumerate(value.shape)
+        ]
+
+    def mixed(self, exprs: Sequence[Expr | int]) -> list[str]:
+        """Ints for constant ``exprs``, index values for the others (offsets and sizes of slice ops)."""
+        return [str(e.value) if e.is_const else self.index(e) for e in map(as_expr, exprs)]
+
+    def copy(self, src: KernelValue, dst: KernelValue) -> KernelValue:
+        """``linalg.copy`` of ``src`` into ``dst`` (same builtin type)."""
+        return self.op(
+            f"linalg.copy ins({src.name} : {src.mlir}) outs({dst.name} : {dst.mlir}) -> {dst.mlir}", dst
+        )
+
+    def fill(self, scalar: str, dst: KernelValue) -> KernelValue:
+        """``linalg.fill`` of ``dst`` with the scalar SSA value ``scalar`` (of ``dst``'s element type)."""
+        t = element(dst.dtype)
+        return self.op(f"linalg.fill ins({scalar} : {t}) outs({dst.name} : {dst.mlir}) -> {dst.mlir}", dst)
+
+    def insert(self, src: KernelValue, dst: KernelValue, offsets: Sequence[str]) -> KernelValue:
+        """``dst`` with ``src`` copied into the slice at ``offsets`` (ints or index values; unit strides).
+
+        Written as extract_slice / linalg.copy / insert_slice, which bufferizes to a copy into a subview
+        of ``dst`` without a temporary buffer.
+        """
+        where = f"[{', '.join(offsets)}] [{', '.join(self.sizes(src))}] [{', '.join(['1'] * src.rank)}]"
+        part = self.op(f"tensor.extract_slice {dst.name}{where} : {dst.mlir} to {src.mlir}", src)
+        copied = self.copy(src, part)
+        return self.op(
+            f"tensor.insert_slice {copied.name} into {dst.name}{where} : {src.mlir} into {dst.mlir}", dst
+        )
+
+    def loop(
+        self, upper: str, init: KernelValue, body: Callable[[str, KernelValue], KernelValue]
+    ) -> KernelValue:
+        """``scf.for`` from 0 to ``upper`` (an index value) carrying one tensor that starts as ``init``.
+
+        ``body(iv, acc)`` emits the loop body and returns the updated tensor.
+        """
+        iv, acc = self.fresh("iv"), KernelValue(self.fresh("acc"), init.type, init.mlir)
+        lines, updated = self.capture(lambda: body(iv, acc))
+        result = KernelValue(self.fresh("t"), init.type, init.mlir)
+        self.emit(
+            f"{result.name} = scf.for {iv} = {self.const(0)} to {upper} step {self.const(1)} "
+            f"iter_args({acc.name} = {init.name}) -> ({init.mlir}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {updated.name} : {init.mlir}",
+            "}",
+        )
+        return result
+
     # -- the function ------------------------------------------------------------------------------------
     def function_text(self, name: str, results: Sequence[KernelValue]) -> str:
         """The kernel as a private ``func.func`` named ``name`` returning ``results``."""
@@ -286,8 +434,23 @@ class KernelBuilder:
         params += [f"%sym_{_ident(s)}: index" for s in self.symbol_params]
         params += [f"{v.name}: {v.mlir}" for v in self.outs]
         result_types = ", ".join(r.mlir for r in results)
-        body = "\n".join("  " + line for line in self._lines[0])
-        returned = ", ".join(r.name for r in results)
+        lines = list(self._lines[0])
+        returned_names = []
+        for r, out in zip(results, self.outs or [None] * len(results)):
+            if out is None or r.name == out.name:
+                returned_names.append(r.name)
+                continue
+            # Pin each result to its destination, so bufferization proves the kernel returns its
+            # destination (and the caller frees buffers simply); a result that is a view of the
+            # destination is copied onto itself.
+            pinned = f"%pinned{len(returned_names)}"
+            lines.append(
+                f"{pinned} = bufferization.materialize_in_destination {r.name} in {out.name} : "
+                f"({r.mlir}, {out.mlir}) -> {out.mlir}"
+            )
+            returned_names.append(pinned)
+        body = "\n".join("  " + line for line in lines)
+        returned = ", ".join(returned_names)
         return (
             f"func.func private @{name}({', '.join(params)}) -> ({result_types}) {{\n{body}\n"
             f"  return {returned} : {result_types}\n}}\n"
@@ -296,3 +459,51 @@ class KernelBuilder:
 
 def _ident(symbol: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in symbol)
+
+
+def _type_list(types: Sequence[str]) -> str:
+    """A result type list: one type bare, several in parentheses."""
+    return types[0] if len(types) == 1 else f"({', '.join(types)})"
+
+
+def _groups(groups: Sequence[Sequence[int]]) -> str:
+    return "[" + ", ".join("[" + ", ".join(str(i) for i in g) + "]" for g in groups) + "]"
+
+
+def product(dims: Iterable[Expr | None]) -> Expr | None:
+    """The product of dims, None if any is unknown."""
+    result: Expr | None = as_expr(1)
+    for d in dims:
+        if d is None:
+            return None
+        result = result * d
+    return result
+
+
+_SPECIAL_FLOATS = {  # dtype -> bit patterns of (inf, -inf, nan)
+    "f16": ("0x7C00", "0xFC00", "0x7E00"),
+    "bf16": ("0x7F80", "0xFF80", "0x7FC0"),
+    "f32": ("0x7F800000", "0xFF800000", "0x7FC00000"),
+    "f64": ("0x7FF0000000000000", "0xFFF0000000000000", "0x7FF8000000000000"),
+}
+
+
+def scalar_literal(value: float | int | bool, dtype: str) -> str:
+    """``<literal> : <type>`` for an ``arith.constant`` of ``dtype`` (unsigned values wrap to signless)."""
+    t = element(dtype)
+    if is_float(dtype):
+        v = float(value)
+        if math.isnan(v) or math.isinf(v):
+            inf, ninf, nan = _SPECIAL_FLOATS[dtype]
+            return f"{nan if math.isnan(v) else inf if v > 0 else ninf} : {t}"
+        text = repr(v)
+        if "." not in text:
+            text = text.replace("e", ".0e")
+        return f"{text} : {t}"
+    if dtype == "i1":
+        return f"{1 if value else 0} : i1"
+    bits = int(t[1:])
+    v = int(value) % (1 << bits)
+    if v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return f"{v} : {t}"
