@@ -31,7 +31,7 @@ TO_LLVM = (
     "convert-vector-to-llvm,"
     "convert-bufferization-to-memref,"
     "lower-affine,"
-    "math-expand-ops{ops=tan,sinh,cosh,asinh,acosh,atanh,ceil,round,roundeven,rsqrt,exp2,powf,fpowi},"
+    "math-expand-ops{ops=tan,sinh,cosh,asinh,acosh,atanh,rsqrt,exp2,powf,fpowi},"
     "convert-math-to-libm,"
     "convert-scf-to-cf,"
     "expand-strided-metadata,"

@@ -752,6 +752,13 @@ def test_pool2d_dtypes(params) -> None:
     x, n = params(t("[1, 3, 4, 4]", "i8"), t('"*"', "none"))
     assert ty(nn.max_pool2d(x, 2)) == t("[1, 3, 2, 2]", "i8")
     assert ty(nn.avg_pool2d(n, 2, count_include_pad=True)) == t('["?", "?", "?", "?"]', "none")
+    with raises("avg_pool2d", "operand 'x' must have a float dtype, got i8"):
+        nn.avg_pool2d(x, 2)
+    with raises("adaptive_avg_pool2d", "operand 'x' must have a float dtype, got i8"):
+        nn.adaptive_avg_pool2d(x, 1)
+    assert ty(nn.resize(x, [8, 8])) == t("[1, 3, 8, 8]", "i8")
+    with raises("resize", "method 'linear' needs a float dtype, got i8"):
+        nn.resize(x, [8, 8], "linear")
 
 
 POOL_ERRORS = [

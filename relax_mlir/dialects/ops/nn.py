@@ -1,35 +1,55 @@
-"""Neural-network ops: softmax, normalizations, convolutions, pooling, resize."""
+"""Neural-network ops: softmax and normalizations (convolutions, pooling and resize live in their own modules).
+
+Lowering: statistics are ``linalg.generic`` reductions over the normalized axes into tensors of the
+kept dims (softmax subtracts the max before exponentiating; variances are taken around the mean in a
+second pass), and one parallel ``linalg.generic`` writes the result. ``group_norm`` works on views
+that split the channels into (groups, channels per group).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from fractions import Fraction
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mlir import ir
 
-from relax_mlir.dialects.ops.elementwise import FLOAT_DTYPES
-from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, caller_location, located, relax_op
-from relax_mlir.dialects.types import Dim, RelaxType, TensorType, relax_type
-from relax_mlir.errors import ParseError, ShapeError
+# Convolutions, pooling and resize were split out of this module; they stay importable from it.
+from relax_mlir.dialects.ops.conv import (  # noqa: F401
+    Conv1dOp,
+    Conv2dOp,
+    ConvOp,
+    _empty_dims,
+    _fill,
+    _float_operand,
+    _index_to_float,
+    _require_known_result,
+    conv1d,
+    conv2d,
+    window_output,
+)
+from relax_mlir.dialects.ops.pool import (  # noqa: F401
+    AdaptiveAvgPool2dOp,
+    AvgPool2dOp,
+    MaxPool2dOp,
+    Pool2dOp,
+    adaptive_avg_pool2d,
+    avg_pool2d,
+    max_pool2d,
+)
+from relax_mlir.dialects.ops.resize import RESIZE_COORDINATES, RESIZE_METHODS, ResizeOp, resize  # noqa: F401
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import Dim, RelaxType, TensorType
+from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import (
-    dim_min,
     fmt_shape,
     join_dtype,
     normalize_axes,
     normalize_axis,
     provably_different,
-    same_dim,
     tensor_operand,
 )
-from relax_mlir.shape_infer.expr import ceildiv, const, floordiv, format_dim, parse_dim
-
-
-def _float_operand(t: RelaxType | None, name: str) -> TensorType:
-    x = tensor_operand(t, name)
-    if x.dtype is not None and x.dtype not in FLOAT_DTYPES:
-        raise ShapeError(f"operand '{name}' must have a float dtype, got {x.dtype}")
-    return x
+from relax_mlir.shape_infer.expr import floordiv
+from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, identity
 
 
 class SoftmaxBaseOp(RelaxOp):
@@ -44,6 +64,35 @@ class SoftmaxBaseOp(RelaxOp):
         if x.shape is not None:
             normalize_axis(attrs["axis"], len(x.shape))
         return [x]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        _require_known_result(k)
+        x, out = k.ins[0], k.outs[0]
+        axis = normalize_axis(k.attrs["axis"], x.rank)
+        t = element(x.dtype)
+        red = _Reduction(x, [axis])
+        neg_inf = k.constant(float("-inf"), x.dtype)
+        top = _reduce(k, x, [axis], neg_inf, lambda a: f"arith.maximumf {a[1]}, {a[0]}")
+
+        def exp_sum(a: list[str]) -> list[str]:
+            e = k.scalar(f"math.exp {k.scalar(f'arith.subf {a[0]}, {a[1]}', t)}", t)
+            return [k.scalar(f"arith.addf {a[2]}, {e}", t)]
+
+        total = _stat(k, x, [axis], k.constant(0.0, x.dtype))
+        [total] = k.generic([x, top], [total], [red.full, red.kept, red.kept], red.iterators, exp_sum)
+        if cls.NAME == "log_softmax":
+            total = _map_in_place(k, total, lambda v: k.scalar(f"math.log {v}", t))
+
+        def normalize(a: list[str]) -> list[str]:
+            centered = k.scalar(f"arith.subf {a[0]}, {a[1]}", t)
+            if cls.NAME == "log_softmax":
+                return [k.scalar(f"arith.subf {centered}, {a[2]}", t)]
+            return [k.scalar(f"arith.divf {k.scalar(f'math.exp {centered}', t)}, {a[2]}", t)]
+
+        maps = [red.full, red.kept, red.kept, red.full]
+        [r] = k.generic([x, top, total], [out], maps, ["parallel"] * x.rank, normalize)
+        return [r]
 
 
 @relax_op
@@ -133,6 +182,10 @@ class LayerNormOp(RelaxOp):
         _check_params(x, params, _normalized_shape(x, attrs["axes"]))
         return [x]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        return [_normalize(k, normalize_axes(k.attrs["axes"], k.ins[0].rank), centered=True)]
+
 
 def layer_norm(
     x: ir.Value,
@@ -164,6 +217,10 @@ class RmsNormOp(RelaxOp):
         x = _float_operand(operand_types[0], "x")
         _check_params(x, [(operand_types[1], "gamma")], _normalized_shape(x, attrs["axes"]))
         return [x]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        return [_normalize(k, normalize_axes(k.attrs["axes"], k.ins[0].rank), centered=False)]
 
 
 def rms_norm(
@@ -204,6 +261,30 @@ class GroupNormOp(RelaxOp):
             raise ShapeError(f"{channels.value} channels do not divide into {groups} groups")
         return [x]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        _require_known_result(k)
+        x, groups = k.ins[0], k.attrs["num_groups"]
+        per_group = floordiv(x.shape[1], groups)
+        channels = per_group * groups  # the caller checks that the channels divide into the groups
+        k.assume(0, (x.shape[0], channels, *x.shape[2:]))
+        k.assume(1, (channels,))
+        k.assume(2, (channels,))
+        x, gamma, beta = k.ins
+        rank = x.rank + 1
+        split = [[0], [1, 2], *([i + 1] for i in range(2, x.rank))]
+        shape = (x.shape[0], groups, per_group, *x.shape[2:])
+        xg, og = k.expand(x, split, shape), k.expand(k.outs[0], split, shape)
+        gamma, beta = (k.expand(p, [[0, 1]], (groups, per_group)) for p in (gamma, beta))
+        mean, inv = _moments(k, xg, list(range(2, rank)), k.attrs["epsilon"], centered=True)
+        ds = ", ".join(f"d{i}" for i in range(rank))
+        maps = [identity(rank), *[f"({ds}) -> (d0, d1)"] * 2, *[f"({ds}) -> (d1, d2)"] * 2, identity(rank)]
+        t = element(x.dtype)
+        [r] = k.generic(
+            [xg, mean, inv, gamma, beta], [og], maps, ["parallel"] * rank, lambda a: [_affine(k, t, *a[:5])]
+        )
+        return [k.collapse(r, split)]
+
 
 def group_norm(
     x: ir.Value,
@@ -238,6 +319,25 @@ class BatchNormOp(RelaxOp):
         _check_params(x, list(zip(operand_types[1:], ("gamma", "beta", "mean", "var"))), [channels])
         return [x]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        _require_known_result(k)
+        x = k.ins[0]
+        axis = normalize_axis(k.attrs["axis"], x.rank)
+        for i in range(1, 5):
+            k.assume(i, (x.shape[axis],))
+        t = element(x.dtype)
+        eps = k.constant(k.attrs["epsilon"], x.dtype)
+
+        def body(a: list[str]) -> list[str]:
+            inv = k.scalar(f"math.rsqrt {k.scalar(f'arith.addf {a[4]}, {eps}', t)}", t)
+            return [_affine(k, t, a[0], a[3], inv, a[1], a[2])]
+
+        ds = ", ".join(f"d{i}" for i in range(x.rank))
+        maps = [identity(x.rank), *[f"({ds}) -> (d{axis})"] * 4, identity(x.rank)]
+        [r] = k.generic(k.ins, [k.outs[0]], maps, ["parallel"] * x.rank, body)
+        return [r]
+
 
 def batch_norm(
     x: ir.Value,
@@ -254,374 +354,112 @@ def batch_norm(
     return BatchNormOp.build([x, gamma, beta, mean, var], {"axis": axis, "epsilon": epsilon}, loc=loc).result
 
 
-def window_output(
-    size: Dim,
-    kernel: Dim,
-    stride: int,
-    pad_before: int,
-    pad_after: int,
-    dilation: int,
-    ceil_mode: bool = False,
-) -> Dim:
-    """Output length of a sliding window: (size + pads - dilation*(kernel-1) - 1) / stride + 1.
-
-    With ``ceil_mode`` the division rounds up, but (as in PyTorch and ONNX) a last window that
-    would start in the right padding is dropped: at most ceildiv(size + pad_before, stride) windows.
-    """
-    if size is None or kernel is None:
-        return None
-    span = size + pad_before + pad_after - (kernel - 1) * dilation - 1
-    if span.is_const and span.value < 0:
-        raise ShapeError(
-            f"window of size {format_dim(kernel)} (dilation {dilation}) is larger than the padded input "
-            f"{format_dim(size + pad_before + pad_after)}"
-        )
-    if not ceil_mode:
-        return floordiv(span, stride) + 1
-    return dim_min(ceildiv(span, stride) + 1, ceildiv(size + pad_before, stride))
+# -- lowering helpers ----------------------------------------------------------------------------------
 
 
-def _check_window_attrs(attrs: dict[str, Any], spatial: int) -> None:
-    for name, n in (("strides", spatial), ("padding", 2 * spatial), ("dilation", spatial)):
-        values = attrs[name]
-        if len(values) != n:
-            raise ShapeError(f"'{name}' needs {n} values, got {values}")
-        if name != "padding" and any(v <= 0 for v in values):
-            raise ShapeError(f"'{name}' must be positive, got {values}")
-        if name == "padding" and any(v < 0 for v in values):
-            raise ShapeError(f"'padding' must be non-negative, got {values}")
+class _Reduction:
+    """Indexing maps and iterators of a reduction of ``x`` over ``axes`` into a tensor of the kept dims."""
+
+    def __init__(self, x: KernelValue, axes: Sequence[int]) -> None:
+        ds = ", ".join(f"d{i}" for i in range(x.rank))
+        self.keep = [i for i in range(x.rank) if i not in axes]
+        self.full = identity(x.rank)
+        self.kept = f"({ds}) -> ({', '.join(f'd{i}' for i in self.keep)})"
+        self.iterators = ["reduction" if i in axes else "parallel" for i in range(x.rank)]
 
 
-class ConvOp(RelaxOp):
-    """Base of N-d convolutions, layout NC<spatial> with weights OI<spatial>; ``padding`` is all befores then afters."""
+def _stat(k: KernelBuilder, x: KernelValue, axes: Sequence[int], init: str) -> KernelValue:
+    """A tensor of ``x``'s dims without ``axes``, filled with ``init``."""
+    dest = _empty_dims(k, [(x, i) for i in range(x.rank) if i not in axes], x.dtype)
+    return _fill(k, init, dest)
 
-    SPATIAL = 2
-    OPERANDS = (Operand("x"), Operand("weight"))
-    ATTRS = (
-        Attr("strides", "ints"),
-        Attr("padding", "ints"),
-        Attr("dilation", "ints"),
-        Attr("groups", "int"),
+
+def _reduce(
+    k: KernelBuilder, x: KernelValue, axes: Sequence[int], init: str, combine: Callable[[list[str]], str]
+) -> KernelValue:
+    """Reduce ``x`` over ``axes`` starting from ``init``; ``combine`` gets (element, accumulator), gives op text."""
+    red = _Reduction(x, axes)
+    t = element(x.dtype)
+    [r] = k.generic(
+        [x],
+        [_stat(k, x, axes, init)],
+        [red.full, red.kept],
+        red.iterators,
+        lambda a: [k.scalar(combine(a), t)],
     )
-
-    @classmethod
-    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = _float_operand(operand_types[0], "x")
-        w = tensor_operand(operand_types[1], "weight")
-        dtype = join_dtype(x, w, ("x", "weight"))
-        rank = cls.SPATIAL + 2
-        _check_window_attrs(attrs, cls.SPATIAL)
-        groups = attrs["groups"]
-        if groups <= 0:
-            raise ShapeError(f"groups must be positive, got {groups}")
-        for t, n in ((x, "x"), (w, "weight")):
-            if t.shape is not None and len(t.shape) != rank:
-                raise ShapeError(f"operand '{n}' {fmt_shape(t.shape)} must have rank {rank}")
-        out_ch = None if w.shape is None else w.shape[0]
-        if out_ch is not None and out_ch.is_const and out_ch.value % groups:
-            raise ShapeError(f"{out_ch.value} output channels do not divide into {groups} groups")
-        if x.shape is None or w.shape is None:
-            batch = None if x.shape is None else x.shape[0]
-            return [TensorType((batch, out_ch) + (None,) * cls.SPATIAL, dtype)]
-        same_dim(
-            x.shape[1],
-            w.shape[1] * groups if w.shape[1] is not None else None,
-            f"input channels of 'x' {fmt_shape(x.shape)} and 'weight' {fmt_shape(w.shape)} x groups {groups} differ",
-        )
-        pads = attrs["padding"]
-        spatial = [
-            window_output(
-                x.shape[2 + i],
-                w.shape[2 + i],
-                attrs["strides"][i],
-                pads[i],
-                pads[i + cls.SPATIAL],
-                attrs["dilation"][i],
-            )
-            for i in range(cls.SPATIAL)
-        ]
-        return [TensorType((x.shape[0], out_ch, *spatial), dtype)]
+    return r
 
 
-@relax_op
-class Conv1dOp(ConvOp):
-    """1-D convolution, NCW x OIW.
+def _map_in_place(k: KernelBuilder, v: KernelValue, fn: Callable[[str], str]) -> KernelValue:
+    """Apply the scalar function ``fn`` to every element of ``v``, writing into ``v``."""
+    [r] = k.generic([], [v], [identity(v.rank)], ["parallel"] * v.rank, lambda a: [fn(a[0])])
+    return r
 
-    ``%y = "relax.conv1d"(%x, %w) {dilation = [1], groups = 1 : i64, padding = [1, 1], strides = [1]}
-    : (!relax.tensor<["n", 16, "l"], f32>, !relax.tensor<[32, 16, 3], f32>) -> !relax.tensor<["n", 32, "l"], f32>``
+
+def _moments(
+    k: KernelBuilder, x: KernelValue, axes: Sequence[int], epsilon: float, centered: bool
+) -> tuple[KernelValue | None, KernelValue]:
+    """Over ``axes``: the mean (if ``centered``) and 1 / sqrt(mean((x - mean)**2) + epsilon).
+
+    Without ``centered`` the second is 1 / sqrt(mean(x**2) + epsilon) (RMS normalization).
     """
+    t = element(x.dtype)
+    count_index = k.const(1)
+    for a in axes:
+        count_index = k.scalar(f"arith.muli {count_index}, {k.dim(x, a)}", "index")
+    count = _index_to_float(k, count_index, x.dtype)
+    zero = k.constant(0.0, x.dtype)
+    red = _Reduction(x, axes)
+    mean = None
+    ins = [x]
+    if centered:
+        total = _reduce(k, x, axes, zero, lambda a: f"arith.addf {a[1]}, {a[0]}")
+        mean = _map_in_place(k, total, lambda v: k.scalar(f"arith.divf {v}, {count}", t))
+        ins.append(mean)
 
-    NAME = "conv1d"
-    SPATIAL = 1
+    def square(a: list[str]) -> list[str]:
+        d = k.scalar(f"arith.subf {a[0]}, {a[1]}", t) if centered else a[0]
+        return [k.scalar(f"arith.addf {a[-1]}, {k.scalar(f'arith.mulf {d}, {d}', t)}", t)]
 
+    maps = [red.full, red.kept, red.kept] if centered else [red.full, red.kept]
+    [squares] = k.generic(ins, [_stat(k, x, axes, zero)], maps, red.iterators, square)
+    eps = k.constant(epsilon, x.dtype)
 
-@relax_op
-class Conv2dOp(ConvOp):
-    """2-D convolution, NCHW x OIHW.
+    def inverse(v: str) -> str:
+        var = k.scalar(f"arith.addf {k.scalar(f'arith.divf {v}, {count}', t)}, {eps}", t)
+        return k.scalar(f"math.rsqrt {var}", t)
 
-    ``%y = "relax.conv2d"(%x, %w) {dilation = [1, 1], groups = 1 : i64, padding = [1, 1, 1, 1], strides = [2, 2]}
-    : (!relax.tensor<["n", 3, "h", "w"], f32>, !relax.tensor<[64, 3, 3, 3], f32>)
-    -> !relax.tensor<["n", 64, "(h + 1) floordiv 2", "(w + 1) floordiv 2"], f32>``
-    """
-
-    NAME = "conv2d"
-    SPATIAL = 2
-
-
-def _conv_attrs(spatial: int, strides: Any, padding: Any, dilation: Any, groups: int) -> dict[str, Any]:
-    def expand(v: Any, n: int) -> list[int]:
-        return [v] * n if isinstance(v, int) else list(v)
-
-    pads = expand(padding, spatial)
-    if len(pads) == spatial:
-        pads = pads + pads
-    return {
-        "strides": expand(strides, spatial),
-        "padding": pads,
-        "dilation": expand(dilation, spatial),
-        "groups": groups,
-    }
+    return mean, _map_in_place(k, squares, inverse)
 
 
-def conv1d(
-    x: ir.Value,
-    weight: ir.Value,
-    strides: int | Sequence[int] = 1,
-    padding: int | Sequence[int] = 0,
-    dilation: int | Sequence[int] = 1,
-    groups: int = 1,
-    *,
-    loc: ir.Location | None = None,
-) -> ir.Value:
-    """1-D convolution (NCW, OIW)."""
-    return Conv1dOp.build([x, weight], _conv_attrs(1, strides, padding, dilation, groups), loc=loc).result
+def _affine(
+    k: KernelBuilder, t: str, x: str, mean: str | None, inv: str, gamma: str, beta: str | None
+) -> str:
+    """(x - mean) * inv * gamma + beta, leaving out the mean or beta when None."""
+    v = x if mean is None else k.scalar(f"arith.subf {x}, {mean}", t)
+    v = k.scalar(f"arith.mulf {k.scalar(f'arith.mulf {v}, {inv}', t)}, {gamma}", t)
+    return v if beta is None else k.scalar(f"arith.addf {v}, {beta}", t)
 
 
-def conv2d(
-    x: ir.Value,
-    weight: ir.Value,
-    strides: int | Sequence[int] = 1,
-    padding: int | Sequence[int] = 0,
-    dilation: int | Sequence[int] = 1,
-    groups: int = 1,
-    *,
-    loc: ir.Location | None = None,
-) -> ir.Value:
-    """2-D convolution (NCHW, OIHW); ``padding`` is one int, (h, w), or (top, left, bottom, right)."""
-    return Conv2dOp.build([x, weight], _conv_attrs(2, strides, padding, dilation, groups), loc=loc).result
+def _normalize(k: KernelBuilder, axes: list[int], centered: bool) -> KernelValue:
+    """layer_norm (``centered``, with beta) or rms_norm over ``axes``: gamma's dims follow ``axes``' order."""
+    _require_known_result(k)
+    x = k.ins[0]
+    for i in range(1, len(k.ins)):
+        k.assume(i, [x.shape[a] for a in axes])
+    mean, inv = _moments(k, x, axes, k.attrs["epsilon"], centered)
+    red = _Reduction(x, axes)
+    ds = ", ".join(f"d{i}" for i in range(x.rank))
+    param = f"({ds}) -> ({', '.join(f'd{a}' for a in axes)})"
+    t = element(x.dtype)
+    stats = [inv] if mean is None else [mean, inv]
+    ins = [x, *stats, *k.ins[1:]]
+    maps = [red.full, *[red.kept] * len(stats), *[param] * (len(k.ins) - 1), red.full]
 
+    def body(a: list[str]) -> list[str]:
+        if centered:
+            return [_affine(k, t, a[0], a[1], a[2], a[3], a[4])]
+        return [_affine(k, t, a[0], None, a[1], a[2], None)]
 
-class Pool2dOp(RelaxOp):
-    """Base of 2-D pooling over NCHW with a ``kernel`` window."""
-
-    OPERANDS = (Operand("x"),)
-    ATTRS = (
-        Attr("kernel", "ints"),
-        Attr("strides", "ints"),
-        Attr("padding", "ints"),
-        Attr("dilation", "ints"),
-        Attr("ceil_mode", "bool"),
-    )
-
-    @classmethod
-    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = tensor_operand(operand_types[0], "x")
-        _check_window_attrs(attrs, 2)
-        kernel = attrs["kernel"]
-        if len(kernel) != 2 or any(k <= 0 for k in kernel):
-            raise ShapeError(f"'kernel' needs 2 positive values, got {kernel}")
-        if x.shape is None:
-            return [TensorType((None,) * 4, x.dtype)]
-        if len(x.shape) != 4:
-            raise ShapeError(f"operand 'x' {fmt_shape(x.shape)} must have rank 4 (NCHW)")
-        pads = attrs["padding"]
-        spatial = [
-            window_output(
-                x.shape[2 + i],
-                const(kernel[i]),
-                attrs["strides"][i],
-                pads[i],
-                pads[i + 2],
-                attrs["dilation"][i],
-                attrs["ceil_mode"],
-            )
-            for i in range(2)
-        ]
-        return [TensorType((x.shape[0], x.shape[1], *spatial), x.dtype)]
-
-
-@relax_op
-class MaxPool2dOp(Pool2dOp):
-    """2-D max pooling (NCHW).
-
-    ``%y = "relax.max_pool2d"(%x) {ceil_mode = false, dilation = [1, 1], kernel = [2, 2], padding = [0, 0, 0, 0],
-    strides = [2, 2]} : (!relax.tensor<["n", 8, "h", "w"], f32>) -> !relax.tensor<["n", 8, "h floordiv 2", "w floordiv 2"], f32>``
-    """
-
-    NAME = "max_pool2d"
-
-
-@relax_op
-class AvgPool2dOp(Pool2dOp):
-    """2-D average pooling (NCHW); ``count_include_pad`` picks the divisor at the borders.
-
-    ``%y = "relax.avg_pool2d"(%x) {ceil_mode = false, count_include_pad = false, dilation = [1, 1], kernel = [3, 3],
-    padding = [1, 1, 1, 1], strides = [1, 1]} : (!relax.tensor<["n", 8, "h", "w"], f32>) -> !relax.tensor<["n", 8, "h", "w"], f32>``
-    """
-
-    NAME = "avg_pool2d"
-    ATTRS = (*Pool2dOp.ATTRS, Attr("count_include_pad", "bool"))
-
-
-def _pool_attrs(
-    kernel: int | Sequence[int], strides: Any, padding: Any, dilation: Any, ceil_mode: bool
-) -> dict:
-    attrs = _conv_attrs(2, kernel if strides is None else strides, padding, dilation, 1)
-    del attrs["groups"]
-    attrs["kernel"] = [kernel] * 2 if isinstance(kernel, int) else list(kernel)
-    attrs["ceil_mode"] = ceil_mode
-    return attrs
-
-
-def max_pool2d(
-    x: ir.Value,
-    kernel: int | Sequence[int],
-    strides: int | Sequence[int] | None = None,
-    padding: int | Sequence[int] = 0,
-    dilation: int | Sequence[int] = 1,
-    ceil_mode: bool = False,
-    *,
-    loc: ir.Location | None = None,
-) -> ir.Value:
-    """2-D max pooling; ``strides`` defaults to the kernel."""
-    return MaxPool2dOp.build([x], _pool_attrs(kernel, strides, padding, dilation, ceil_mode), loc=loc).result
-
-
-def avg_pool2d(
-    x: ir.Value,
-    kernel: int | Sequence[int],
-    strides: int | Sequence[int] | None = None,
-    padding: int | Sequence[int] = 0,
-    dilation: int | Sequence[int] = 1,
-    ceil_mode: bool = False,
-    count_include_pad: bool = False,
-    *,
-    loc: ir.Location | None = None,
-) -> ir.Value:
-    """2-D average pooling; ``strides`` defaults to the kernel."""
-    attrs = _pool_attrs(kernel, strides, padding, dilation, ceil_mode)
-    attrs["count_include_pad"] = count_include_pad
-    return AvgPool2dOp.build([x], attrs, loc=loc).result
-
-
-@relax_op
-class AdaptiveAvgPool2dOp(RelaxOp):
-    """Average pooling to a fixed output size (NCHW).
-
-    ``%y = "relax.adaptive_avg_pool2d"(%x) {output_size = [1, 1]} : (!relax.tensor<["n", 512, "h", "w"], f32>)
-    -> !relax.tensor<["n", 512, 1, 1], f32>``
-    """
-
-    NAME = "adaptive_avg_pool2d"
-    OPERANDS = (Operand("x"),)
-    ATTRS = (Attr("output_size", "ints"),)
-
-    @classmethod
-    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = tensor_operand(operand_types[0], "x")
-        size = attrs["output_size"]
-        if len(size) != 2 or any(s <= 0 for s in size):
-            raise ShapeError(f"'output_size' needs 2 positive values, got {size}")
-        if x.shape is not None and len(x.shape) != 4:
-            raise ShapeError(f"operand 'x' {fmt_shape(x.shape)} must have rank 4 (NCHW)")
-        n, c = (None, None) if x.shape is None else x.shape[:2]
-        return [TensorType((n, c, const(size[0]), const(size[1])), x.dtype)]
-
-
-def adaptive_avg_pool2d(
-    x: ir.Value, output_size: int | Sequence[int], *, loc: ir.Location | None = None
-) -> ir.Value:
-    """Average-pool ``x`` to ``output_size``."""
-    size = [output_size] * 2 if isinstance(output_size, int) else list(output_size)
-    return AdaptiveAvgPool2dOp.build([x], {"output_size": size}, loc=loc).result
-
-
-RESIZE_METHODS = {"nearest", "linear"}
-RESIZE_COORDINATES = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"}
-
-
-@relax_op
-class ResizeOp(RelaxOp):
-    """Resize the spatial dims of an NCHW tensor to ``sizes`` (symbolic allowed).
-
-    ``%y = "relax.resize"(%x) {coordinate_mode = "half_pixel", method = "nearest", sizes = ["2 * h", "2 * w"]}
-    : (!relax.tensor<["n", 3, "h", "w"], f32>) -> !relax.tensor<["n", 3, "2 * h", "2 * w"], f32>``
-    """
-
-    NAME = "resize"
-    OPERANDS = (Operand("x"),)
-    ATTRS = (Attr("sizes", "dims"), Attr("method", "str"), Attr("coordinate_mode", "str"))
-
-    @classmethod
-    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = tensor_operand(operand_types[0], "x")
-        if attrs["method"] not in RESIZE_METHODS:
-            raise ShapeError(f"unknown method '{attrs['method']}'; expected nearest or linear")
-        if attrs["coordinate_mode"] not in RESIZE_COORDINATES:
-            raise ShapeError(
-                f"unknown coordinate_mode '{attrs['coordinate_mode']}'; expected one of "
-                f"{', '.join(sorted(RESIZE_COORDINATES))}"
-            )
-        sizes = attrs["sizes"]
-        if len(sizes) != 2:
-            raise ShapeError(f"'sizes' needs 2 values (h, w), got {sizes}")
-        if x.shape is not None and len(x.shape) != 4:
-            raise ShapeError(f"operand 'x' {fmt_shape(x.shape)} must have rank 4 (NCHW)")
-        n, c = (None, None) if x.shape is None else x.shape[:2]
-        return [TensorType((n, c, *(_size(s) for s in sizes)), x.dtype)]
-
-
-def _size(s: int | str) -> Dim:
-    try:
-        d = parse_dim(s)
-    except ParseError as e:
-        raise ShapeError(f"'sizes': {e}") from None
-    if d is not None and d.is_const and d.value < 0:
-        raise ShapeError(f"'sizes' must be non-negative, got {s}")
-    return d
-
-
-def _scaled_sizes(x: ir.Value, scales: Sequence[float]) -> list[int | str]:
-    """ONNX's output size for ``scales``: floor(dim * scale), exactly (a scale is read as its decimal)."""
-    t = relax_type(x.type)
-    shape = t.shape if isinstance(t, TensorType) else None
-    if len(scales) != 2 or any(not s > 0 for s in scales):
-        raise ShapeError(f"'scales' needs 2 positive values (h, w), got {list(scales)}")
-    if shape is None or len(shape) != 4 or shape[2] is None or shape[3] is None:
-        raise ShapeError(
-            f"'scales' need the spatial dims of 'x' {fmt_shape(shape)}; give 'sizes' or match_cast 'x' first"
-        )
-    out = []
-    for d, scale in zip(shape[2:], scales):
-        r = Fraction(repr(float(scale)))
-        out.append(format_dim(floordiv(d * r.numerator, r.denominator)))
-    return out
-
-
-def resize(
-    x: ir.Value,
-    sizes: Sequence[int | str] | None = None,
-    method: str = "nearest",
-    coordinate_mode: str = "half_pixel",
-    *,
-    scales: Sequence[float] | None = None,
-    loc: ir.Location | None = None,
-) -> ir.Value:
-    """Resize ``x`` (NCHW) to spatial ``sizes``, or by ``scales`` (size floor(dim * scale), as in ONNX)."""
-    with located(ResizeOp.NAME, loc or caller_location()):
-        if (sizes is None) == (scales is None):
-            raise ShapeError("give exactly one of 'sizes' and 'scales'")
-        if scales is not None:
-            sizes = _scaled_sizes(x, scales)
-    attrs = {"sizes": list(sizes), "method": method, "coordinate_mode": coordinate_mode}
-    return ResizeOp.build([x], attrs, loc=loc).result
+    [r] = k.generic(ins, [k.outs[0]], maps, ["parallel"] * x.rank, body)
+    return r
