@@ -20,6 +20,7 @@ CACHE_VERSION = "1"
 
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
+    "canonicalize,"
     "drop-equivalent-buffer-results,"
     "buffer-deallocation-pipeline,"
     "canonicalize"

@@ -147,11 +147,11 @@ class KernelBuilder:
         return UnsupportedOpError(f"relax.{self.op_name}: {message}")
 
     # -- assumptions the caller checks at run time --------------------------------------------------
-    def assume(self, operand: int, dims: Sequence[Expr | int | str]) -> None:
+    def assume(self, operand: int, dims: Sequence[Expr | int | str | None]) -> None:
         """State that operand ``operand`` has ``dims``; the caller checks it with a match_cast before the call."""
         t = self.operand_types[operand]
         assert isinstance(t, TensorType)
-        refined = TensorType(tuple(as_expr(d) for d in dims), t.dtype)
+        refined = TensorType(tuple(None if d is None else as_expr(d) for d in dims), t.dtype)
         if refined == t:
             return
         self.assumed[operand] = refined
@@ -321,6 +321,10 @@ class KernelBuilder:
         computed from their expressions.
         """
         dims = tuple(None if d is None else as_expr(d) for d in shape)
+        for g in groups:
+            if sum(1 for i in g if dims[i] is None or not dims[i].is_const) > 1:
+                # MLIR 22's expand-strided-metadata aborts on such a memref.expand_shape.
+                raise self.fail(f"cannot expand one dim into several dynamic dims {[dims[i] for i in g]}")
         out = []
         for i, d in enumerate(dims):
             given = sizes[i] if sizes is not None else None
@@ -434,23 +438,8 @@ class KernelBuilder:
         params += [f"%sym_{_ident(s)}: index" for s in self.symbol_params]
         params += [f"{v.name}: {v.mlir}" for v in self.outs]
         result_types = ", ".join(r.mlir for r in results)
-        lines = list(self._lines[0])
-        returned_names = []
-        for r, out in zip(results, self.outs or [None] * len(results)):
-            if out is None or r.name == out.name:
-                returned_names.append(r.name)
-                continue
-            # Pin each result to its destination, so bufferization proves the kernel returns its
-            # destination (and the caller frees buffers simply); a result that is a view of the
-            # destination is copied onto itself.
-            pinned = f"%pinned{len(returned_names)}"
-            lines.append(
-                f"{pinned} = bufferization.materialize_in_destination {r.name} in {out.name} : "
-                f"({r.mlir}, {out.mlir}) -> {out.mlir}"
-            )
-            returned_names.append(pinned)
-        body = "\n".join("  " + line for line in lines)
-        returned = ", ".join(returned_names)
+        body = "\n".join("  " + line for line in self._lines[0])
+        returned = ", ".join(r.name for r in results)
         return (
             f"func.func private @{name}({', '.join(params)}) -> ({result_types}) {{\n{body}\n"
             f"  return {returned} : {result_types}\n}}\n"

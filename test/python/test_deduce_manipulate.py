@@ -13,6 +13,7 @@ from mlir import ir
 
 from relax_mlir.dialects.ops import index as ix
 from relax_mlir.dialects.ops import manipulate as mp
+from relax_mlir.dialects.ops import pad as pd
 from relax_mlir.dialects.types import relax_type
 from relax_mlir.errors import ShapeError
 
@@ -334,28 +335,28 @@ OK = [
     *table(
         "pad",
         "static",
-        (lambda x: mp.pad(x, [1, 1, 0, 2]), ["[2, 3]"], "[4, 5]"),
-        (lambda x: mp.pad(x, [2, 3]), ["[0]"], "[5]"),
-        (lambda x: mp.pad(x, [-1, -1, 0, 0]), ["[4, 4]"], "[2, 4]"),
-        (lambda x: mp.pad(x, [-1, -1]), ["[2]"], "[0]"),
-        (lambda x: mp.pad(x, [1, 0], "edge"), ["[1]"], "[2]"),
-        (lambda x: mp.pad(x, []), ["[]"], "[]"),
+        (lambda x: pd.pad(x, [1, 1, 0, 2]), ["[2, 3]"], "[4, 5]"),
+        (lambda x: pd.pad(x, [2, 3]), ["[0]"], "[5]"),
+        (lambda x: pd.pad(x, [-1, -1, 0, 0]), ["[4, 4]"], "[2, 4]"),
+        (lambda x: pd.pad(x, [-1, -1]), ["[2]"], "[0]"),
+        (lambda x: pd.pad(x, [1, 0], "edge"), ["[1]"], "[2]"),
+        (lambda x: pd.pad(x, []), ["[]"], "[]"),
     ),
     *table(
         "pad",
         "symbolic",
-        (lambda x: mp.pad(x, [1, 2, 0, 0]), ['["n", 4]'], '["n + 3", 4]'),
-        (lambda x: mp.pad(x, [0, 0, 2, 2], "reflect"), ['["b", "s"]'], '["b", "s + 4"]'),
-        (lambda x: mp.pad(x, [-1, 0]), ['["n + 1"]'], '["n"]'),
+        (lambda x: pd.pad(x, [1, 2, 0, 0]), ['["n", 4]'], '["n + 3", 4]'),
+        (lambda x: pd.pad(x, [0, 0, 2, 2], "reflect"), ['["b", "s"]'], '["b", "s + 4"]'),
+        (lambda x: pd.pad(x, [-1, 0]), ['["n + 1"]'], '["n"]'),
         # cropping a symbolic dim: clamped at 0 (too small an n fails at run time)
-        (lambda x: mp.pad(x, [-1, 0]), ['["n"]'], '["max(n - 1, 0)"]'),
+        (lambda x: pd.pad(x, [-1, 0]), ['["n"]'], '["max(n - 1, 0)"]'),
     ),
-    *table("pad", "unknown-dim", (lambda x: mp.pad(x, [1, 1, 1, 1]), ['["?", 4]'], '["?", 6]')),
+    *table("pad", "unknown-dim", (lambda x: pd.pad(x, [1, 1, 1, 1]), ['["?", 4]'], '["?", 6]')),
     *table(
         "pad",
         "unknown-rank",
-        (lambda x: mp.pad(x, [1, 1, 2, 2]), ['"*"'], '["?", "?"]'),
-        (lambda x: mp.pad(x, []), ['"*"'], '"*"'),
+        (lambda x: pd.pad(x, [1, 1, 2, 2]), ['"*"'], '["?", "?"]'),
+        (lambda x: pd.pad(x, []), ['"*"'], '"*"'),
     ),
     # -- tril / triu -----------------------------------------------------------------------------
     *[
@@ -645,11 +646,11 @@ ERRORS = [
     *table(
         "pad",
         "error",
-        (lambda x: mp.pad(x, [1, 1], "wrap"), ["[2]"], "unknown pad mode 'wrap'"),
-        (lambda x: mp.pad(x, [1, 1]), ['["n", 4]'], "pad_width needs 4 entries for rank 2, got 2"),
-        (lambda x: mp.pad(x, [1, 2, 0]), ['"*"'], "pad_width needs a before and an after entry per dim"),
+        (lambda x: pd.pad(x, [1, 1], "wrap"), ["[2]"], "unknown pad mode 'wrap'"),
+        (lambda x: pd.pad(x, [1, 1]), ['["n", 4]'], "pad_width needs 4 entries for rank 2, got 2"),
+        (lambda x: pd.pad(x, [1, 2, 0]), ['"*"'], "pad_width needs a before and an after entry per dim"),
         (
-            lambda x: mp.pad(x, [-3, 0, 0, 0]),
+            lambda x: pd.pad(x, [-3, 0, 0, 0]),
             ["[2, 4]"],
             "pad_width -3, 0 of dim 0 removes more than its size 2",
         ),
@@ -778,12 +779,12 @@ def test_deduce_error(request, params, build: Callable, operands: list[str], mes
 
 
 def test_every_op_has_all_five_cases() -> None:
-    """Every op of manipulate.py and index.py is covered at all five kinds of operands."""
+    """Every op of manipulate.py, pad.py and index.py is covered at all five kinds of operands."""
     kinds: dict[str, set[str]] = {}
     for p in OK + ERRORS:
         op, kind = p.id.split("-", 1)
         kinds.setdefault(op, set()).add(kind.rsplit("-", 1)[0])
-    ops = {cls.NAME for mod in (mp, ix) for cls in vars(mod).values() if hasattr(cls, "OPERATION_NAME")}
+    ops = {cls.NAME for mod in (mp, pd, ix) for cls in vars(mod).values() if hasattr(cls, "OPERATION_NAME")}
     assert set(kinds) == ops
     for op in ops:
         assert kinds[op] == {"static", "symbolic", "unknown-dim", "unknown-rank", "error"}, op

@@ -1,4 +1,9 @@
-"""Indexing ops: slicing, gathering and scattering."""
+"""Indexing ops: slicing, gathering and scattering.
+
+Index tensors follow ONNX (Gather, GatherElements, ScatterElements): negative indices count from the
+end of the axis. Kernels cannot report errors, so an index still out of range is clamped into it
+(reading or writing an edge element) instead of touching memory outside the tensor.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +24,8 @@ from relax_mlir.shape_infer.dims import (
     same_dim,
     tensor_operand,
 )
-from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim, parse_dim, prove_le, smin
+from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim, parse_dim, prove_le, smax, smin
+from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, identity
 
 
 def _parse(d: int | str) -> Dim:
@@ -62,6 +68,41 @@ class StridedSliceOp(RelaxOp):
             dim = x.shape[a]
             out[a] = None if dim is None else _slice_length(dim, _parse(b), _parse(e), s)
         return [TensorType(tuple(out), x.dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Start at begin clamped like the deduction clamps it; the result's dims give the lengths.
+
+        Positive strides copy a strided ``tensor.extract_slice``; a negative one reads each element.
+        """
+        x, out = k.ins[0], k.destination(0)
+        starts: list[Expr] = [const(0)] * x.rank
+        steps = [1] * x.rank
+        for a, b, s in zip(normalize_axes(k.attrs["axes"], x.rank), k.attrs["begin"], k.attrs["strides"]):
+            dim = x.shape[a]
+            assert dim is not None  # else the result dim would be unknown
+            lo, hi = (const(0), dim) if s > 0 else (const(-1), dim - 1)
+            raw = _raw_index(_parse(b), dim, lo, hi)  # type: ignore[arg-type]
+            start = raw if prove_le(lo, raw) else smax(raw, lo)
+            starts[a] = start if prove_le(start, hi) else smin(start, hi)
+            steps[a] = s
+        offsets = [str(e.value) if e.is_const else k.index(e) for e in starts]
+        if all(s > 0 for s in steps):
+            where = f"[{', '.join(offsets)}] [{', '.join(k.sizes(out))}] [{', '.join(map(str, steps))}]"
+            part = k.op(f"tensor.extract_slice {x.name}{where} : {x.mlir} to {out.mlir}", out)
+            return [k.copy(part, out)]
+        offsets = [k.const(e.value) if e.is_const else k.index(e) for e in starts]
+
+        def body(_: list[str]) -> list[str]:
+            coords = []
+            for a, (start, step) in enumerate(zip(offsets, steps)):
+                i = k.scalar(f"linalg.index {a}", "index")
+                if step != 1:
+                    i = k.scalar(f"arith.muli {i}, {k.const(step)}", "index")
+                coords.append(k.scalar(f"arith.addi {start}, {i}", "index"))
+            return [k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)]
+
+        return k.generic([], [out], [identity(out.rank)], ["parallel"] * out.rank, body)
 
 
 def _slice_length(dim: Expr, begin: Dim, end: Dim, stride: int) -> Dim:
@@ -154,6 +195,49 @@ class TakeOp(RelaxOp):
             return [TensorType(None, x.dtype)]
         return [TensorType(x.shape[:axis] + idx.shape + x.shape[axis + 1 :], x.dtype)]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """A parallel loop over the result reading ``x`` at each (normalized) index."""
+        (x, idx), out = k.ins, k.destination(0)
+        axis = normalize_axis(k.attrs["axis"], x.rank)
+        bound = _Bound(k, x, axis)
+        ds = [f"d{i}" for i in range(out.rank)]
+        idx_map = f"({', '.join(ds)}) -> ({', '.join(ds[axis : axis + idx.rank])})"
+
+        def body(a: list[str]) -> list[str]:
+            coords = [k.scalar(f"linalg.index {d}", "index") for d in range(axis)]
+            coords.append(bound.normalize(a[0], idx.dtype))
+            coords += [k.scalar(f"linalg.index {d}", "index") for d in range(axis + idx.rank, out.rank)]
+            return [k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)]
+
+        return k.generic([idx], [out], [idx_map, identity(out.rank)], ["parallel"] * out.rank, body)
+
+
+class _Bound:
+    """Index values along ``axis`` of ``x``: negative ones count from the end (numpy, ONNX).
+
+    Indices still out of range after that are clamped into it: a bad index reads an edge element
+    instead of memory outside the tensor (kernels have no way to report an error).
+    """
+
+    def __init__(self, k: KernelBuilder, x: KernelValue, axis: int) -> None:
+        self.k = k
+        self.size = k.dim(x, axis)
+        self.zero = k.const(0)
+        self.last = k.scalar(f"arith.subi {self.size}, {k.const(1)}", "index")
+
+    def normalize(self, value: str, dtype: str) -> str:
+        """The index SSA value for an integer ``value`` of ``dtype``."""
+        k = self.k
+        i = k.scalar(f"arith.index_cast {value}", f"{element(dtype)} to index")
+        negative = k.scalar(f"arith.cmpi slt, {i}, {self.zero}", "index")
+        i = k.scalar(
+            f"arith.select {negative}, {k.scalar(f'arith.addi {i}, {self.size}', 'index')}, {i}", "index"
+        )
+        return k.scalar(
+            f"arith.minsi {k.scalar(f'arith.maxsi {i}, {self.zero}', 'index')}, {self.last}", "index"
+        )
+
 
 def take(x: ir.Value, indices: ir.Value, axis: int = 0, *, loc: ir.Location | None = None) -> ir.Value:
     """``x`` gathered along ``axis`` at ``indices``."""
@@ -180,6 +264,27 @@ class GatherElementsOp(RelaxOp):
         _indices_within(x, idx, attrs["axis"])
         return [TensorType(idx.shape, x.dtype)]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """A parallel loop over ``indices`` reading ``x`` with the axis coordinate replaced."""
+        (x, idx), out = k.ins, k.destination(0)
+        axis = normalize_axis(k.attrs["axis"], x.rank)
+        bound = _Bound(k, x, axis)
+        lasts = _unproven_lasts(k, x, idx, axis)
+
+        def body(a: list[str]) -> list[str]:
+            coords = []
+            for d in range(out.rank):
+                if d == axis:
+                    coords.append(bound.normalize(a[0], idx.dtype))
+                    continue
+                i = k.scalar(f"linalg.index {d}", "index")
+                coords.append(k.scalar(f"arith.minsi {i}, {lasts[d]}", "index") if d in lasts else i)
+            return [k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)]
+
+        maps = [identity(out.rank)] * 2
+        return k.generic([idx], [out], maps, ["parallel"] * out.rank, body)
+
 
 def _same_rank(a: TensorType, b: TensorType, na: str, nb: str) -> None:
     if a.ndim is not None and b.ndim is not None and a.ndim != b.ndim:
@@ -201,6 +306,19 @@ def _indices_within(x: TensorType, idx: TensorType, axis: int) -> None:
                 f"dim {i} of 'indices' {fmt_shape(idx.shape)} is {format_dim(k)}, larger than "
                 f"{format_dim(d)} of 'x' {fmt_shape(x.shape)}"
             )
+
+
+def _unproven_lasts(k: KernelBuilder, x: KernelValue, idx: KernelValue, axis: int) -> dict[int, str]:
+    """``dim - 1`` of ``x`` for the dims off ``axis`` where 'indices' is not provably no larger.
+
+    The deduction rejects 'indices' dims provably larger than those of 'x'; symbolic ones may still be at
+    run time, so coordinates there are clamped rather than read or written outside ``x``.
+    """
+    lasts = {}
+    for d, (a, b) in enumerate(zip(x.shape, idx.shape)):
+        if d != axis and not (a is not None and b is not None and prove_le(b, a)):
+            lasts[d] = k.scalar(f"arith.subi {k.dim(x, d)}, {k.const(1)}", "index")
+    return lasts
 
 
 def gather_elements(
@@ -235,6 +353,34 @@ class ScatterElementsOp(RelaxOp):
                 same_dim(a, b, f"dim {i} of 'indices' and 'updates' differ")
         _indices_within(x, idx, attrs["axis"])
         return [TensorType(x.shape, dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Copy ``x`` to the destination, then store the updates in order (a later duplicate wins)."""
+        (x, idx, upd), out = k.ins, k.destination(0)
+        axis = normalize_axis(k.attrs["axis"], x.rank)
+        k.assume(2, idx.shape)  # type: ignore[arg-type]
+        upd = k.ins[2]
+        bound = _Bound(k, out, axis)
+        lasts = _unproven_lasts(k, out, idx, axis)
+        bounds = [k.dim(idx, d) for d in range(idx.rank)]
+
+        def nest(level: int, acc: KernelValue, ivs: list[str]) -> KernelValue:
+            if level < idx.rank:
+                return k.loop(bounds[level], acc, lambda iv, a: nest(level + 1, a, [*ivs, iv]))
+            i = k.scalar(f"tensor.extract {idx.name}[{', '.join(ivs)}]", idx.mlir)
+            u = k.scalar(f"tensor.extract {upd.name}[{', '.join(ivs)}]", upd.mlir)
+            coords = [
+                bound.normalize(i, idx.dtype)
+                if d == axis
+                else k.scalar(f"arith.minsi {iv}, {lasts[d]}", "index")
+                if d in lasts
+                else iv
+                for d, iv in enumerate(ivs)
+            ]
+            return k.op(f"tensor.insert {u} into {acc.name}[{', '.join(coords)}] : {acc.mlir}", acc)
+
+        return [nest(0, k.copy(x, out), [])]
 
 
 def scatter_elements(

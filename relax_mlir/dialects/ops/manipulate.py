@@ -1,4 +1,11 @@
-"""Shape manipulation ops."""
+"""Shape manipulation ops.
+
+Their kernels copy data into the destination: reshapes through a collapse/expand view of the input
+(``tensor.reshape`` when one dynamic dim splits into several), transposes with ``linalg.transpose``,
+concat/split through slices at symbolic offsets, the rest as parallel ``linalg.generic`` loops. Dims a
+kernel needs equal that the deduction only assumed (a reshape's element count, a squeezed symbolic
+dim, equal split sections) are stated with ``k.assume`` and checked at run time.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,6 @@ from relax_mlir.dialects.types import Dim, RelaxType, TensorType
 from relax_mlir.errors import ParseError, ShapeError
 from relax_mlir.shape_infer.dims import (
     ONE,
-    clamp_nonneg,
     dim_min,
     fmt_shape,
     join_dtype,
@@ -24,6 +30,14 @@ from relax_mlir.shape_infer.dims import (
     tensor_operand,
 )
 from relax_mlir.shape_infer.expr import Expr, const, floordiv, parse_dim
+from relax_mlir.transforms.kernel import (
+    KernelBuilder,
+    KernelValue,
+    builtin_tensor,
+    element,
+    identity,
+    is_float,
+)
 
 
 @relax_op
@@ -77,6 +91,12 @@ class ReshapeOp(RelaxOp):
                 )
         return [TensorType(tuple(target), x.dtype)]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        out = k.destination(0)
+        _assume_same_size(k, out)
+        return [_copy_reshaped(k, k.ins[0], out)]
+
 
 def _parse(d: int | str) -> Dim:
     try:
@@ -99,6 +119,83 @@ def _divide(total: Expr, known: Expr, in_shape: Sequence[Dim], spec: list[int | 
 def reshape(x: ir.Value, shape: Sequence[int | str], *, loc: ir.Location | None = None) -> ir.Value:
     """Reshape ``x`` (see ReshapeOp for the spelling of ``shape``)."""
     return ReshapeOp.build([x], {"shape": list(shape)}, loc=loc).result
+
+
+def _assume_same_size(k: KernelBuilder, out: KernelValue) -> None:
+    """Make the element counts of ``k.ins[0]`` and ``out`` provably equal, or fail.
+
+    The deduction accepts a reshape whose counts are equal only at run time (``[n] -> [2, n floordiv
+    2]``, ``[?, 512] -> ["b", "s", 8, 64]``): then one non-constant input dim is stated to be the
+    quotient of the output count by the other input dims, which the caller checks with a match_cast.
+    """
+    x = k.ins[0]
+    total = product(out.shape)
+    assert total is not None
+    if product(x.shape) == total:
+        return
+    for j, d in enumerate(x.shape):
+        rest = product(x.shape[:j] + x.shape[j + 1 :])
+        if (d is not None and d.is_const) or rest is None or rest == const(0):
+            continue
+        q = floordiv(total, rest)
+        if q * rest == total:
+            k.assume(0, [q if i == j else e for i, e in enumerate(x.shape)])  # type: ignore[misc]
+            return
+    raise k.fail(
+        f"cannot show that {fmt_shape(x.shape)} and {fmt_shape(out.shape)} have the same number of "
+        "elements; state the input's dims with relax.match_cast"
+    )
+
+
+def _copy_reshaped(k: KernelBuilder, x: KernelValue, out: KernelValue) -> KernelValue:
+    """Copy ``x`` into ``out`` (same element count, another shape) through a view of ``x``.
+
+    The dims are split into segments of equal products (``[b, s, 512] -> [b, s, 8, 64]`` is
+    ``b | s | 512 -> 8, 64``); the view collapses each segment and expands it again. MLIR expands a dim
+    into at most one dynamic dim, so other reshapes (``[b * s] -> [b, s]``) use ``tensor.reshape``.
+    """
+    segments = _segments(x.shape, out.shape)  # type: ignore[arg-type]
+    if x.rank == 0:
+        view = k.expand(x, [], out.shape)
+    elif out.rank == 0:
+        view = k.collapse(x, [])
+    elif all(sum(not out.shape[j].is_const for j in g) <= 1 for _, g in segments):  # type: ignore[union-attr]
+        view = x
+        if any(len(g) > 1 for g, _ in segments):
+            view = k.collapse(view, [g for g, _ in segments])
+        if any(len(g) > 1 for _, g in segments):
+            sizes = [None if d.is_const else k.dim(out, i) for i, d in enumerate(out.shape)]  # type: ignore[union-attr]
+            view = k.expand(view, [g for _, g in segments], out.shape, sizes)
+    else:
+        sizes = [k.const(d.value) if d.is_const else k.dim(out, i) for i, d in enumerate(out.shape)]  # type: ignore[union-attr]
+        shape = k.fresh("shape")
+        k.emit(f"{shape} = tensor.from_elements {', '.join(sizes)} : tensor<{out.rank}xindex>")
+        view = k.op(
+            f"tensor.reshape {x.name}({shape}) : ({x.mlir}, tensor<{out.rank}xindex>) -> {out.mlir}", out
+        )
+    return k.copy(_cast(k, view, out.shape), out)
+
+
+def _segments(src: Sequence[Expr], dst: Sequence[Expr]) -> list[tuple[list[int], list[int]]]:
+    """Consecutive groups of ``src`` and ``dst`` dims with equal products (each group non-empty)."""
+    cuts, j = [(0, 0)], 0
+    for i in range(1, len(src)):
+        p = product(src[:i])
+        for jj in range(j + 1, len(dst)):
+            if product(dst[:jj]) == p:
+                cuts.append((i, jj))
+                j = jj
+                break
+    cuts.append((len(src), len(dst)))
+    return [(list(range(a, c)), list(range(b, d))) for (a, b), (c, d) in zip(cuts, cuts[1:])]
+
+
+def _cast(k: KernelBuilder, v: KernelValue, shape: Sequence[Dim]) -> KernelValue:
+    """``v`` as a tensor of ``shape`` (a ``tensor.cast`` when the builtin types differ)."""
+    t = TensorType(tuple(shape), v.dtype)
+    if builtin_tensor(t) == v.mlir:
+        return KernelValue(v.name, t, v.mlir)
+    return k.op(f"tensor.cast {v.name} : {v.mlir} to {builtin_tensor(t)}", t)
 
 
 @relax_op
@@ -129,6 +226,21 @@ class PermuteDimsOp(RelaxOp):
         perm = normalize_axes(axes, len(x.shape))
         return [TensorType(tuple(x.shape[a] for a in perm), x.dtype)]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        x, out = k.ins[0], k.destination(0)
+        axes = k.attrs["axes"]
+        perm = list(reversed(range(x.rank))) if axes is None else normalize_axes(axes, x.rank)
+        if perm == sorted(perm):
+            return [k.copy(x, out)]
+        return [
+            k.op(
+                f"linalg.transpose ins({x.name} : {x.mlir}) outs({out.name} : {out.mlir}) "
+                f"permutation = [{', '.join(map(str, perm))}]",
+                out,
+            )
+        ]
+
 
 def permute_dims(
     x: ir.Value, axes: Sequence[int] | None = None, *, loc: ir.Location | None = None
@@ -157,6 +269,10 @@ class ExpandDimsOp(RelaxOp):
         inserted = set(normalize_axes(attrs["axes"], rank))
         rest = iter(x.shape)
         return [TensorType(tuple(ONE if i in inserted else next(rest) for i in range(rank)), x.dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        return [_copy_reshaped(k, k.ins[0], k.destination(0))]
 
 
 def expand_dims(x: ir.Value, axes: Sequence[int], *, loc: ir.Location | None = None) -> ir.Value:
@@ -194,6 +310,15 @@ class SqueezeOp(RelaxOp):
                 )
         return [TensorType(tuple(d for i, d in enumerate(x.shape) if i not in removed), x.dtype)]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        out = k.destination(0)
+        x = k.ins[0]
+        axes = k.attrs["axes"]
+        removed = set(normalize_axes(axes, x.rank)) if axes is not None else set()
+        k.assume(0, [ONE if i in removed else d for i, d in enumerate(x.shape)])  # type: ignore[misc]
+        return [_copy_reshaped(k, k.ins[0], out)]
+
 
 def squeeze(x: ir.Value, axes: Sequence[int] | None = None, *, loc: ir.Location | None = None) -> ir.Value:
     """Remove size-1 dims."""
@@ -228,6 +353,10 @@ class FlattenOp(RelaxOp):
             raise ShapeError(f"start_axis {start} is after end_axis {end}")
         merged = product(x.shape[start : end + 1])
         return [TensorType(x.shape[:start] + (merged,) + x.shape[end + 1 :], x.dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        return [_copy_reshaped(k, k.ins[0], k.destination(0))]
 
 
 def flatten(
@@ -270,7 +399,7 @@ class ConcatOp(RelaxOp):
         out: list[Dim] = []
         for d in range(rank):
             if d == axis:
-                out.append(product_sum([x.shape[d] if x.shape is not None else None for x in xs]))
+                out.append(_sum([x.shape[d] if x.shape is not None else None for x in xs]))
                 continue
             first, dim = known[0][0], known[0][1][d]
             for i, shape in known[1:]:
@@ -278,8 +407,42 @@ class ConcatOp(RelaxOp):
             out.append(dim)
         return [TensorType(tuple(out), dtype)]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Each operand is copied into its slice of the destination, at the sum of the sizes before it."""
+        acc = k.destination(0)
+        axis = normalize_axis(k.attrs["axis"], acc.rank)
+        for i in range(len(k.ins)):
+            dims = [d if a == axis else acc.shape[a] for a, d in enumerate(k.ins[i].shape)]
+            k.assume(i, dims)  # type: ignore[arg-type]  (known: the result's dims are)
+        for x, start in zip(k.ins, _starts(k, k.ins, axis)):
+            acc = k.insert(x, acc, [start if a == axis else "0" for a in range(acc.rank)])
+        return [acc]
 
-def product_sum(dims: Sequence[Dim]) -> Dim:
+
+def _starts(k: KernelBuilder, parts: Sequence[KernelValue], axis: int) -> list[str]:
+    """Where each of ``parts`` starts along ``axis`` when laid end to end (ints or index values)."""
+    starts: list[str] = []
+    static, dynamic = 0, None
+    for v in parts:
+        if dynamic is None:
+            starts.append(str(static))
+        else:
+            starts.append(
+                dynamic if static == 0 else k.scalar(f"arith.addi {dynamic}, {k.const(static)}", "index")
+            )
+        if len(starts) == len(parts):
+            break
+        d = v.shape[axis]
+        if d is not None and d.is_const:
+            static += d.value
+            continue
+        size = k.dim(v, axis)
+        dynamic = size if dynamic is None else k.scalar(f"arith.addi {dynamic}, {size}", "index")
+    return starts
+
+
+def _sum(dims: Sequence[Dim]) -> Dim:
     """The sum of dims, None if any is unknown."""
     total = const(0)
     for d in dims:
@@ -336,6 +499,23 @@ class SplitOp(RelaxOp):
             parts = [None if a is None or b is None else b - a for a, b in zip(cuts, cuts[1:])]
         return [TensorType(x.shape[:axis] + (p,) + x.shape[axis + 1 :], x.dtype) for p in parts]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        outs = [k.destination(i) for i in range(len(k.result_types))]
+        x = k.ins[0]
+        axis = normalize_axis(k.attrs["axis"], x.rank)
+        sections = k.attrs["sections"]
+        if sections:  # equal parts: the dim must be a multiple of the number of sections (checked)
+            k.assume(0, [sections * outs[0].shape[axis] if a == axis else d for a, d in enumerate(x.shape)])  # type: ignore[operator,misc]
+            x = k.ins[0]
+        results = []
+        for out, start in zip(outs, _starts(k, outs, axis)):
+            offsets = [start if a == axis else "0" for a in range(x.rank)]
+            where = f"[{', '.join(offsets)}] [{', '.join(k.sizes(out))}] [{', '.join(['1'] * x.rank)}]"
+            part = k.op(f"tensor.extract_slice {x.name}{where} : {x.mlir} to {out.mlir}", out)
+            results.append(k.copy(part, out))
+        return results
+
 
 def split(
     x: ir.Value, indices_or_sections: int | Sequence[int], axis: int = 0, *, loc: ir.Location | None = None
@@ -379,6 +559,11 @@ class BroadcastToOp(RelaxOp):
                     )
         return [TensorType(target, x.dtype)]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """A dim that is 1 broadcasts; any other must equal the target dim (checked at run time)."""
+        return [k.elementwise(k.ins, k.destination(0), lambda a: a[0])]
+
 
 def broadcast_to(x: ir.Value, shape: Sequence[int | str], *, loc: ir.Location | None = None) -> ir.Value:
     """``x`` broadcast to ``shape``."""
@@ -408,6 +593,38 @@ class TileOp(RelaxOp):
         shape = (ONE,) * (rank - len(x.shape)) + x.shape
         reps = [1] * (rank - len(reps)) + list(reps)
         return [TensorType(tuple(None if d is None else d * r for d, r in zip(shape, reps)), x.dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Element i of the result reads x at ``i mod d`` along each repeated dim (a parallel loop).
+
+        Static repeated dims use ``mod`` in the indexing map; dynamic ones read with tensor.extract.
+        """
+        x, out = k.ins[0], k.destination(0)
+        if any(d == const(0) for d in out.shape):
+            return [out]
+        rank, lead = out.rank, out.rank - x.rank
+        reps = [1] * (rank - len(k.attrs["repeats"])) + list(k.attrs["repeats"])
+        repeated = [a for a in range(x.rank) if reps[lead + a] != 1]
+        ds = [f"d{i}" for i in range(rank)]
+        iterators = ["parallel"] * rank
+        if all(x.shape[a].is_const for a in repeated):  # type: ignore[union-attr]
+            exprs = [
+                f"d{lead + a} mod {x.shape[a].value}" if a in repeated else f"d{lead + a}"
+                for a in range(x.rank)
+            ]  # type: ignore[union-attr]
+            x_map = f"({', '.join(ds)}) -> ({', '.join(exprs)})"
+            return k.generic([x], [out], [x_map, identity(rank)], iterators, lambda v: [v[0]])
+        sizes = {a: k.dim(x, a) for a in repeated}
+
+        def body(_: list[str]) -> list[str]:
+            coords = []
+            for a in range(x.rank):
+                i = k.scalar(f"linalg.index {lead + a}", "index")
+                coords.append(k.scalar(f"arith.remui {i}, {sizes[a]}", "index") if a in repeated else i)
+            return [k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)]
+
+        return k.generic([], [out], [identity(rank)], iterators, body)
 
 
 def tile(x: ir.Value, repeats: Sequence[int], *, loc: ir.Location | None = None) -> ir.Value:
@@ -444,65 +661,27 @@ class RepeatOp(RelaxOp):
         d = x.shape[a]
         return [TensorType(x.shape[:a] + (None if d is None else d * reps,) + x.shape[a + 1 :], x.dtype)]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Element i of the result along the axis is element ``i floordiv repeats`` of ``x``."""
+        x, out = k.ins[0], k.destination(0)
+        reps, axis = k.attrs["repeats"], k.attrs["axis"]
+        if reps == 0:
+            return [out]
+        if axis is None:
+            x = x if x.rank == 1 else k.expand(x, [], (1,)) if x.rank == 0 else k.collapse(x, [range(x.rank)])
+            a = 0
+        else:
+            a = normalize_axis(axis[0], x.rank)
+        ds = [f"d{i}" for i in range(out.rank)]
+        exprs = [f"{d} floordiv {reps}" if i == a else d for i, d in enumerate(ds)]
+        x_map = f"({', '.join(ds)}) -> ({', '.join(exprs)})"
+        return k.generic([x], [out], [x_map, identity(out.rank)], ["parallel"] * out.rank, lambda v: [v[0]])
+
 
 def repeat(x: ir.Value, repeats: int, axis: int | None = None, *, loc: ir.Location | None = None) -> ir.Value:
     """Each element of ``x`` repeated ``repeats`` times along ``axis``."""
     return RepeatOp.build([x], {"repeats": repeats, "axis": None if axis is None else [axis]}, loc=loc).result
-
-
-PAD_MODES = {"constant", "reflect", "edge"}
-
-
-@relax_op
-class PadOp(RelaxOp):
-    """Pad each dim with ``pad_width`` = [before0, after0, before1, after1, ...].
-
-    ``%y = "relax.pad"(%x) {mode = "constant", pad_width = [0, 0, 1, 1], value = 0.0 : f64}
-    : (!relax.tensor<["n", 4], f32>) -> !relax.tensor<["n", 6], f32>``
-    """
-
-    NAME = "pad"
-    OPERANDS = (Operand("x"),)
-    ATTRS = (Attr("pad_width", "ints"), Attr("mode", "str"), Attr("value", "float"))
-
-    @classmethod
-    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = tensor_operand(operand_types[0], "x")
-        widths, mode = attrs["pad_width"], attrs["mode"]
-        if mode not in PAD_MODES:
-            raise ShapeError(f"unknown pad mode '{mode}'; expected one of {', '.join(sorted(PAD_MODES))}")
-        if len(widths) % 2:
-            raise ShapeError(
-                f"pad_width needs a before and an after entry per dim, got {len(widths)} entries"
-            )
-        if x.shape is None:
-            return [TensorType(None if not widths else (None,) * (len(widths) // 2), x.dtype)]
-        if len(widths) != 2 * len(x.shape):
-            raise ShapeError(
-                f"pad_width needs {2 * len(x.shape)} entries for rank {len(x.shape)}, got {len(widths)}"
-            )
-        out = []
-        for i, d in enumerate(x.shape):
-            before, after = widths[2 * i], widths[2 * i + 1]
-            if d is not None and d.is_const and d.value + before + after < 0:
-                raise ShapeError(
-                    f"pad_width {before}, {after} of dim {i} removes more than its size {d.value}"
-                )
-            # Negative widths crop (ONNX); a symbolic dim that would go negative is an error at run time.
-            out.append(None if d is None else clamp_nonneg(d + before + after))
-        return [TensorType(tuple(out), x.dtype)]
-
-
-def pad(
-    x: ir.Value,
-    pad_width: Sequence[int],
-    mode: str = "constant",
-    value: float = 0.0,
-    *,
-    loc: ir.Location | None = None,
-) -> ir.Value:
-    """``x`` padded by ``pad_width`` (before/after per dim)."""
-    return PadOp.build([x], {"pad_width": list(pad_width), "mode": mode, "value": value}, loc=loc).result
 
 
 class TriangularOp(RelaxOp):
@@ -517,6 +696,25 @@ class TriangularOp(RelaxOp):
         if x.ndim is not None and x.ndim < 2:
             raise ShapeError(f"operand 'x' must have rank >= 2, got {fmt_shape(x.shape)}")
         return [x]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Keep element (i, j) of the last two dims where ``j - i <= k`` (tril) or ``>= k`` (triu)."""
+        out = k.destination(0)
+        rank, t = out.rank, element(out.dtype)
+        diagonal, pred = k.const(k.attrs["k"]), "sle" if cls.NAME == "tril" else "sge"
+        zero = k.scalar(f"arith.constant {0.0 if is_float(out.dtype) else 0}", t)  # i1 is stored as i8
+
+        def body(a: list[str]) -> list[str]:
+            i = k.scalar(f"linalg.index {rank - 2}", "index")
+            j = k.scalar(f"linalg.index {rank - 1}", "index")
+            keep = k.scalar(
+                f"arith.cmpi {pred}, {k.scalar(f'arith.subi {j}, {i}', 'index')}, {diagonal}", "index"
+            )
+            return [k.scalar(f"arith.select {keep}, {a[0]}, {zero}", t)]
+
+        maps = [identity(rank)] * 2
+        return k.generic([k.ins[0]], [out], maps, ["parallel"] * rank, body)
 
 
 @relax_op

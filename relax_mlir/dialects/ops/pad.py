@@ -1,0 +1,170 @@
+"""Padding: constant (negative widths crop, as in ONNX), reflect and edge modes (numpy.pad)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mlir import ir
+
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import RelaxType, TensorType
+from relax_mlir.errors import ShapeError
+from relax_mlir.shape_infer.dims import clamp_nonneg, tensor_operand
+from relax_mlir.shape_infer.expr import const
+from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, builtin_tensor, element, identity
+
+PAD_MODES = {"constant", "reflect", "edge"}
+
+
+@relax_op
+class PadOp(RelaxOp):
+    """Pad each dim with ``pad_width`` = [before0, after0, before1, after1, ...].
+
+    ``%y = "relax.pad"(%x) {mode = "constant", pad_width = [0, 0, 1, 1], value = 0.0 : f64}
+    : (!relax.tensor<["n", 4], f32>) -> !relax.tensor<["n", 6], f32>``
+    """
+
+    NAME = "pad"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("pad_width", "ints"), Attr("mode", "str"), Attr("value", "float"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        widths, mode = attrs["pad_width"], attrs["mode"]
+        if mode not in PAD_MODES:
+            raise ShapeError(f"unknown pad mode '{mode}'; expected one of {', '.join(sorted(PAD_MODES))}")
+        if len(widths) % 2:
+            raise ShapeError(
+                f"pad_width needs a before and an after entry per dim, got {len(widths)} entries"
+            )
+        if x.shape is None:
+            return [TensorType(None if not widths else (None,) * (len(widths) // 2), x.dtype)]
+        if len(widths) != 2 * len(x.shape):
+            raise ShapeError(
+                f"pad_width needs {2 * len(x.shape)} entries for rank {len(x.shape)}, got {len(widths)}"
+            )
+        out = []
+        for i, d in enumerate(x.shape):
+            before, after = widths[2 * i], widths[2 * i + 1]
+            if d is not None and d.is_const and d.value + before + after < 0:
+                raise ShapeError(
+                    f"pad_width {before}, {after} of dim {i} removes more than its size {d.value}"
+                )
+            # Negative widths crop (ONNX); a symbolic dim that would go negative is an error at run time.
+            out.append(None if d is None else clamp_nonneg(d + before + after))
+        return [TensorType(tuple(out), x.dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        x, out = k.ins[0], k.destination(0)
+        widths = k.attrs["pad_width"]
+        befores, afters = widths[0::2], widths[1::2]
+        if k.attrs["mode"] == "constant":
+            return [_pad_constant(k, x, out, befores, afters)]
+        return [_pad_index(k, x, out, befores, afters)]
+
+
+def _value(k: KernelBuilder, dtype: str) -> str:
+    """The pad value as a scalar of the stored element type (booleans are bytes)."""
+    if dtype == "i1":
+        return k.scalar(f"arith.constant {int(bool(k.attrs['value']))}", "i8")
+    return k.constant(k.attrs["value"], dtype)
+
+
+def _pad_constant(
+    k: KernelBuilder, x: KernelValue, out: KernelValue, befores: list[int], afters: list[int]
+) -> KernelValue:
+    """Fill the destination with the value, then copy the kept part of ``x`` (negative widths crop it)."""
+    value = _value(k, out.dtype)
+    filled = k.fill(value, out)
+    if any(d == const(0) for d in out.shape):
+        return filled
+    if any(b < 0 or a < 0 for b, a in zip(befores, afters)):
+        kept = [
+            d if b >= 0 and a >= 0 else clamp_nonneg(d - max(-b, 0) - max(-a, 0))  # type: ignore[operator]
+            for d, b, a in zip(x.shape, befores, afters)
+        ]
+        starts = [const(max(-b, 0)) for b in befores]
+        where = f"[{', '.join(k.mixed(starts))}] [{', '.join(k.mixed(kept))}] [{', '.join(['1'] * x.rank)}]"
+        t = TensorType(tuple(kept), x.dtype)
+        x = k.op(f"tensor.extract_slice {x.name}{where} : {x.mlir} to {builtin_tensor(t)}", t)
+    return k.insert(x, filled, [str(max(b, 0)) for b in befores])
+
+
+def _pad_index(
+    k: KernelBuilder, x: KernelValue, out: KernelValue, befores: list[int], afters: list[int]
+) -> KernelValue:
+    """Reflect or edge padding: each result element reads ``x`` at an index folded back into range.
+
+    numpy rejects these modes on an empty dim that gets padding; here the result is then filled
+    with the value instead of reading out of bounds.
+    """
+    if x.rank == 0:
+        return k.copy(x, out)
+    value, t = _value(k, out.dtype), element(out.dtype)
+    if any(d == const(0) for d in x.shape):
+        return k.fill(value, out)
+    one, zero = k.const(1), k.const(0)
+    dims = [k.dim(x, a) for a in range(x.rank)]
+    lasts = [k.scalar(f"arith.subi {d}, {one}", "index") for d in dims]
+    reflect = k.attrs["mode"] == "reflect"
+    # numpy's repeated reflection is periodic with period 2 * (d - 1); d = 1 reads index 0.
+    periods = [
+        k.scalar(f"arith.maxsi {k.scalar(f'arith.addi {m}, {m}', 'index')}, {one}", "index") for m in lasts
+    ]
+    empty = None
+    for d, e in zip(dims, x.shape):
+        if e is not None and e.is_const:
+            continue
+        is0 = k.scalar(f"arith.cmpi eq, {d}, {zero}", "index")
+        empty = is0 if empty is None else k.scalar(f"arith.ori {empty}, {is0}", "i1")
+
+    def read(ivs: list[str]) -> str:
+        coords = []
+        for axis, (iv, b) in enumerate(zip(ivs, befores)):
+            j = k.scalar(f"arith.subi {iv}, {k.const(b)}", "index")
+            if reflect:
+                p = periods[axis]
+                r = k.scalar(f"arith.remsi {j}, {p}", "index")
+                m = k.scalar(f"arith.remsi {k.scalar(f'arith.addi {r}, {p}', 'index')}, {p}", "index")
+                inside = k.scalar(f"arith.cmpi sle, {m}, {lasts[axis]}", "index")
+                mirrored = k.scalar(f"arith.subi {p}, {m}", "index")
+                coords.append(k.scalar(f"arith.select {inside}, {m}, {mirrored}", "index"))
+            else:
+                j = k.scalar(f"arith.maxsi {j}, {zero}", "index")
+                coords.append(k.scalar(f"arith.minsi {j}, {lasts[axis]}", "index"))
+        return k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)
+
+    def body(_: list[str]) -> list[str]:
+        ivs = [
+            k.scalar(f"linalg.index {a}", "index") for a in range(x.rank)
+        ]  # not inside scf.if: needs linalg
+        if empty is None:
+            return [read(ivs)]
+        lines, v = k.capture(lambda: read(ivs))
+        r = k.fresh()
+        k.emit(
+            f"{r} = scf.if {empty} -> ({t}) {{",
+            f"  scf.yield {value} : {t}",
+            "} else {",
+            *("  " + line for line in lines),
+            f"  scf.yield {v} : {t}",
+            "}",
+        )
+        return [r]
+
+    return k.generic([], [out], [identity(out.rank)], ["parallel"] * out.rank, body)[0]
+
+
+def pad(
+    x: ir.Value,
+    pad_width: Sequence[int],
+    mode: str = "constant",
+    value: float = 0.0,
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """``x`` padded by ``pad_width`` (before/after per dim)."""
+    return PadOp.build([x], {"pad_width": list(pad_width), "mode": mode, "value": value}, loc=loc).result
