@@ -44,8 +44,8 @@ def element(dtype: str) -> str:
     """The builtin element type kernels store a relax dtype as.
 
     Unsigned ints are signless in arith. Booleans are stored as bytes (i8 holding 0 or 1, numpy's
-    layout): MLIR 22's memref-to-LLVM lowering aborts on stores of i1. Kernels reading or writing
-    booleans convert at the edges of their bodies (``arith.trunci``/``arith.extui``).
+    layout): MLIR 22's memref-to-LLVM lowering aborts on stores of i1. Kernels read a boolean with
+    ``arith.cmpi ne, %b, 0`` (``trunci`` makes LLVM take seconds per kernel) and write with ``arith.extui``.
     """
     if dtype == "i1":
         return "i8"
