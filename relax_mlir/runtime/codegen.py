@@ -14,6 +14,7 @@ from pathlib import Path
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
+from relax_mlir.pipelines.registry import PassFailed, register_pass
 from relax_mlir.runtime.libs import shared_libs
 
 CACHE_VERSION = "1"
@@ -28,9 +29,10 @@ BUFFERIZE = (
 
 TO_LLVM = (
     "convert-linalg-to-loops,"
-    "convert-vector-to-scf,"
+    "convert-vector-to-scf{full-unroll=true},"
     "convert-vector-to-llvm,"
     "convert-bufferization-to-memref,"
+    "relax-check-llvm-lowerable,"
     "lower-affine,"
     "math-expand-ops{ops=tan,sinh,cosh,asinh,acosh,atanh,rsqrt,exp2,powf,fpowi},"
     "convert-math-to-libm,"
@@ -61,7 +63,7 @@ def cache_dir() -> Path:
 
 def cache_key(ir_text: str, opt_level: int) -> str:
     h = hashlib.sha256()
-    for part in (CACHE_VERSION, str(opt_level), ir_text):
+    for part in (CACHE_VERSION, str(opt_level), llvm_pipeline(), ir_text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
@@ -74,3 +76,38 @@ def object_code(llvm_module: ir.Module, opt_level: int, path: Path) -> None:
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     engine.dump_to_object_file(str(tmp))
     os.replace(tmp, path)
+
+
+def _bool_memref(t: ir.Type) -> bool:
+    return (
+        isinstance(t, ir.MemRefType)
+        and isinstance(t.element_type, ir.IntegerType)
+        and t.element_type.width == 1
+    )
+
+
+@register_pass("relax-check-llvm-lowerable")
+class CheckLlvmLowerable:
+    """Report memrefs of i1, which MLIR 22's memref-to-LLVM lowering aborts on, as errors instead."""
+
+    def run(self, module: ir.Operation) -> None:
+        bad: list[ir.Operation] = []
+
+        def walk(op: ir.Operation) -> None:
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.operations:
+                        o = inner.operation
+                        if any(_bool_memref(v.type) for v in (*o.operands, *o.results)):
+                            bad.append(o)
+                            return
+                        walk(o)
+
+        walk(module)
+        if not bad:
+            return
+        bad[0].location.emit_error(
+            f"'{bad[0].name}' op uses a memref of i1, which MLIR 22 cannot lower to LLVM (it aborts); this "
+            "happens when buffers of data-dependent size (from unique or nonzero) flow into further kernels"
+        )
+        raise PassFailed("memref of i1 found")

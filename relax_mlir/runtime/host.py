@@ -337,9 +337,7 @@ class _HostWriter:
                 args.append(x.names[0])
                 types.append("index")
             else:
-                raise UnsupportedOpError(
-                    "'relax.call_tir' op: only tensor and prim arguments can be passed to kernels"
-                )
+                raise UnsupportedOpError("only tensor and prim arguments can be passed to kernels")
         outs = [relax_type(r.type) for r in op.results]
         allocating = len(kernel.inputs) == len(op.operands)
         results = []

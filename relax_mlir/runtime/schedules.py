@@ -27,9 +27,13 @@ def _any(n: int) -> str:
 def _schedule(op: str, outer: tuple[int, ...], inner: tuple[int, ...], peel: tuple[int, ...], i: int) -> str:
     n = len(outer)
     tile_type = f"(!transform.any_op) -> ({_any(n + 1)})"
+    # A loop whose trip count is a static multiple of the tile has nothing to peel: suppress that failure.
     peels = "\n".join(
         f"""      %c{i}_{p} = transform.cast %l{i}b#{p} : !transform.any_op to !transform.op<"scf.for">
-      %m{i}_{p}, %r{i}_{p} = transform.loop.peel %c{i}_{p} : (!transform.op<"scf.for">) -> ({_any(2)})"""
+      transform.sequence %c{i}_{p} : !transform.op<"scf.for"> failures(suppress) {{
+      ^bb0(%loop: !transform.op<"scf.for">):
+        %m, %r = transform.loop.peel %loop : (!transform.op<"scf.for">) -> ({_any(2)})
+      }}"""
         for p in peel
     )
     return f"""

@@ -14,6 +14,7 @@ from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ParseError, ShapeError
 from relax_mlir.shape_infer.dims import clamp_nonneg
 from relax_mlir.shape_infer.expr import ceildiv, const, parse_dim
+from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, identity, is_float
 
 
 def _dtype(attrs: dict[str, Any]) -> str:
@@ -60,6 +61,33 @@ class ArangeOp(RelaxOp):
         span = e - s if step > 0 else s - e
         return [TensorType((clamp_nonneg(ceildiv(span, abs(step))),), dtype)]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """A parallel linalg.generic: element i is start + i * step (symbolic starts come as index values)."""
+        out, dtype = k.outs[0], k.attrs["dtype"]
+        start, step = k.attrs["start"], k.attrs["step"]
+        if dtype == "i1":
+            raise k.fail("an i1 range is not lowered: build an integer range and compare it")
+        if any(isinstance(v, float) for v in (start, k.attrs["end"], step)):
+            # computed in f64 like numpy, then converted
+            first, delta = k.constant(start, "f64"), k.constant(step, "f64")
+
+            def body(a: list[str]) -> list[str]:
+                i = _index_to(k, k.scalar("linalg.index 0", "index"), "f64")
+                v = k.scalar(f"arith.addf {first}, {k.scalar(f'arith.mulf {i}, {delta}', 'f64')}", "f64")
+                return [_convert_f64(k, v, dtype)]
+
+        else:
+            first, delta = k.index(start), k.const(step)
+
+            def body(a: list[str]) -> list[str]:
+                i = k.scalar("linalg.index 0", "index")
+                v = k.scalar(f"arith.addi {first}, {k.scalar(f'arith.muli {i}, {delta}', 'index')}", "index")
+                return [_index_to(k, v, dtype)]
+
+        [r] = k.generic([], [out], [identity(1)], ["parallel"], body)
+        return [r]
+
 
 def arange(
     start: int | float | str,
@@ -96,6 +124,18 @@ class FullOp(RelaxOp):
             shape.append(_dim(d, f"shape entry {i}"))
         return [TensorType(tuple(shape), _dtype(attrs))]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """``linalg.fill`` of the destination (a float value converted like numpy.full: truncated for ints)."""
+        out, value = k.outs[0], k.attrs["value"]
+        if not is_float(out.dtype) and not math.isfinite(value):
+            raise k.fail(f"cannot fill a {out.dtype} tensor with {value}")
+        if out.dtype == "i1":  # stored as a byte holding 0 or 1
+            c = k.constant(int(bool(value)), "i8")
+        else:
+            c = k.constant(value if is_float(out.dtype) else int(value), out.dtype)
+        return [k.fill(c, out)]
+
 
 def full(
     shape: Sequence[int | str], value: float, dtype: str = "f32", *, loc: ir.Location | None = None
@@ -112,3 +152,27 @@ def zeros(shape: Sequence[int | str], dtype: str = "f32", *, loc: ir.Location | 
 def ones(shape: Sequence[int | str], dtype: str = "f32", *, loc: ir.Location | None = None) -> ir.Value:
     """A tensor of ones (a ``relax.full``)."""
     return full(shape, 1.0, dtype, loc=loc)
+
+
+def _index_to(k: KernelBuilder, v: str, dtype: str) -> str:
+    """An index value converted to ``dtype`` (through i64 for floats)."""
+    t = element(dtype)
+    if not is_float(dtype):
+        return _emit(k, f"arith.index_cast {v} : index to {t}")
+    return _emit(k, f"arith.sitofp {_emit(k, f'arith.index_cast {v} : index to i64')} : i64 to {t}")
+
+
+def _convert_f64(k: KernelBuilder, v: str, dtype: str) -> str:
+    t = element(dtype)
+    if dtype == "f64":
+        return v
+    if is_float(dtype):
+        return _emit(k, f"arith.truncf {v} : f64 to {t}")
+    return _emit(k, f"arith.fptosi {v} : f64 to {t}")
+
+
+def _emit(k: KernelBuilder, text: str) -> str:
+    """Emit ``%v = <text>`` (an op whose text already ends with its types); return ``%v``."""
+    name = k.fresh()
+    k.emit(f"{name} = {text}")
+    return name

@@ -17,7 +17,8 @@ from relax_mlir.shape_infer.dims import (
     provably_different,
     tensor_operand,
 )
-from relax_mlir.shape_infer.expr import format_dim
+from relax_mlir.shape_infer.expr import Expr, as_expr, format_dim
+from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, is_float
 
 
 @relax_op
@@ -63,7 +64,237 @@ class MatmulOp(RelaxOp):
             out.append(b[-1])
         return [TensorType(tuple(out), dtype)]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Named linalg ops, so that later tiling can match them.
+
+        1-D operands get a unit dim (expand_shape). Then: no rhs batch dims -> the lhs batch dims are
+        collapsed into its rows (and the destination's): one ``linalg.matmul``; equal batch dims ->
+        collapsed into one: ``linalg.batch_matmul``; broadcast batch dims -> a ``linalg.generic``.
+        Reshapes are views: nothing is copied. Dims the deduction only assumed equal (``k`` vs ``k2``,
+        a batch dim ``b`` vs 3) are checked by the caller (``k.assume``).
+        """
+        if k.ins[0].dtype == "i1":
+            raise k.fail("matmul of i1 tensors is not lowered: convert them with relax.astype first")
+        _assume_contraction(k)
+        lhs, rhs = k.ins
+        a = lhs if lhs.rank > 1 else k.expand(lhs, [[0, 1]], [1, lhs.shape[0]], [None, k.dim(lhs, 0)])
+        b = rhs if rhs.rank > 1 else k.expand(rhs, [[0, 1]], [rhs.shape[0], 1], [k.dim(rhs, 0), None])
+        batch = _batch_dims(k, a, b)
+        out = k.destination(0, _out_sizes(k, a, b, lhs.rank > 1, rhs.rank > 1))
+        units = ([len(batch)] if lhs.rank == 1 else []) + ([len(batch) + 1] if rhs.rank == 1 else [])
+        shape2 = (*batch, a.shape[-2], b.shape[-1])
+        c = out
+        if units:
+            sizes = _sizes_with_units(k, out, units, len(shape2))
+            c = k.expand(out, _unit_groups(len(shape2), units), shape2, sizes)
+        r = _contract(k, a, b, c)
+        return [k.collapse(r, _unit_groups(len(shape2), units)) if units else r]
+
 
 def matmul(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
     """Matrix product (numpy.matmul semantics)."""
     return MatmulOp.build([lhs, rhs], loc=loc).result
+
+
+# -- lowering helpers ------------------------------------------------------------------------------------
+
+
+def _assume_contraction(k: KernelBuilder) -> None:
+    """Make both operands' contraction dims the same expression (a constant if either is one)."""
+    lhs, rhs = k.ins
+    kr_axis = rhs.rank - 2 if rhs.rank > 1 else 0
+    kl, kr = lhs.shape[-1], rhs.shape[kr_axis]
+    if kl == kr and kl is not None:
+        return
+    if kl is None and kr is None:
+        raise k.fail(
+            f"the contraction dims of {lhs.type} and {rhs.type} are unknown: state them with relax.match_cast"
+        )
+    if kl is None or (kr is not None and kr.is_const):
+        k.assume(0, (*lhs.shape[:-1], kr))
+    else:
+        k.assume(1, tuple(kl if i == kr_axis else d for i, d in enumerate(rhs.shape)))
+
+
+def _batch_dims(k: KernelBuilder, a: KernelValue, b: KernelValue) -> list[Expr | None]:
+    """The result's batch dims; operand batch dims that are not a broadcast 1 are assumed equal to them."""
+    ba, bb = list(a.shape[:-2]), list(b.shape[:-2])
+    rank = max(len(ba), len(bb))
+    ba, bb = [None] * (rank - len(ba)) + ba, [None] * (rank - len(bb)) + bb  # None here: absent
+    out: list[Expr | None] = []
+    for i, (x, y) in enumerate(zip(ba, bb)):
+        absent_x, absent_y = i < rank - (a.rank - 2), i < rank - (b.rank - 2)
+        dims = [d for d, absent in ((x, absent_x), (y, absent_y)) if not absent and d != 1]
+        known = [d for d in dims if d is not None]
+        if not dims:
+            out.append(as_expr(1))
+        elif not known:
+            if len(dims) > 1:
+                raise k.fail(
+                    f"batch dim {i} of {a.type} and {b.type} is unknown: state it with relax.match_cast"
+                )
+            out.append(None)
+        else:
+            out.append(next((d for d in known if d.is_const), known[0]))
+    for index, v in ((0, a), (1, b)):
+        offset = rank - (v.rank - 2)
+        dims = list(v.shape)
+        for j in range(v.rank - 2):
+            if dims[j] != 1 and dims[j] != out[j + offset]:
+                dims[j] = out[j + offset]
+        _assume_operand(k, index, v, dims)
+    return out
+
+
+def _assume_operand(k: KernelBuilder, index: int, v: KernelValue, dims: list[Expr | None]) -> None:
+    """``k.assume`` on the operand behind ``v`` (which may be its 1-D operand expanded)."""
+    if dims == list(v.shape):
+        return
+    original = k.ins[index]
+    if original.rank == v.rank:
+        k.assume(index, dims)  # type: ignore[arg-type]
+        v.type, v.mlir = k.ins[index].type, k.ins[index].mlir
+        return
+    raise k.fail(
+        f"cannot reconcile the dims of operand #{index} {original.type}"
+    )  # 1-D operands have no batch
+
+
+def _out_sizes(
+    k: KernelBuilder, a: KernelValue, b: KernelValue, has_m: bool, has_n: bool
+) -> list[str | None]:
+    """Index values of the result dims, read from the operands (only when the kernel allocates)."""
+    if not k.allocating:
+        return []
+    rank = max(a.rank, b.rank) - 2
+    sizes: list[str | None] = []
+    for i in range(rank):
+        size = None
+        for v in (a, b):
+            j = i - (rank - (v.rank - 2))
+            if j >= 0 and v.shape[j] != 1:
+                size = k.dim(v, j)
+        sizes.append(size)
+    if has_m:
+        sizes.append(k.dim(a, a.rank - 2))
+    if has_n:
+        sizes.append(k.dim(b, b.rank - 1))
+    return sizes
+
+
+def _sizes_with_units(k: KernelBuilder, out: KernelValue, units: list[int], rank: int) -> list[str | None]:
+    sizes: list[str | None] = []
+    j = 0
+    for i in range(rank):
+        if i in units:
+            sizes.append(None)
+            continue
+        d = out.shape[j]
+        sizes.append(None if d is not None and d.is_const else k.dim(out, j))
+        j += 1
+    return sizes
+
+
+def _unit_groups(rank: int, units: list[int]) -> list[list[int]]:
+    """Reassociation that drops the unit dims ``units`` (each joins its next kept dim, or the last)."""
+    groups: list[list[int]] = []
+    pending: list[int] = []
+    for i in range(rank):
+        pending.append(i)
+        if i not in units:
+            groups.append(pending)
+            pending = []
+    if pending and groups:
+        groups[-1].extend(pending)
+    return groups
+
+
+def _fill_zero(k: KernelBuilder, dest: KernelValue) -> KernelValue:
+    return k.fill(k.constant(0, dest.dtype), dest)
+
+
+def _named(
+    k: KernelBuilder, op: str, a: KernelValue, b: KernelValue, c: KernelValue, maps: str = ""
+) -> KernelValue:
+    c = _fill_zero(k, c)
+    return k.op(
+        f"linalg.{op} {maps}ins({a.name}, {b.name} : {a.mlir}, {b.mlir}) outs({c.name} : {c.mlir}) -> {c.mlir}",
+        c,
+    )
+
+
+def _dynamic(dims: Sequence[Expr | None]) -> int:
+    return sum(1 for d in dims if d is None or not d.is_const)
+
+
+def _leading(k: KernelBuilder, v: KernelValue, count: int) -> tuple[KernelValue, list[list[int]]]:
+    """``v`` with its first ``count`` dims collapsed into one (when there are several)."""
+    if count == 1:
+        return v, []
+    groups = [list(range(count))] + [[i] for i in range(count, v.rank)]
+    return k.collapse(v, groups), groups
+
+
+def _restore(k: KernelBuilder, r: KernelValue, like: KernelValue, groups: list[list[int]]) -> KernelValue:
+    if not groups:
+        return r
+    sizes = [None if d is not None and d.is_const else k.dim(like, i) for i, d in enumerate(like.shape)]
+    return k.expand(r, groups, like.shape, sizes)
+
+
+def _contract(k: KernelBuilder, a: KernelValue, b: KernelValue, c: KernelValue) -> KernelValue:
+    """``c = a @ b`` for ``a`` [..., m, k], ``b`` [..., k, n], ``c`` [..., m, n] (batch dims resolved).
+
+    A collapsed group of the destination holds at most one dynamic dim: ``memref.expand_shape`` back
+    to several dynamic dims aborts ``expand-strided-metadata`` in MLIR 22. So [b, s, k] x [k, n] with
+    symbolic b and s is a ``linalg.batch_matmul`` whose rhs map broadcasts, not one 2-D matmul.
+    """
+    nb = c.rank - 2
+    batch = c.shape[:nb]
+    if b.rank == 2 and _dynamic(c.shape[:-1]) <= 1:
+        a2, _ = _leading(k, a, a.rank - 1)
+        c2, groups = _leading(k, c, c.rank - 1)
+        return _restore(k, _named(k, "matmul", a2, b, c2), c, groups)
+    full = [v.rank == c.rank and all(x == y for x, y in zip(v.shape[:nb], batch)) for v in (a, b)]
+    if not all(f or v.rank == 2 for f, v in zip(full, (a, b))) or (nb > 1 and _dynamic(batch) > 1):
+        return _broadcast_matmul(k, a, b, _fill_zero(k, c))
+    a2 = _leading(k, a, nb)[0] if full[0] else a
+    b2 = _leading(k, b, nb)[0] if full[1] else b
+    c2, groups = _leading(k, c, nb)
+    maps = ""
+    if not all(full):
+        head = "affine_map<(d0, d1, d2, d3) -> "
+        lhs_map = head + ("(d0, d1, d3)>" if full[0] else "(d1, d3)>")
+        rhs_map = head + ("(d0, d3, d2)>" if full[1] else "(d3, d2)>")
+        maps = f"indexing_maps = [{lhs_map}, {rhs_map}, {head}(d0, d1, d2)>] "
+    return _restore(k, _named(k, "batch_matmul", a2, b2, c2, maps), c, groups)
+
+
+def _broadcast_matmul(k: KernelBuilder, a: KernelValue, b: KernelValue, c: KernelValue) -> KernelValue:
+    """A ``linalg.generic`` matmul whose operands broadcast batch dims (size 1, or absent)."""
+    nb = c.rank - 2
+    dims = [f"d{i}" for i in range(nb + 3)]
+    m, n, red = dims[nb], dims[nb + 1], dims[nb + 2]
+
+    def batch_exprs(v: KernelValue) -> list[str]:
+        offset = nb - (v.rank - 2)
+        return [
+            "0" if v.shape[j] == 1 and c.shape[j + offset] != 1 else dims[j + offset]
+            for j in range(v.rank - 2)
+        ]
+
+    head = f"({', '.join(dims)}) -> "
+    maps = [
+        head + f"({', '.join([*batch_exprs(a), m, red])})",
+        head + f"({', '.join([*batch_exprs(b), red, n])})",
+        head + f"({', '.join([*dims[:nb], m, n])})",
+    ]
+    t = element(c.dtype)
+    mul, add = ("arith.mulf", "arith.addf") if is_float(c.dtype) else ("arith.muli", "arith.addi")
+
+    def body(x: list[str]) -> list[str]:
+        return [k.scalar(f"{add} {x[2]}, {k.scalar(f'{mul} {x[0]}, {x[1]}', t)}", t)]
+
+    [r] = k.generic([a, b], [c], maps, ["parallel"] * (nb + 2) + ["reduction"], body)
+    return r

@@ -1,7 +1,13 @@
-"""Reductions."""
+"""Reductions (sum, mean, max, min, prod, variance), argmax/argmin, cumsum and topk.
+
+Kernels: reductions and arg reductions are ``linalg.generic`` ops with "reduction" iterators; kept
+unit dims (keepdims) are collapsed away and expanded back (views). cumsum and topk are short
+``scf.for`` loops (over the axis, over the k results) whose steps are ``linalg.generic`` ops on slices.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,8 +16,17 @@ from mlir import ir
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import ONE, normalize_axes, normalize_axis, tensor_operand
+from relax_mlir.shape_infer.dims import ONE, normalize_axes, normalize_axis, product, tensor_operand
 from relax_mlir.shape_infer.expr import const
+from relax_mlir.transforms.kernel import (
+    KernelBuilder,
+    KernelValue,
+    builtin_tensor,
+    element,
+    identity,
+    is_float,
+    is_unsigned,
+)
 
 
 class ReductionOp(RelaxOp):
@@ -34,6 +49,15 @@ class ReductionOp(RelaxOp):
         else:
             shape = tuple(d for i, d in enumerate(x.shape) if i not in reduced)
         return [TensorType(shape, x.dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        x, keepdims = k.ins[0], k.attrs["keepdims"]
+        axes = _axes(k.attrs["axes"], x.rank)
+        out = k.destination(0, _reduction_sizes(k, x, axes, keepdims))
+        acc = _squeeze(k, out, axes if keepdims else [])
+        r = _reduce(k, cls.NAME, x, axes, acc)
+        return [_unsqueeze(k, r, out, axes if keepdims else [])]
 
 
 _REDUCTIONS = {
@@ -91,6 +115,42 @@ class ArgReductionOp(RelaxOp):
         (out,) = ReductionOp.deduce([x], {"axes": axis, "keepdims": attrs["keepdims"]})
         assert isinstance(out, TensorType)
         return [TensorType(out.shape, "i64")]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Index of the first extreme (NaN counts as the extreme, as in numpy), order-independent."""
+        x, keepdims, axis = k.ins[0], k.attrs["keepdims"], k.attrs["axis"]
+        units = list(range(x.rank)) if keepdims else []
+        if axis is None:
+            out = k.destination(0)
+            x = _flatten(k, x)
+            axes = [0]
+        else:
+            axes = [normalize_axis(axis[0], x.rank)]
+            out = k.destination(0, _reduction_sizes(k, x, axes, keepdims))
+            units = axes if keepdims else []
+        acc = _squeeze(k, out, units)
+        rank, t = x.rank, element(x.dtype)
+        best = _fill(k, k.empty_like(acc, x.dtype), _identity_value(cls.NAME, x.dtype))
+        kept = [i for i in range(rank) if i not in axes]
+        maps = [identity(rank), _projection(rank, kept), _projection(rank, kept)]
+        iterators = ["reduction" if i in axes else "parallel" for i in range(rank)]
+
+        def body(a: list[str]) -> list[str]:
+            i = _line(k, f"arith.index_cast {_line(k, f'linalg.index {axes[0]} : index')} : index to i64")
+            better = _precedes(k, cls.NAME == "argmax", True, x.dtype, a[0], a[1])
+            tie = k.scalar(
+                f"arith.andi {_equal(k, x.dtype, a[0], a[1])}, {k.scalar(f'arith.cmpi slt, {i}, {a[2]}', 'i64')}",
+                "i1",
+            )
+            take = k.scalar(f"arith.ori {better}, {tie}", "i1")
+            return [
+                k.scalar(f"arith.select {take}, {a[0]}, {a[1]}", t),
+                k.scalar(f"arith.select {take}, {i}, {a[2]}", "i64"),
+            ]
+
+        _, r = k.generic([x], [best, _fill(k, acc, 0)], maps, iterators, body)
+        return [_unsqueeze(k, r, out, units)]
 
 
 @relax_op
@@ -151,6 +211,57 @@ class CumsumOp(RelaxOp):
             normalize_axis(attrs["axis"], len(x.shape))
         return [x]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """A loop over the axis: slice i = x[i] + result[i - 1], written into the destination."""
+        x = k.ins[0]
+        axis = normalize_axis(k.attrs["axis"], x.rank)
+        out = k.destination(0, _result_sizes(k, x, list(range(x.rank))))
+        if x.dtype == "i1":
+            raise k.fail("cumsum of an i1 tensor is not lowered: convert it with relax.astype first")
+        t = element(x.dtype)
+        add = "arith.addf" if is_float(x.dtype) else "arith.addi"
+        i, acc, r = k.fresh("i"), k.fresh("acc"), k.fresh("r")
+        slice_type = TensorType(tuple(ONE if j == axis else d for j, d in enumerate(x.shape)), x.dtype)
+        slice_mlir = builtin_tensor(slice_type)
+        rank = x.rank
+
+        def step() -> str:
+            xs = _line(k, f"tensor.extract_slice {x.name}{_slice(k, x, axis, i)} : {x.mlir} to {slice_mlir}")
+            prev = k.scalar(
+                f"arith.maxsi {k.scalar(f'arith.subi {i}, {k.const(1)}', 'index')}, {k.const(0)}", "index"
+            )
+            ps = _line(
+                k, f"tensor.extract_slice {acc}{_slice(k, x, axis, prev)} : {out.mlir} to {slice_mlir}"
+            )
+            first = k.scalar(f"arith.cmpi eq, {i}, {k.const(0)}", "index")
+            empty = _empty_from(k, x, [None if j == axis else j for j in range(rank)], x.dtype)
+
+            def body(a: list[str]) -> list[str]:
+                return [k.scalar(f"arith.select {first}, {a[0]}, {k.scalar(f'{add} {a[0]}, {a[1]}', t)}", t)]
+
+            [s] = k.generic(
+                [KernelValue(xs, slice_type, slice_mlir), KernelValue(ps, slice_type, slice_mlir)],
+                [empty],
+                [identity(rank)] * 3,
+                ["parallel"] * rank,
+                body,
+            )
+            return _line(
+                k,
+                f"tensor.insert_slice {s.name} into {acc}{_slice(k, x, axis, i)} : {slice_mlir} into {out.mlir}",
+            )
+
+        lines, last = k.capture(step)
+        k.emit(
+            f"{r} = scf.for {i} = {k.const(0)} to {k.dim(x, axis)} step {k.const(1)} "
+            f"iter_args({acc} = {out.name}) -> ({out.mlir}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {last} : {out.mlir}",
+            "}",
+        )
+        return [KernelValue(r, out.type, out.mlir)]
+
 
 def cumsum(x: ir.Value, axis: int = 0, *, loc: ir.Location | None = None) -> ir.Value:
     """Cumulative sum of ``x`` along ``axis``."""
@@ -185,6 +296,91 @@ class TopkOp(RelaxOp):
         shape = x.shape[:axis] + (const(k),) + x.shape[axis + 1 :]
         return [TensorType(shape, x.dtype), TensorType(shape, "i64")]
 
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """k selection steps: step j takes, per row, the first element after step j - 1's in the sort order.
+
+        The order is by value (descending if ``largest``), then by index, with NaN above every number,
+        so results match a stable sort. The loop carries only the indices; the values are gathered
+        after it. Costs k passes over the input: meant for small k. A symbolic axis shorter than k at
+        run time (nothing can check it before the call) gives index -1 and value 0 past its end.
+        """
+        x, count, largest = k.ins[0], k.attrs["k"], k.attrs["largest"]
+        axis = normalize_axis(k.attrs["axis"], x.rank)
+        sizes = _result_sizes(k, x, [None if j == axis else j for j in range(x.rank)])
+        values, indices = k.destination(0, sizes), k.destination(1, sizes)
+        rank, t = x.rank, element(x.dtype)
+        rows = [j for j in range(rank) if j != axis]
+        row_index_type = TensorType(tuple(x.shape[j] for j in rows), "i64")
+        j, idxs, r = k.fresh("j"), k.fresh("idxs"), k.fresh("r")
+        maps = [identity(rank)] + [_projection(rank, rows)] * 3
+        iterators = ["reduction" if d == axis else "parallel" for d in range(rank)]
+
+        def before(a: str, ia: str, b: str, ib: str) -> str:
+            """(a, ia) strictly before (b, ib) in the order."""
+            less_index = k.scalar(f"arith.cmpi slt, {ia}, {ib}", "i64")
+            tie = k.scalar(f"arith.andi {_equal(k, x.dtype, a, b)}, {less_index}", "i1")
+            return k.scalar(f"arith.ori {_precedes(k, largest, largest, x.dtype, a, b)}, {tie}", "i1")
+
+        def step() -> str:
+            prev = k.scalar(
+                f"arith.maxsi {k.scalar(f'arith.subi {j}, {k.const(1)}', 'index')}, {k.const(0)}", "index"
+            )
+            first = k.scalar(f"arith.cmpi eq, {j}, {k.const(0)}", "index")
+            pi = _line(
+                k,
+                f"tensor.extract_slice {idxs}{_slice(k, indices, axis, prev)} : "
+                f"{indices.mlir} to {builtin_tensor(row_index_type)}",
+            )
+            best_v = _fill(k, _empty_from(k, x, rows, x.dtype), 0)
+            best_i = _fill(k, _empty_from(k, x, rows, "i64"), -1)
+
+            def body(a: list[str]) -> list[str]:
+                xv, piv, bv, bi = a
+                i = _line(k, f"arith.index_cast {_line(k, f'linalg.index {axis} : index')} : index to i64")
+                zero = k.constant(0, "i64")
+                has_prev = k.scalar(f"arith.cmpi sge, {piv}, {zero}", "i64")  # -1: the axis had < k elements
+                clamped = k.scalar(f"arith.maxsi {piv}, {zero}", "i64")
+                safe = k.scalar(f"arith.select {first}, {zero}, {clamped}", "i64")
+                pvv = _gather(k, x, axis, safe)  # unset before step 0: not read then
+                after = k.scalar(f"arith.andi {has_prev}, {before(pvv, piv, xv, i)}", "i1")
+                candidate = k.scalar(f"arith.ori {first}, {after}", "i1")
+                none = k.scalar(f"arith.cmpi slt, {bi}, {k.constant(0, 'i64')}", "i64")
+                better = k.scalar(f"arith.ori {none}, {before(xv, i, bv, bi)}", "i1")
+                take = k.scalar(f"arith.andi {candidate}, {better}", "i1")
+                return [
+                    k.scalar(f"arith.select {take}, {xv}, {bv}", t),
+                    k.scalar(f"arith.select {take}, {i}, {bi}", "i64"),
+                ]
+
+            prev_i = KernelValue(pi, row_index_type, builtin_tensor(row_index_type))
+            _, i = k.generic([x, prev_i], [best_v, best_i], maps, iterators, body)
+            return _line(
+                k,
+                f"tensor.insert_slice {i.name} into {idxs}{_slice(k, indices, axis, j)} : "
+                f"{i.mlir} into {indices.mlir}",
+            )
+
+        lines, new_i = k.capture(step)
+        k.emit(
+            f"{r} = scf.for {j} = {k.const(0)} to {k.const(count)} step {k.const(1)} "
+            f"iter_args({idxs} = {indices.name}) -> ({indices.mlir}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {new_i} : {indices.mlir}",
+            "}",
+        )
+        found = KernelValue(r, indices.type, indices.mlir)
+
+        def gather(a: list[str]) -> list[str]:
+            """The value at each found index; 0 where none was found (an axis shorter than k at run time)."""
+            zero = k.constant(0, "i64")
+            value = _gather(k, x, axis, k.scalar(f"arith.maxsi {a[0]}, {zero}", "i64"))
+            missing = k.scalar(f"arith.cmpi slt, {a[0]}, {zero}", "i64")
+            return [k.scalar(f"arith.select {missing}, {k.constant(0, _stored(x.dtype))}, {value}", t)]
+
+        [v] = k.generic([found], [values], [identity(rank)] * 2, ["parallel"] * rank, gather)
+        return [v, found]
+
 
 def topk(
     x: ir.Value, k: int, axis: int = -1, largest: bool = True, *, loc: ir.Location | None = None
@@ -192,3 +388,256 @@ def topk(
     """The top ``k`` values of ``x`` along ``axis`` and their indices."""
     op = TopkOp.build([x], {"k": k, "axis": axis, "largest": largest}, loc=loc)
     return op.results[0], op.results[1]
+
+
+# -- lowering helpers ------------------------------------------------------------------------------------
+
+_COMBINE = {  # name -> (float op, signed int op, unsigned int op)
+    "sum": ("arith.addf", "arith.addi", "arith.addi"),
+    "mean": ("arith.addf", "arith.addi", "arith.addi"),
+    "variance": ("arith.addf", "arith.addi", "arith.addi"),
+    "prod": ("arith.mulf", "arith.muli", "arith.muli"),
+    "max": ("arith.maximumf", "arith.maxsi", "arith.maxui"),
+    "min": ("arith.minimumf", "arith.minsi", "arith.minui"),
+}
+
+
+def _unsigned(dtype: str) -> bool:
+    return dtype == "i1" or is_unsigned(dtype)
+
+
+def _stored(dtype: str) -> str:
+    """The dtype of constants combined with stored elements (booleans are stored as i8 0/1)."""
+    return "i8" if dtype == "i1" else dtype
+
+
+def _int_bounds(dtype: str) -> tuple[int, int]:
+    if dtype == "i1":
+        return 0, 1
+    bits = int(element(dtype)[1:])
+    if _unsigned(dtype):
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def _identity_value(name: str, dtype: str) -> float | int:
+    """The start value of a reduction: its combine op's identity."""
+    if name in ("sum", "mean", "variance"):
+        return 0
+    if name == "prod":
+        return 1
+    lo, hi = (-math.inf, math.inf) if is_float(dtype) else _int_bounds(dtype)
+    return lo if name in ("max", "argmax") else hi
+
+
+def _line(k: KernelBuilder, text: str) -> str:
+    """Emit ``%v = <text>`` (an op whose text already ends with its types); return ``%v``."""
+    name = k.fresh()
+    k.emit(f"{name} = {text}")
+    return name
+
+
+def _fill(k: KernelBuilder, dest: KernelValue, value: float | int) -> KernelValue:
+    return k.fill(k.constant(value, _stored(dest.dtype)), dest)
+
+
+def _projection(rank: int, dims: Sequence[int]) -> str:
+    ds = ", ".join(f"d{i}" for i in range(rank))
+    return f"({ds}) -> ({', '.join(f'd{i}' for i in dims)})"
+
+
+def _unit_groups(rank: int, units: Sequence[int]) -> list[list[int]]:
+    """Reassociation that drops the unit dims ``units`` (each joins its next kept dim, or the last)."""
+    groups: list[list[int]] = []
+    pending: list[int] = []
+    for i in range(rank):
+        pending.append(i)
+        if i not in units:
+            groups.append(pending)
+            pending = []
+    if pending and groups:
+        groups[-1].extend(pending)
+    return groups
+
+
+def _squeeze(k: KernelBuilder, value: KernelValue, units: Sequence[int]) -> KernelValue:
+    if not units:
+        return value
+    return k.collapse(value, _unit_groups(value.rank, units))
+
+
+def _unsqueeze(k: KernelBuilder, value: KernelValue, like: KernelValue, units: Sequence[int]) -> KernelValue:
+    """``value`` (``like`` without its unit dims ``units``) expanded back to ``like``'s shape."""
+    if not units:
+        return value
+    sizes = [None if d is not None and d.is_const else k.dim(like, i) for i, d in enumerate(like.shape)]
+    return k.expand(value, _unit_groups(like.rank, units), like.shape, sizes)
+
+
+def _result_sizes(k: KernelBuilder, x: KernelValue, dims: Sequence[int | None]) -> list[str | None]:
+    """Index values of result dims read from ``x``'s dims (None for a constant dim); only when allocating."""
+    if not k.allocating:
+        return []
+    return [None if a is None else k.dim(x, a) for a in dims]
+
+
+def _reduction_sizes(
+    k: KernelBuilder, x: KernelValue, axes: Sequence[int], keepdims: bool
+) -> list[str | None]:
+    if keepdims:
+        return _result_sizes(k, x, [None if i in axes else i for i in range(x.rank)])
+    return _result_sizes(k, x, [i for i in range(x.rank) if i not in axes])
+
+
+def _count(k: KernelBuilder, x: KernelValue, axes: Sequence[int]) -> str:
+    """The number of elements reduced (an index value)."""
+    dims = [x.shape[a] for a in axes]
+    if all(d is not None for d in dims):
+        return k.index(product(dims) or 1)  # type: ignore[arg-type]
+    total = k.const(1)
+    for a in axes:
+        total = k.scalar(f"arith.muli {total}, {k.dim(x, a)}", "index")
+    return total
+
+
+def _reduce(
+    k: KernelBuilder, name: str, x: KernelValue, axes: Sequence[int], acc: KernelValue
+) -> KernelValue:
+    """Reduce ``x`` over ``axes`` into ``acc`` (shape: the kept dims) with reduction ``name``."""
+    dtype, t, rank = x.dtype, element(x.dtype), x.rank
+    kept = [i for i in range(rank) if i not in axes]
+    maps = [identity(rank), _projection(rank, kept)]
+    iterators = ["reduction" if i in axes else "parallel" for i in range(rank)]
+    if dtype == "i1" and name in ("sum", "mean", "variance"):
+        raise k.fail(f"{name} of an i1 tensor is not lowered: convert it with relax.astype first")
+    if name == "variance" and not is_float(dtype):
+        raise k.fail(
+            f"variance of an integer ({dtype}) tensor is not lowered: convert it to a float dtype first"
+        )
+    op = _COMBINE[name][0 if is_float(dtype) else 2 if _unsigned(dtype) else 1]
+    if name == "mean" and not is_float(dtype):
+        return _int_mean(k, x, axes, acc, maps, iterators)
+    if name == "variance":
+        mean = _reduce(k, "mean", x, axes, k.empty_like(acc))
+
+        def body(a: list[str]) -> list[str]:
+            d = k.scalar(f"arith.subf {a[0]}, {a[1]}", t)
+            return [k.scalar(f"arith.addf {k.scalar(f'arith.mulf {d}, {d}', t)}, {a[2]}", t)]
+
+        [r] = k.generic([x, mean], [_fill(k, acc, 0)], [maps[0], maps[1], maps[1]], iterators, body)
+    else:
+        [r] = k.generic(
+            [x],
+            [_fill(k, acc, _identity_value(name, dtype))],
+            maps,
+            iterators,
+            lambda a: [k.scalar(f"{op} {a[0]}, {a[1]}", t)],
+        )
+    if name not in ("mean", "variance"):
+        return r
+    n = _line(
+        k, f"arith.sitofp {_line(k, f'arith.index_cast {_count(k, x, axes)} : index to i64')} : i64 to {t}"
+    )
+    [r] = k.generic(
+        [], [r], [identity(r.rank)], ["parallel"] * r.rank, lambda a: [k.scalar(f"arith.divf {a[0]}, {n}", t)]
+    )
+    return r
+
+
+def _int_mean(
+    k: KernelBuilder,
+    x: KernelValue,
+    axes: Sequence[int],
+    acc: KernelValue,
+    maps: list[str],
+    iterators: list[str],
+) -> KernelValue:
+    """An integer mean: summed in i64, divided rounding toward zero (as ONNX ReduceMean); empty gives 0."""
+    t, unsigned = element(x.dtype), _unsigned(x.dtype)
+    wide = _fill(k, k.empty_like(acc, "i64"), 0)
+
+    def add(a: list[str]) -> list[str]:
+        v = a[0] if t == "i64" else _line(k, f"arith.{'extui' if unsigned else 'extsi'} {a[0]} : {t} to i64")
+        return [k.scalar(f"arith.addi {v}, {a[1]}", "i64")]
+
+    [total] = k.generic([x], [wide], maps, iterators, add)
+    count = k.scalar(f"arith.maxsi {_count(k, x, axes)}, {k.const(1)}", "index")
+    n = _line(k, f"arith.index_cast {count} : index to i64")
+
+    def divide(a: list[str]) -> list[str]:
+        q = k.scalar(f"arith.{'divui' if unsigned else 'divsi'} {a[0]}, {n}", "i64")
+        return [q if t == "i64" else _line(k, f"arith.trunci {q} : i64 to {t}")]
+
+    rank = acc.rank
+    [r] = k.generic([total], [acc], [identity(rank)] * 2, ["parallel"] * rank, divide)
+    return r
+
+
+def _axes(axes: Sequence[int] | None, rank: int) -> list[int]:
+    return list(range(rank)) if axes is None else sorted(normalize_axes(axes, rank))
+
+
+def _flatten(k: KernelBuilder, x: KernelValue) -> KernelValue:
+    """``x`` as a 1-D tensor (a view)."""
+    if x.rank == 1:
+        return x
+    if x.rank == 0:
+        return k.expand(x, [], [1])
+    return k.collapse(x, [list(range(x.rank))])
+
+
+def _slice(k: KernelBuilder, like: KernelValue, axis: int, position: str) -> str:
+    """``[offsets][sizes][strides]`` of the slice of ``like`` at ``position`` along ``axis``."""
+    offsets = [position if j == axis else "0" for j in range(like.rank)]
+    sizes = [
+        "1" if j == axis else str(d.value) if d is not None and d.is_const else k.dim(like, j)
+        for j, d in enumerate(like.shape)
+    ]
+    return f"[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join('1' for _ in sizes)}]"
+
+
+def _empty_from(k: KernelBuilder, x: KernelValue, dims: Sequence[int | None], dtype: str) -> KernelValue:
+    """A ``tensor.empty`` whose dims are ``x``'s dims ``dims`` (None: a unit dim), sized from ``x``."""
+    t = TensorType(tuple(ONE if j is None else x.shape[j] for j in dims), dtype)
+    sizes = [k.dim(x, j) for j, d in zip(dims, t.shape) if j is not None and (d is None or not d.is_const)]
+    name = k.fresh("empty")
+    k.emit(f"{name} = tensor.empty({', '.join(sizes)}) : {builtin_tensor(t)}")
+    return KernelValue(name, t, builtin_tensor(t))
+
+
+def _is_nan(k: KernelBuilder, dtype: str, a: str) -> str:
+    return k.scalar(f"arith.cmpf uno, {a}, {a}", element(dtype))
+
+
+def _precedes(k: KernelBuilder, greater: bool, nan_first: bool, dtype: str, a: str, b: str) -> str:
+    """``a`` comes strictly before ``b``: a > b (``greater``) or a < b; NaN before (or after) every number."""
+    t = element(dtype)
+    if not is_float(dtype):
+        pred = ("ugt" if greater else "ult") if _unsigned(dtype) else ("sgt" if greater else "slt")
+        return k.scalar(f"arith.cmpi {pred}, {a}, {b}", t)
+    strict = k.scalar(f"arith.cmpf {'ogt' if greater else 'olt'}, {a}, {b}", t)
+    nan, number = (a, b) if nan_first else (b, a)
+    by_nan = k.scalar(
+        f"arith.andi {_is_nan(k, dtype, nan)}, {k.scalar(f'arith.cmpf ord, {number}, {number}', t)}", "i1"
+    )
+    return k.scalar(f"arith.ori {strict}, {by_nan}", "i1")
+
+
+def _equal(k: KernelBuilder, dtype: str, a: str, b: str) -> str:
+    """``a == b``, NaN equal to NaN."""
+    t = element(dtype)
+    if not is_float(dtype):
+        return k.scalar(f"arith.cmpi eq, {a}, {b}", t)
+    both = k.scalar(f"arith.andi {_is_nan(k, dtype, a)}, {_is_nan(k, dtype, b)}", "i1")
+    return k.scalar(f"arith.ori {k.scalar(f'arith.cmpf oeq, {a}, {b}', t)}, {both}", "i1")
+
+
+def _gather(k: KernelBuilder, x: KernelValue, axis: int, position: str) -> str:
+    """Inside a linalg body: the element of ``x`` at the iteration's indices, ``axis`` replaced by ``position`` (i64)."""
+    coords = [
+        _line(k, f"arith.index_cast {position} : i64 to index")
+        if d == axis
+        else _line(k, f"linalg.index {d} : index")
+        for d in range(x.rank)
+    ]
+    return k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)
