@@ -102,8 +102,6 @@ class _HostWriter:
         self.direct: dict[ir.Value, str] = {}  # call results written straight into a destination
         self.params: list[str] = []
         self.signature: dict[str, Any] = {"inputs": [], "outputs": [], "checks": self.f.checks}
-        self.result_types: list[str] = []
-        self.dynamic_returns: list[_Tensor] = []
 
     def _symbol(self, name: str) -> str:
         if name not in self.env:
@@ -266,7 +264,6 @@ class _HostWriter:
             + f' attributes {{llvm.emit_c_interface, {SIGNATURE_ATTR} = "{signature}"}} {{'
         )
         body = "\n".join("  " + x if not x.startswith("^") else x for x in lines + self.f.fail_blocks)
-        self.returned_types = [r.mlir for r in returned]
         return f"{head}\n{body}\n}}\n"
 
     def finish_outputs(self, planned: list[tuple[ir.Value, RelaxType, str | None]]) -> list[_Tensor]:
@@ -289,7 +286,6 @@ class _HostWriter:
                     self.f.lines.append(
                         f"memref.store {as_i64}, {dest}[{self.code.const(j)}] : memref<{len(value.names)}xi64>"
                     )
-        self.dynamic_returns = returned
         return returned
 
     def lookup(self, v: ir.Value) -> Any:
