@@ -93,17 +93,13 @@ class CheckLlvmLowerable:
     def run(self, module: ir.Operation) -> None:
         bad: list[ir.Operation] = []
 
-        def walk(op: ir.Operation) -> None:
-            for region in op.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        o = inner.operation
-                        if any(_bool_memref(v.type) for v in (*o.operands, *o.results)):
-                            bad.append(o)
-                            return
-                        walk(o)
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if any(_bool_memref(v.type) for v in (*op.operands, *op.results)):
+                bad.append(op)
+                return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
 
-        walk(module)
+        module.walk(visit, ir.WalkOrder.PRE_ORDER)
         if not bad:
             return
         bad[0].location.emit_error(

@@ -78,10 +78,8 @@ def compile(  # noqa: A001  (the public name users expect)
             stats.stages["llvm codegen"] = time.perf_counter() - t
     loaded = LoadedObject(obj)
     functions = {name: Function(name, sig, loaded) for name, sig in json.loads(meta.read_text()).items()}
-    exe = Executable(functions)
     stats.stages["total"] = time.perf_counter() - start
-    exe.stats = stats  # type: ignore[attr-defined]
-    return exe
+    return Executable(functions, stats)
 
 
 def _text_with_locations(module: ir.Module | ir.Operation) -> str:

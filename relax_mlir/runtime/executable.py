@@ -298,9 +298,9 @@ class Function:
 class Executable:
     """The compiled functions of a module: ``exe(*arrays)`` calls ``main`` (or the only function)."""
 
-    def __init__(self, functions: dict[str, Function], source: str = "") -> None:
+    def __init__(self, functions: dict[str, Function], stats: Any = None) -> None:
         self.functions = functions
-        self.source = source
+        self.stats = stats  # relax_mlir.runtime.compiler.CompileStats
 
     def __getitem__(self, name: str) -> Function:
         if name not in self.functions:

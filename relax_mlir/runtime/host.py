@@ -468,26 +468,7 @@ class _HostWriter:
 
     def op_prim_binary(self, op: ir.Operation) -> None:
         a, b = (self.lookup(v).names[0] for v in op.operands)
-        kind = ir.StringAttr(op.attributes["op"]).value
-        arith = {
-            "add": "addi",
-            "sub": "subi",
-            "mul": "muli",
-            "floordiv": "floordivsi",
-            "min": "minsi",
-            "max": "maxsi",
-        }
-        name = self.f.fresh("p")
-        if kind == "mod":
-            r = self.f.fresh("p")
-            s = self.f.fresh("p")
-            self.f.lines += [
-                f"{r} = arith.remsi {a}, {b} : index",
-                f"{s} = arith.addi {r}, {b} : index",
-                f"{name} = arith.remsi {s}, {b} : index",
-            ]
-        else:
-            self.f.lines.append(f"{name} = arith.{arith[kind]} {a}, {b} : index")
+        name = self.code.binary(ir.StringAttr(op.attributes["op"]).value, a, b)
         self.values[op.results[0]] = _Ints([name], False)
 
     def op_shape_to_tensor(self, op: ir.Operation) -> None:

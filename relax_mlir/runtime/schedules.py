@@ -77,13 +77,16 @@ def schedule_text() -> str:
     )
 
 
-def _contains(op: ir.Operation, names: set[str]) -> bool:
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                if inner.operation.name in names or _contains(inner.operation, names):
-                    return True
-    return False
+def _contains(root: ir.Operation, names: set[str]) -> bool:
+    found = False
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal found
+        found = op.name in names
+        return ir.WalkResult.INTERRUPT if found else ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
 
 
 @register_pass("relax-schedule-kernels")

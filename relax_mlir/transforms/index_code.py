@@ -7,6 +7,9 @@ from collections.abc import Callable
 from relax_mlir.shape_infer.expr import Expr, as_expr
 
 _BINARY = {
+    "add": "arith.addi",
+    "sub": "arith.subi",
+    "mul": "arith.muli",
     "floordiv": "arith.floordivsi",
     "ceildiv": "arith.ceildivsi",
     "min": "arith.minsi",
@@ -65,13 +68,16 @@ class IndexCode:
         if key in self._cache:
             return self._cache[key]
         a, b = (self.value(x) for x in atom.args)
-        if atom.op == "mod":  # floor modulo, as the symbolic algebra defines it
-            r = self._op("arith.remsi", a, b)
-            result = self._op("arith.remsi", self._op("arith.addi", r, b), b)
-        else:
-            result = self._op(_BINARY[atom.op], a, b)
+        result = self.binary(atom.op, a, b)
         self._cache[key] = result
         return result
+
+    def binary(self, op: str, a: str, b: str) -> str:
+        """``a <op> b`` on index values; ``op`` is add, sub, mul, floordiv, ceildiv, mod, min or max."""
+        if op == "mod":  # floor modulo, as the symbolic algebra defines it
+            r = self._op("arith.remsi", a, b)
+            return self._op("arith.remsi", self._op("arith.addi", r, b), b)
+        return self._op(_BINARY[op], a, b)
 
     def _op(self, op: str, a: str, b: str) -> str:
         key = (op, a, b)

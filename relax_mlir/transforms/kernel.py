@@ -40,6 +40,11 @@ def is_unsigned(dtype: str) -> bool:
     return dtype.startswith("ui")
 
 
+def unsigned_order(dtype: str) -> bool:
+    """True when ``dtype`` compares and extends as unsigned (ui8, and booleans stored as bytes)."""
+    return dtype == "i1" or is_unsigned(dtype)
+
+
 def element(dtype: str) -> str:
     """The builtin element type kernels store a relax dtype as.
 
@@ -444,6 +449,20 @@ class KernelBuilder:
             f"func.func private @{name}({', '.join(params)}) -> ({result_types}) {{\n{body}\n"
             f"  return {returned} : {result_types}\n}}\n"
         )
+
+
+def unit_groups(rank: int, units: Sequence[int]) -> list[list[int]]:
+    """Reassociation that drops the unit dims ``units`` (each joins its next kept dim, or the last)."""
+    groups: list[list[int]] = []
+    pending: list[int] = []
+    for i in range(rank):
+        pending.append(i)
+        if i not in units:
+            groups.append(pending)
+            pending = []
+    if pending and groups:
+        groups[-1].extend(pending)
+    return groups
 
 
 def _ident(symbol: str) -> str:

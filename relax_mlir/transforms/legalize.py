@@ -11,8 +11,6 @@ lowering handles them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from mlir import ir
 
 from relax_mlir.dialects.ops.shape_value import prim_value
@@ -41,7 +39,7 @@ class ConvertRelaxToLinalg:
         taken = {str(ir.StringAttr(op.attributes["sym_name"]).value) for op in _functions(module)}
         new_functions: list[str] = []
         failed = False
-        for op in list(_relax_ops(module)):
+        for op in _relax_ops(module):
             cls = OPS.get(op.name.removeprefix("relax."))
             if cls is None or not hasattr(cls, "lower") or (selected and cls.NAME not in selected):
                 continue
@@ -106,17 +104,18 @@ def _functions(module: ir.Operation) -> list[ir.Operation]:
     return [op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"]
 
 
-def _relax_ops(module: ir.Operation) -> Iterator[ir.Operation]:
-    def walk(op: ir.Operation) -> Iterator[ir.Operation]:
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    if inner.operation.name.startswith("relax."):
-                        yield inner.operation
-                    yield from walk(inner.operation)
+def _relax_ops(module: ir.Operation) -> list[ir.Operation]:
+    """Every relax op inside the module's functions, in program order."""
+    ops: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("relax."):
+            ops.append(op)
+        return ir.WalkResult.ADVANCE
 
     for f in _functions(module):
-        yield from walk(f)
+        f.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return ops
 
 
 def _fresh_name(base: str, taken: set[str]) -> str:

@@ -20,8 +20,8 @@ from relax_mlir.transforms.kernel import (
     builtin_tensor,
     element,
     is_float,
-    is_unsigned,
 )
+from relax_mlir.transforms.ordering import equal, precedes
 
 
 @relax_op
@@ -218,29 +218,9 @@ def _nonzero(k: KernelBuilder, dtype: str, v: str) -> str:
     return k.scalar(f"arith.cmpi ne, {v}, {zero}", t)
 
 
-def _is_nan(k: KernelBuilder, dtype: str, v: str) -> str:
-    return k.scalar(f"arith.cmpf uno, {v}, {v}", element(dtype))
-
-
-def _less(k: KernelBuilder, dtype: str, a: str, b: str) -> str:
-    """``a < b`` in numpy's sort order: NaN after every number."""
-    t = element(dtype)
-    if not is_float(dtype):
-        return k.scalar(f"arith.cmpi {'ult' if dtype == 'i1' or is_unsigned(dtype) else 'slt'}, {a}, {b}", t)
-    strict = k.scalar(f"arith.cmpf olt, {a}, {b}", t)
-    nan_b = k.scalar(f"arith.andi {_is_nan(k, dtype, b)}, {k.scalar(f'arith.cmpf ord, {a}, {a}', t)}", "i1")
-    return k.scalar(f"arith.ori {strict}, {nan_b}", "i1")
-
-
 def _differ(k: KernelBuilder, dtype: str, a: str, b: str) -> str:
     """``a != b`` with all NaNs equal (numpy.unique's equal_nan)."""
-    t = element(dtype)
-    if not is_float(dtype):
-        return k.scalar(f"arith.cmpi ne, {a}, {b}", t)
-    both = k.scalar(f"arith.andi {_is_nan(k, dtype, a)}, {_is_nan(k, dtype, b)}", "i1")
-    une = k.scalar(f"arith.cmpf une, {a}, {b}", t)
-    neither = k.scalar(f"arith.xori {both}, {k.constant(True, 'i1')}", "i1")
-    return k.scalar(f"arith.andi {une}, {neither}", "i1")
+    return k.scalar(f"arith.xori {equal(k, dtype, a, b)}, {k.constant(True, 'i1')}", "i1")
 
 
 def _merge_pass(k: KernelBuilder, x: KernelValue, n: str, src: str, dst: str, width: str) -> str:
@@ -260,7 +240,7 @@ def _merge_pass(k: KernelBuilder, x: KernelValue, n: str, src: str, dst: str, wi
             b = k.scalar(f"tensor.extract {src}[{k.scalar(f'arith.minsi {j}, {last}', 'index')}]", x.mlir)
             left = k.scalar(f"arith.cmpi slt, {i}, {mid}", "index")
             right_done = k.scalar(f"arith.cmpi sge, {j}, {hi}", "index")
-            not_less = k.scalar(f"arith.xori {_less(k, x.dtype, b, a)}, {true}", "i1")
+            not_less = k.scalar(f"arith.xori {precedes(k, False, False, x.dtype, b, a)}, {true}", "i1")
             either = k.scalar(f"arith.ori {right_done}, {not_less}", "i1")
             take_left = k.scalar(f"arith.andi {left}, {either}", "i1")
             v = k.scalar(f"arith.select {take_left}, {a}, {b}", t)

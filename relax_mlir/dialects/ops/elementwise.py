@@ -50,7 +50,14 @@ from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import broadcast_shapes, join_dtype, tensor_operand
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, is_float, is_unsigned
+from relax_mlir.transforms.kernel import (
+    KernelBuilder,
+    KernelValue,
+    element,
+    is_float,
+    is_unsigned,
+    unsigned_order,
+)
 
 FLOAT_DTYPES = {"f16", "bf16", "f32", "f64"}
 
@@ -79,7 +86,7 @@ class Emit:
 
     @property
     def unsigned(self) -> bool:
-        return is_unsigned(self.dtype) or self.dtype == "i1"
+        return unsigned_order(self.dtype)
 
     @property
     def s(self) -> str:

@@ -18,7 +18,7 @@ from relax_mlir.shape_infer.dims import (
     tensor_operand,
 )
 from relax_mlir.shape_infer.expr import Expr, as_expr, format_dim
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, is_float
+from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, is_float, unit_groups
 
 
 @relax_op
@@ -87,9 +87,9 @@ class MatmulOp(RelaxOp):
         c = out
         if units:
             sizes = _sizes_with_units(k, out, units, len(shape2))
-            c = k.expand(out, _unit_groups(len(shape2), units), shape2, sizes)
+            c = k.expand(out, unit_groups(len(shape2), units), shape2, sizes)
         r = _contract(k, a, b, c)
-        return [k.collapse(r, _unit_groups(len(shape2), units)) if units else r]
+        return [k.collapse(r, unit_groups(len(shape2), units)) if units else r]
 
 
 def matmul(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
@@ -194,20 +194,6 @@ def _sizes_with_units(k: KernelBuilder, out: KernelValue, units: list[int], rank
         sizes.append(None if d is not None and d.is_const else k.dim(out, j))
         j += 1
     return sizes
-
-
-def _unit_groups(rank: int, units: list[int]) -> list[list[int]]:
-    """Reassociation that drops the unit dims ``units`` (each joins its next kept dim, or the last)."""
-    groups: list[list[int]] = []
-    pending: list[int] = []
-    for i in range(rank):
-        pending.append(i)
-        if i not in units:
-            groups.append(pending)
-            pending = []
-    if pending and groups:
-        groups[-1].extend(pending)
-    return groups
 
 
 def _fill_zero(k: KernelBuilder, dest: KernelValue) -> KernelValue:

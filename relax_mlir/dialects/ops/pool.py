@@ -34,7 +34,7 @@ from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import fmt_shape, tensor_operand
 from relax_mlir.shape_infer.expr import Expr, const, smax
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, is_float, is_unsigned
+from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, is_float, unsigned_order
 
 
 class Pool2dOp(RelaxOp):
@@ -96,7 +96,7 @@ class MaxPool2dOp(Pool2dOp):
         acc = _fill(k, lowest, out)
         window = _window(k, x.dtype)
         attrs = _window_attrs(k.attrs["strides"], k.attrs["dilation"])
-        if is_float(x.dtype) or not (is_unsigned(x.dtype) or x.dtype == "i1"):
+        if is_float(x.dtype) or not unsigned_order(x.dtype):
             return [_named(k, "linalg.pooling_nchw_max", attrs, [xp, window], acc)]
         # The named op compares signed; unsigned ints and booleans need an unsigned maximum.
         (sh, sw), (dh, dw) = k.attrs["strides"], k.attrs["dilation"]
@@ -197,7 +197,7 @@ def _lowest(k: KernelBuilder, dtype: str) -> str:
     """-inf, or the smallest value of an integer type (0 for unsigned and i1)."""
     if is_float(dtype):
         return k.constant(float("-inf"), dtype)
-    if is_unsigned(dtype) or dtype == "i1":
+    if unsigned_order(dtype):
         return k.constant(0, dtype)
     return k.constant(-(1 << (int(dtype[1:]) - 1)), dtype)
 

@@ -25,8 +25,10 @@ from relax_mlir.transforms.kernel import (
     element,
     identity,
     is_float,
-    is_unsigned,
+    unit_groups,
+    unsigned_order,
 )
+from relax_mlir.transforms.ordering import equal, precedes
 
 
 class ReductionOp(RelaxOp):
@@ -138,9 +140,9 @@ class ArgReductionOp(RelaxOp):
 
         def body(a: list[str]) -> list[str]:
             i = _line(k, f"arith.index_cast {_line(k, f'linalg.index {axes[0]} : index')} : index to i64")
-            better = _precedes(k, cls.NAME == "argmax", True, x.dtype, a[0], a[1])
+            better = precedes(k, cls.NAME == "argmax", True, x.dtype, a[0], a[1])
             tie = k.scalar(
-                f"arith.andi {_equal(k, x.dtype, a[0], a[1])}, {k.scalar(f'arith.cmpi slt, {i}, {a[2]}', 'i64')}",
+                f"arith.andi {equal(k, x.dtype, a[0], a[1])}, {k.scalar(f'arith.cmpi slt, {i}, {a[2]}', 'i64')}",
                 "i1",
             )
             take = k.scalar(f"arith.ori {better}, {tie}", "i1")
@@ -319,8 +321,8 @@ class TopkOp(RelaxOp):
         def before(a: str, ia: str, b: str, ib: str) -> str:
             """(a, ia) strictly before (b, ib) in the order."""
             less_index = k.scalar(f"arith.cmpi slt, {ia}, {ib}", "i64")
-            tie = k.scalar(f"arith.andi {_equal(k, x.dtype, a, b)}, {less_index}", "i1")
-            return k.scalar(f"arith.ori {_precedes(k, largest, largest, x.dtype, a, b)}, {tie}", "i1")
+            tie = k.scalar(f"arith.andi {equal(k, x.dtype, a, b)}, {less_index}", "i1")
+            return k.scalar(f"arith.ori {precedes(k, largest, largest, x.dtype, a, b)}, {tie}", "i1")
 
         def step() -> str:
             prev = k.scalar(
@@ -402,10 +404,6 @@ _COMBINE = {  # name -> (float op, signed int op, unsigned int op)
 }
 
 
-def _unsigned(dtype: str) -> bool:
-    return dtype == "i1" or is_unsigned(dtype)
-
-
 def _stored(dtype: str) -> str:
     """The dtype of constants combined with stored elements (booleans are stored as i8 0/1)."""
     return "i8" if dtype == "i1" else dtype
@@ -415,7 +413,7 @@ def _int_bounds(dtype: str) -> tuple[int, int]:
     if dtype == "i1":
         return 0, 1
     bits = int(element(dtype)[1:])
-    if _unsigned(dtype):
+    if unsigned_order(dtype):
         return 0, (1 << bits) - 1
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
@@ -446,24 +444,10 @@ def _projection(rank: int, dims: Sequence[int]) -> str:
     return f"({ds}) -> ({', '.join(f'd{i}' for i in dims)})"
 
 
-def _unit_groups(rank: int, units: Sequence[int]) -> list[list[int]]:
-    """Reassociation that drops the unit dims ``units`` (each joins its next kept dim, or the last)."""
-    groups: list[list[int]] = []
-    pending: list[int] = []
-    for i in range(rank):
-        pending.append(i)
-        if i not in units:
-            groups.append(pending)
-            pending = []
-    if pending and groups:
-        groups[-1].extend(pending)
-    return groups
-
-
 def _squeeze(k: KernelBuilder, value: KernelValue, units: Sequence[int]) -> KernelValue:
     if not units:
         return value
-    return k.collapse(value, _unit_groups(value.rank, units))
+    return k.collapse(value, unit_groups(value.rank, units))
 
 
 def _unsqueeze(k: KernelBuilder, value: KernelValue, like: KernelValue, units: Sequence[int]) -> KernelValue:
@@ -471,7 +455,7 @@ def _unsqueeze(k: KernelBuilder, value: KernelValue, like: KernelValue, units: S
     if not units:
         return value
     sizes = [None if d is not None and d.is_const else k.dim(like, i) for i, d in enumerate(like.shape)]
-    return k.expand(value, _unit_groups(like.rank, units), like.shape, sizes)
+    return k.expand(value, unit_groups(like.rank, units), like.shape, sizes)
 
 
 def _result_sizes(k: KernelBuilder, x: KernelValue, dims: Sequence[int | None]) -> list[str | None]:
@@ -514,7 +498,7 @@ def _reduce(
         raise k.fail(
             f"variance of an integer ({dtype}) tensor is not lowered: convert it to a float dtype first"
         )
-    op = _COMBINE[name][0 if is_float(dtype) else 2 if _unsigned(dtype) else 1]
+    op = _COMBINE[name][0 if is_float(dtype) else 2 if unsigned_order(dtype) else 1]
     if name == "mean" and not is_float(dtype):
         return _int_mean(k, x, axes, acc, maps, iterators)
     if name == "variance":
@@ -553,7 +537,7 @@ def _int_mean(
     iterators: list[str],
 ) -> KernelValue:
     """An integer mean: summed in i64, divided rounding toward zero (as ONNX ReduceMean); empty gives 0."""
-    t, unsigned = element(x.dtype), _unsigned(x.dtype)
+    t, unsigned = element(x.dtype), unsigned_order(x.dtype)
     wide = _fill(k, k.empty_like(acc, "i64"), 0)
 
     def add(a: list[str]) -> list[str]:
@@ -603,33 +587,6 @@ def _empty_from(k: KernelBuilder, x: KernelValue, dims: Sequence[int | None], dt
     name = k.fresh("empty")
     k.emit(f"{name} = tensor.empty({', '.join(sizes)}) : {builtin_tensor(t)}")
     return KernelValue(name, t, builtin_tensor(t))
-
-
-def _is_nan(k: KernelBuilder, dtype: str, a: str) -> str:
-    return k.scalar(f"arith.cmpf uno, {a}, {a}", element(dtype))
-
-
-def _precedes(k: KernelBuilder, greater: bool, nan_first: bool, dtype: str, a: str, b: str) -> str:
-    """``a`` comes strictly before ``b``: a > b (``greater``) or a < b; NaN before (or after) every number."""
-    t = element(dtype)
-    if not is_float(dtype):
-        pred = ("ugt" if greater else "ult") if _unsigned(dtype) else ("sgt" if greater else "slt")
-        return k.scalar(f"arith.cmpi {pred}, {a}, {b}", t)
-    strict = k.scalar(f"arith.cmpf {'ogt' if greater else 'olt'}, {a}, {b}", t)
-    nan, number = (a, b) if nan_first else (b, a)
-    by_nan = k.scalar(
-        f"arith.andi {_is_nan(k, dtype, nan)}, {k.scalar(f'arith.cmpf ord, {number}, {number}', t)}", "i1"
-    )
-    return k.scalar(f"arith.ori {strict}, {by_nan}", "i1")
-
-
-def _equal(k: KernelBuilder, dtype: str, a: str, b: str) -> str:
-    """``a == b``, NaN equal to NaN."""
-    t = element(dtype)
-    if not is_float(dtype):
-        return k.scalar(f"arith.cmpi eq, {a}, {b}", t)
-    both = k.scalar(f"arith.andi {_is_nan(k, dtype, a)}, {_is_nan(k, dtype, b)}", "i1")
-    return k.scalar(f"arith.ori {k.scalar(f'arith.cmpf oeq, {a}, {b}', t)}, {both}", "i1")
 
 
 def _gather(k: KernelBuilder, x: KernelValue, axis: int, position: str) -> str:
