@@ -85,6 +85,10 @@ def compile(  # noqa: A001  (the public name users expect)
 def _text_with_locations(module: ir.Module | ir.Operation) -> str:
     """The module's text with locations, so errors point at the user's builder lines."""
     op = module.operation if isinstance(module, ir.Module) else module
+    if not isinstance(op, (ir.Operation, ir.OpView)):
+        raise CompileError(
+            f"compile() takes an ir.Module, a builtin.module operation or IR text, got {type(module).__name__}"
+        )
     return op.get_asm(enable_debug_info=True)
 
 

@@ -8,7 +8,7 @@ from oprun import compile_fn, rand
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
-from relax_mlir.errors import InputError
+from relax_mlir.errors import CompileError, InputError
 from relax_mlir.runtime.compiler import compile
 
 
@@ -110,3 +110,10 @@ def test_memory_stays_flat_over_10k_calls(add_exp) -> None:
 def test_second_compile_hits_the_cache() -> None:
     compile(MATCH_CAST, opt_level=1)
     assert compile(MATCH_CAST, opt_level=1).stats.cache_hit
+
+
+def test_compile_rejects_what_is_not_a_module() -> None:
+    with pytest.raises(CompileError, match="takes an ir.Module, .* got int"):
+        compile(42)
+    with pytest.raises(CompileError, match="<compile>:1:1: custom op 'this' is unknown"):
+        compile("this is not IR")
