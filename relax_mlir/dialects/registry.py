@@ -262,8 +262,24 @@ class RelaxOp(ir.OpView):
         return op.opview
 
 
+_LOCATION_OVERRIDE: list[ir.Location] = []
+
+
+@contextlib.contextmanager
+def default_location(loc: ir.Location) -> Iterator[None]:
+    """Ops built inside without an explicit ``loc`` get ``loc`` (a frontend's node location)."""
+    _LOCATION_OVERRIDE.append(loc)
+    try:
+        yield
+    finally:
+        _LOCATION_OVERRIDE.pop()
+
+
 def caller_location() -> ir.Location:
-    """The location of the first caller outside relax_mlir: the user's own line."""
+    """The location of the first caller outside relax_mlir: the user's own line (or the
+    ``default_location`` a frontend set)."""
+    if _LOCATION_OVERRIDE:
+        return _LOCATION_OVERRIDE[-1]
     frame = sys._getframe(2)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("relax_mlir."):
         frame = frame.f_back

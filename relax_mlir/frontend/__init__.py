@@ -1,0 +1,1 @@
+"""Frontends: importers that turn models from other frameworks into relax modules."""
