@@ -76,7 +76,10 @@ def from_onnx(
     if not isinstance(model, onnx.ModelProto):
         raise OnnxImportError(f"from_onnx expects an onnx.ModelProto or a path, got {type(model).__name__}")
     _load_converters()
-    return _Importer(model, dict(shape_dict or {}), dict(constants or {})).run()
+    try:
+        return _Importer(model, dict(shape_dict or {}), dict(constants or {})).run()
+    except ConversionError as e:  # raised outside any node: about the graph's inputs or initializers
+        raise OnnxImportError(str(e)) from None
 
 
 _SYMBOL_CHARS = re.compile(r"[^A-Za-z0-9_]")
@@ -226,6 +229,8 @@ class _Importer:
             raise OnnxImportError(
                 f"{where}: {message}", constant_input if constant_input in graph_inputs else None
             ) from None
+        except Exception as e:  # a converter bug: still name the node
+            raise OnnxImportError(f"{where}: internal error: {type(e).__name__}: {e}") from e
         given = [o for o in node.output if o]
         if len(outs) < len(given):
             wanted = [o for o in node.output]

@@ -75,6 +75,16 @@ class Known:
     values: np.ndarray  # dtype object (entries are Expr) for symbolic contents
     dtype: str
 
+    def __post_init__(self) -> None:
+        if isinstance(self.values, np.ndarray):
+            return
+        if isinstance(self.values, Expr):  # numpy indexing gives a bare entry for a 0-D result
+            boxed = np.empty((), dtype=object)
+            boxed[()] = self.values
+            self.values = boxed
+        else:
+            self.values = np.asarray(self.values)
+
     @property
     def is_numeric(self) -> bool:
         return self.values.dtype != object
