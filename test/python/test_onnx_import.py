@@ -204,3 +204,18 @@ def test_console_script_is_installed() -> None:
         [sys.executable, str(ROOT / "tools/relax-import-onnx"), "--help"], capture_output=True, text=True
     )
     assert done.returncode == 0 and "--shape" in done.stdout
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_large_initializers_are_compiled_with_their_own_values(seed: int) -> None:
+    """Weights over 64 KiB become dense_resource blobs: they must reach the code, and two models that
+    differ only in those values must not share a cached object."""
+    w = np.random.default_rng(seed).standard_normal((300, 100)).astype(np.float32)
+    model = node_model(
+        "Add",
+        [value_info("x", np.float32, ["n", 300, 100])],
+        [value_info("y", np.float32, None)],
+        [numpy_helper.from_array(w, "w")],
+    )
+    for n in (1, 3):
+        check_against_ort(model, rng.standard_normal((n, 300, 100), dtype=np.float32))
