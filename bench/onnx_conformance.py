@@ -67,7 +67,7 @@ def compare(got: np.ndarray, want: np.ndarray, rtol: float = RTOL, atol: float =
         return f"shape {got.shape}, expected {want.shape}"
     if got.dtype != want.dtype:
         return f"dtype {got.dtype}, expected {want.dtype}"
-    if want.dtype.kind == "f":
+    if want.dtype.kind == "f" or want.dtype.name.startswith(("bfloat16", "float8", "float4")):  # ml_dtypes
         ok = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
     else:
         ok = got == want
@@ -90,10 +90,10 @@ def run_case(kind: str, name: str, opt_level: int) -> tuple[str, str]:
         rtol, atol = RTOL, ATOL
     from relax_mlir.frontend.onnx import OnnxImportError
 
-    data_sets = [([_array(x) for x in ins], [_array(x) for x in outs]) for ins, outs in data_sets]
     stage = "import"
     fixed: dict[str, np.ndarray] = {}
     try:
+        data_sets = [([_array(x) for x in ins], [_array(x) for x in outs]) for ins, outs in data_sets]
         while True:  # inputs that decide ranks (axes...) are fixed to the case's values, as noted
             try:
                 module = from_onnx(model, constants=fixed)

@@ -211,7 +211,9 @@ class _Dataflow:
             raise RelaxError("a dataflow block needs at least one bb.emit_output(...)")
         ops = self.block.operations
         body = [ops[i] for i in range(self.first_index, len(ops))]
-        with ir.InsertionPoint(body[0]):
+        with (
+            ir.InsertionPoint(body[0]) if body else ir.InsertionPoint(self.block)
+        ):  # empty: outputs are params
             region_op = scf.ExecuteRegionOp([v.type for v in self.outputs]).operation
         region_op.attributes[DATAFLOW_ATTR] = ir.UnitAttr.get()
         region_op.attributes["no_inline"] = ir.UnitAttr.get()  # or canonicalize inlines the block

@@ -23,7 +23,16 @@ BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
     "canonicalize,"
     "drop-equivalent-buffer-results,"
-    "buffer-deallocation-pipeline,"
+    # buffer-deallocation-pipeline, spelled out to split multi-buffer deallocs (relax-split-deallocs)
+    "expand-realloc{emit-deallocs=false},"
+    "canonicalize,"
+    "ownership-based-buffer-deallocation,"
+    "canonicalize,"
+    "buffer-deallocation-simplification,"
+    "relax-split-deallocs,"
+    "bufferization-lower-deallocations,"
+    "cse,"
+    "canonicalize,"
     "canonicalize"
 )
 
@@ -34,7 +43,7 @@ TO_LLVM = (
     "convert-bufferization-to-memref,"
     "relax-check-llvm-lowerable,"
     "lower-affine,"
-    "math-expand-ops{ops=tan,sinh,cosh,asinh,acosh,atanh,rsqrt,exp2,powf,fpowi},"
+    "math-expand-ops{ops=rsqrt,exp2,fpowi},"
     "convert-math-to-libm,"
     "convert-scf-to-cf,"
     "expand-strided-metadata,"

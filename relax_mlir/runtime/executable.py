@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from relax_mlir.dialects.types import PrimType, TensorType, parse_type
@@ -31,6 +32,20 @@ NUMPY_DTYPES = {
     "i32": np.int32,
     "i64": np.int64,
     "ui8": np.uint8,
+    "ui16": np.uint16,
+    "ui32": np.uint32,
+    "ui64": np.uint64,
+    "bf16": ml_dtypes.bfloat16,
+    "f8E4M3FN": ml_dtypes.float8_e4m3fn,
+    "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
+    "f8E5M2": ml_dtypes.float8_e5m2,
+    "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
+    "f8E8M0FNU": ml_dtypes.float8_e8m0fnu,
+    "f4E2M1FN": ml_dtypes.float4_e2m1fn,
+    "i4": ml_dtypes.int4,
+    "ui4": ml_dtypes.uint4,
+    "i2": ml_dtypes.int2,
+    "ui2": ml_dtypes.uint2,
 }
 
 _libc = ctypes.CDLL(None)

@@ -24,9 +24,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from mlir import ir
 
-from relax_mlir.dialects.registry import OPS
+from relax_mlir.dialects.registry import OPS, is_resource_elements
 from relax_mlir.dialects.types import (
     PrimType,
     RelaxType,
@@ -41,9 +42,10 @@ from relax_mlir.pipelines.registry import PassFailed, register_pass
 from relax_mlir.shape_infer.expr import Expr, format_dim
 from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
 from relax_mlir.transforms.index_code import IndexCode
-from relax_mlir.transforms.kernel import builtin_tensor, element
+from relax_mlir.transforms.kernel import builtin_tensor, element, is_float
 
 SIGNATURE_ATTR = "relax.signature"
+RESOURCE_ATTR = "relax.resource"
 PARAM_NAME_ATTR = "relax.name"
 
 
@@ -90,9 +92,12 @@ class _Function:
 
 
 class _HostWriter:
-    def __init__(self, func: ir.Operation, kernels: dict[str, ir.FunctionType]) -> None:
+    def __init__(
+        self, func: ir.Operation, kernels: dict[str, ir.FunctionType], resources: list[ir.Attribute]
+    ) -> None:
         self.func = func
         self.kernels = kernels
+        self.resources = resources  # dense_resource constants, shared by every function
         self.name = ir.StringAttr(func.attributes["sym_name"]).value
         self.f = _Function(self.name)
         self.env: dict[str, str] = {}
@@ -511,8 +516,48 @@ class _HostWriter:
         t = relax_type(op.results[0].type)
         value = _Tensor(self.f.fresh("const"), t)
         attr = op.attributes["value"]
-        self.f.lines.append(f"{value.name} = arith.constant {attr}")
         self.values[op.results[0]] = value
+        if is_resource_elements(attr) and t.dtype is not None and element(t.dtype) == t.dtype:
+            # a dense_resource blob cannot go through text: a placeholder gets the attribute back
+            # after parsing (``_restore_resources``)
+            zero = "0.0" if is_float(t.dtype) else "0"
+            self.f.lines.append(
+                f"{value.name} = arith.constant {{{RESOURCE_ATTR} = {len(self.resources)} : i64}} "
+                f"dense<{zero}> : {builtin_tensor(t)}"
+            )
+            self.resources.append(attr)
+            return
+        self.f.lines.append(f"{value.name} = arith.constant {_storage_constant(str(attr), t)}")
+
+
+def _restore_resources(funcs: list[ir.Operation], resources: list[ir.Attribute]) -> None:
+    """Put the dense_resource attributes back into their placeholder constants."""
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "arith.constant" and RESOURCE_ATTR in op.attributes:
+            op.attributes["value"] = resources[ir.IntegerAttr(op.attributes[RESOURCE_ATTR]).value]
+            del op.attributes[RESOURCE_ATTR]
+        return ir.WalkResult.ADVANCE
+
+    for f in funcs:
+        f.walk(visit)
+
+
+def _storage_constant(text: str, t: TensorType) -> str:
+    """A constant's ``dense<...> : tensor<...>`` text in the element type kernels store ``t``'s dtype as
+    (``element``): unsigned ints become signless (same bits, literals still fit), booleans bytes."""
+    body, _, _ = text.rpartition(" : ")
+    storage = builtin_tensor(t)
+    if t.dtype is None or element(t.dtype) == t.dtype:
+        return text
+    if t.dtype == "i1" and body.startswith('dense<"0x'):  # bit-packed booleans -> one byte each
+        n = int(np.prod([d.value for d in t.shape])) if t.shape else 1
+        packed = np.frombuffer(bytes.fromhex(body[len('dense<"0x') : -2]), np.uint8)
+        unpacked = np.unpackbits(packed, bitorder="little")[: max(n, 1)]
+        body = f'dense<"0x{unpacked.tobytes().hex().upper()}">'
+    elif t.dtype == "i1":
+        body = body.replace("true", "1").replace("false", "0")
+    return f"{body} : {storage}"
 
 
 def _param_names(func: ir.Operation, n: int) -> list[str]:
@@ -582,11 +627,12 @@ class LowerHost:
             if not _is_relax_function(f)
         }
         texts, old = [], []
+        resources: list[ir.Attribute] = []
         for f in funcs:
             if not _is_relax_function(f):
                 continue
             try:
-                texts.append(_HostWriter(f, kernels).write())
+                texts.append(_HostWriter(f, kernels, resources).write())
             except _OpError as e:
                 e.op.location.emit_error(e.message)
                 raise PassFailed("host lowering failed") from None
@@ -604,5 +650,6 @@ class LowerHost:
         for f in old:
             f.erase()
         new_funcs = [op.operation for op in parsed.body.operations if len(op.operation.regions[0].blocks)]
+        _restore_resources(new_funcs, resources)
         for f in new_funcs:
             body.append(f)

@@ -52,9 +52,17 @@ def element(dtype: str) -> str:
     layout): MLIR 22's memref-to-LLVM lowering aborts on stores of i1. Kernels read a boolean with
     ``arith.cmpi ne, %b, 0`` (``trunci`` makes LLVM take seconds per kernel) and write with ``arith.extui``.
     """
-    if dtype == "i1":
+    if dtype in ("i1", "i2", "i4", "ui2", "ui4"):  # sub-byte ints: one byte each, value in the low bits
         return "i8"
     return "i" + dtype[2:] if dtype.startswith("ui") else dtype
+
+
+SUB_BYTE_INTS = {
+    "i2": 2,
+    "i4": 4,
+    "ui2": 2,
+    "ui4": 4,
+}  # relax dtype -> bits (stored as bytes, ml_dtypes' layout)
 
 
 def builtin_tensor(t: TensorType, what: str = "value") -> str:

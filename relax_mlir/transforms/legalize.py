@@ -19,7 +19,8 @@ from relax_mlir.dialects.registry import OPS, RelaxOp
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
 from relax_mlir.pipelines.registry import PassFailed, register_pass
-from relax_mlir.transforms.kernel import KernelBuilder
+from relax_mlir.transforms.kernel import SUB_BYTE_INTS, KernelBuilder
+from relax_mlir.transforms.minifloat import is_minifloat
 
 
 def lowerable_ops() -> list[str]:
@@ -79,9 +80,42 @@ def _write_kernel(cls: type[RelaxOp], op: ir.Operation) -> tuple[KernelBuilder, 
     for i, t in enumerate(result_types):
         if not isinstance(t, TensorType) or t.shape is None or t.dtype is None:
             raise RelaxError(f"result #{i} has type {t}; lowering needs a tensor of known rank and dtype")
+    _check_storage_dtypes(cls.NAME, [*operand_types, *result_types])
     k = KernelBuilder(cls.NAME, list(operand_types), result_types, view.attr_values())  # type: ignore[arg-type]
     results = cls.lower(k)  # type: ignore[attr-defined]
     return k, results
+
+
+# Ops that only move bits: the only ones that may touch storage-only dtypes (float8/float4 and sub-byte
+# ints, whose kernels hold raw codes): any arithmetic on those codes would be silently wrong.
+_BIT_MOVING_OPS = frozenset(
+    {
+        "astype",
+        "reshape",
+        "permute_dims",
+        "expand_dims",
+        "squeeze",
+        "flatten",
+        "concat",
+        "split",
+        "strided_slice",
+        "take",
+        "broadcast_to",
+        "tile",
+        "repeat",
+    }
+)
+
+
+def _check_storage_dtypes(name: str, types: list) -> None:
+    if name in _BIT_MOVING_OPS:
+        return
+    for t in types:
+        dtype = getattr(t, "dtype", None)
+        if dtype is not None and (is_minifloat(dtype) or dtype in SUB_BYTE_INTS):
+            raise RelaxError(
+                f"relax.{name} does not compute on {dtype} (a storage type); astype to f32 or i32 first"
+            )
 
 
 def _replace_with_call(op: ir.Operation, k: KernelBuilder, callee: str) -> None:

@@ -34,7 +34,9 @@ def _llvm_tool(name: str) -> str:
 
 
 config.substitutions.append((r"\brelax-opt\b", f"{sys.executable} {root / 'tools' / 'relax-opt'}"))
-config.substitutions.append((r"\brelax-import-onnx\b", f"{sys.executable} {root / 'tools' / 'relax-import-onnx'}"))
+config.substitutions.append(
+    (r"\brelax-import-onnx\b", f"{sys.executable} {root / 'tools' / 'relax-import-onnx'}")
+)
 config.substitutions.append((r"\bFileCheck\b", _llvm_tool("FileCheck")))
 config.substitutions.append(("%python", sys.executable))
 

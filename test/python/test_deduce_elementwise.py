@@ -32,9 +32,11 @@ def err(op: str, message: str) -> str:
     return re.escape(f"relax.{op}: {message}")
 
 
-ARITH = ["add", "subtract", "multiply", "divide", "floor_divide", "mod", "power", "maximum", "minimum"]
+ARITH = ["add", "subtract", "multiply", "divide", "floor_divide", "mod", "fmod", "power", "maximum",
+         "minimum"]  # fmt: skip
 COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
-LOGICAL = ["logical_and", "logical_or"]
+LOGICAL = ["logical_and", "logical_or", "logical_xor"]
+INTEGER = ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
 UNARY_FLOAT = [
     "exp",
     "log",
@@ -48,6 +50,17 @@ UNARY_FLOAT = [
     "silu",
     "sin",
     "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "softplus",
+    "mish",
     "floor",
     "ceil",
     "round",
@@ -59,6 +72,7 @@ BINARY = (
     [pytest.param(op, "f32", "f32", id=op) for op in ARITH]
     + [pytest.param(op, "f32", "i1", id=op) for op in COMPARE]
     + [pytest.param(op, "i1", "i1", id=op) for op in LOGICAL]
+    + [pytest.param(op, "i32", "i32", id=op) for op in INTEGER]
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -284,6 +298,32 @@ def test_logical_not_needs_bool(params, dtype: str) -> None:
         ew.logical_not(x)
 
 
+@pytest.mark.parametrize("dtype", ["i8", "ui8", "i64", "none"])
+@pytest.mark.parametrize("op", INTEGER)
+def test_integer_ops_dtypes(params, op: str, dtype: str) -> None:
+    x, y = params(t('["n", 1]', dtype), t("[3]", dtype))
+    assert ty(getattr(ew, op)(x, y)) == t('["n", 3]', dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("op", INTEGER)
+def test_integer_ops_reject_floats(params, op: str, dtype: str) -> None:
+    x, y = params(t('["n"]', dtype), t('["n"]', dtype))
+    with pytest.raises(ShapeError, match=err(op, f"operands must have an integer dtype, got {dtype}")):
+        getattr(ew, op)(x, y)
+
+
+@pytest.mark.parametrize("shape, dtype", [("[4, 1]", "i8"), ('["b * s", "?"]', "ui8"), ('"*"', "none")])
+def test_bitwise_not(params, shape: str, dtype: str) -> None:
+    (x,) = params(t(shape, dtype))
+    assert ty(ew.bitwise_not(x)) == t(shape, dtype)
+    (f,) = params(t(shape, "f32"))
+    with pytest.raises(
+        ShapeError, match=err("bitwise_not", "operand 'x' must have an integer dtype, got f32")
+    ):
+        ew.bitwise_not(f)
+
+
 # ----------------------------------------------------------------------------------------------
 # Ops with attributes: leaky_relu, clip, astype
 
@@ -432,5 +472,6 @@ def test_every_op_is_covered() -> None:
     from relax_mlir.dialects.registry import OPS
 
     mine = {n for n, cls in OPS.items() if cls.__module__ == ew.__name__}
-    tested = {*ARITH, *COMPARE, *LOGICAL, *UNARY_FLOAT, *UNARY_ANY, "logical_not", "leaky_relu"}
+    tested = {*ARITH, *COMPARE, *LOGICAL, *INTEGER, *UNARY_FLOAT, *UNARY_ANY, "logical_not", "bitwise_not",
+              "leaky_relu"}  # fmt: skip
     assert mine == tested | {"clip", "astype", "where"}

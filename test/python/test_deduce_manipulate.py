@@ -646,7 +646,7 @@ ERRORS = [
     *table(
         "pad",
         "error",
-        (lambda x: pd.pad(x, [1, 1], "wrap"), ["[2]"], "unknown pad mode 'wrap'"),
+        (lambda x: pd.pad(x, [1, 1], "symmetric"), ["[2]"], "unknown pad mode 'symmetric'"),
         (lambda x: pd.pad(x, [1, 1]), ['["n", 4]'], "pad_width needs 4 entries for rank 2, got 2"),
         (lambda x: pd.pad(x, [1, 2, 0]), ['"*"'], "pad_width needs a before and an after entry per dim"),
         (

@@ -325,7 +325,7 @@ def test_large_constant_is_a_resource(params, shape, dtype, expected: str) -> No
     assert is_resource_elements(c.owner.attributes["value"])
 
 
-@pytest.mark.parametrize("value", [np.array(["a"]), np.array([1 + 2j]), np.array([1], dtype=np.uint32)])
+@pytest.mark.parametrize("value", [np.array(["a"]), np.array([1 + 2j]), np.array([object()])])
 def test_constant_errors(params, value: np.ndarray) -> None:
     params()
     with pytest.raises(ShapeError, match="constant of numpy dtype .* is not supported"):

@@ -23,7 +23,8 @@ SIZES = (0, 1, 5, 9)
 COLS = 16
 FLOAT_SPECIALS = (0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 2.0, -3.0, 1.0, -1.0, np.inf, -np.inf, np.nan)
 
-ARITH = ("add", "subtract", "multiply", "divide", "floor_divide", "mod", "power", "maximum", "minimum")
+ARITH = ("add", "subtract", "multiply", "divide", "floor_divide", "mod", "fmod", "power", "maximum",
+         "minimum")  # fmt: skip
 COMPARE = {
     "equal": np.equal,
     "not_equal": np.not_equal,
@@ -98,8 +99,8 @@ def bundle(
 # -- binary arithmetic -------------------------------------------------------------------------------------
 def _float_ref(name: str) -> Callable:
     return {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-            "floor_divide": np.floor_divide, "mod": np.mod, "power": np.power, "maximum": np.maximum,
-            "minimum": np.minimum}[name]  # fmt: skip
+            "floor_divide": np.floor_divide, "mod": np.mod, "fmod": np.fmod, "power": np.power,
+            "maximum": np.maximum, "minimum": np.minimum}[name]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ARITH)
@@ -239,13 +240,42 @@ def test_comparison_other_dtypes(dtype: str) -> None:
 def test_logical() -> None:
     exe = compile_fn(
         {"x": rb.tensor(["n", COLS], "i1"), "y": rb.tensor([COLS], "i1")},
-        lambda x, y: (R.logical_and(x, y), R.logical_or(x, y), R.logical_not(x)),
+        lambda x, y: (R.logical_and(x, y), R.logical_or(x, y), R.logical_xor(x, y), R.logical_not(x)),
     )
     rng = np.random.default_rng(6)
     for n in SIZES:
         x, y = bools(rng, (n, COLS)), bools(rng, (COLS,))
-        for got, want in zip(exe(x, y), (x & y, x | y, ~x), strict=True):
+        for got, want in zip(exe(x, y), (x & y, x | y, x ^ y, ~x), strict=True):
             assert_same(got, want, f"n={n}")
+
+
+BITWISE = {
+    "bitwise_and": np.bitwise_and,
+    "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
+    "left_shift": np.left_shift,
+    "right_shift": np.right_shift,
+}
+
+
+@pytest.mark.parametrize("dtype", ["i8", "ui8", "i32", "i64"])
+def test_bitwise_int(dtype: str) -> None:
+    """Bitwise ops and shifts as numpy: counts past the width (and negative ones, read as unsigned)
+    shift everything out (-1 for negative signed values shifted right); bitwise_not is ~x."""
+    exe = compile_fn(
+        {"x": rb.tensor(["n", COLS], dtype), "y": rb.tensor([COLS], dtype)},
+        lambda x, y: (*(getattr(R, name)(x, y) for name in BITWISE), R.bitwise_not(x)),
+    )
+    info = np.iinfo(np_dtype(dtype))
+    bits = info.bits
+    rng = np.random.default_rng(17)
+    for n in SIZES:
+        x = ints(rng, (n, COLS), dtype, -300, 300, (0, 1, -1, info.min, info.max))
+        y = ints(rng, (COLS,), dtype, 0, bits + 2, (0, -1, bits - 1, bits, info.max))
+        got = exe(x, y)
+        for (name, ref), value in zip(BITWISE.items(), got, strict=False):
+            assert_same(value, ref(x, y), f"{dtype} {name} n={n}")
+        assert_same(got[-1], ~x, f"{dtype} bitwise_not n={n}")
 
 
 def test_bool_arithmetic() -> None:
@@ -280,8 +310,19 @@ UNARY = {
         1e-7,
     ),
     "silu": (lambda x: x / (1 + np.exp(-x)), (-30, 30), 2e-6, 1e-7),
+    "softplus": (lambda x: np.logaddexp(0, x), (-30, 30), 2e-6, 1e-7),
+    "mish": (lambda x: x * np.tanh(np.logaddexp(0, x)), (-30, 30), 2e-6, 1e-7),
     "sin": (np.sin, (-8, 8), 2e-6, 1e-7),
     "cos": (np.cos, (-8, 8), 2e-6, 1e-7),
+    "tan": (np.tan, (-1.5, 1.5), 2e-6, 1e-7),
+    "asin": (np.arcsin, (-1, 1), 2e-6, 1e-7),
+    "acos": (np.arccos, (-1, 1), 2e-6, 1e-7),
+    "atan": (np.arctan, (-50, 50), 2e-6, 1e-7),
+    "sinh": (np.sinh, (-20, 20), 2e-6, 1e-7),
+    "cosh": (np.cosh, (-20, 20), 2e-6, 1e-7),
+    "asinh": (np.arcsinh, (-1e6, 1e6), 2e-6, 1e-7),
+    "acosh": (np.arccosh, (1, 1e6), 2e-6, 1e-7),
+    "atanh": (np.arctanh, (-1, 1), 2e-6, 1e-7),
     "floor": (np.floor, (-1e8, 1e8), 0, 0),
     "ceil": (np.ceil, (-1e8, 1e8), 0, 0),
     "round": (np.round, (-20, 20), 0, 0),
@@ -538,6 +579,17 @@ def test_symbol_broadcast_against_constant_is_checked() -> None:
     assert_same(exe(x, y), x + y)
     with pytest.raises(InputError, match=r"must be 4, got 3"):
         exe(x, np.zeros(3, np.float32))
+
+
+def test_integer_ops_reject_floats() -> None:
+    with pytest.raises(RelaxError, match=r"relax.bitwise_and: operands must have an integer dtype, got f32"):
+        compile_fn({"x": rb.tensor(["n"]), "y": rb.tensor(["n"])}, R.bitwise_and)
+    with pytest.raises(
+        RelaxError, match=r"relax.bitwise_not: operand 'x' must have an integer dtype, got f32"
+    ):
+        compile_fn({"x": rb.tensor(["n"])}, R.bitwise_not)
+    with pytest.raises(RelaxError, match=r"relax.left_shift: not defined for dtype i1"):
+        compile_fn({"x": rb.tensor(["n"], "i1"), "y": rb.tensor(["n"], "i1")}, R.left_shift)
 
 
 def test_unsupported_cases_raise() -> None:

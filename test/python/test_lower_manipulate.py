@@ -77,6 +77,21 @@ def scatter_ref(axis: int) -> Callable[..., np.ndarray]:
     return ref
 
 
+def scatter_reduce_ref(ufuncs: list[np.ufunc]) -> Callable[..., tuple[np.ndarray, ...]]:
+    """ScatterElements along axis 0 of 2-D ``x``, combining each update with ``ufunc`` (in order)."""
+
+    def ref(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, ...]:
+        rows, cols = np.where(i < 0, i + x.shape[0], i), np.indices(i.shape)[1]
+        outs = []
+        for ufunc in ufuncs:
+            out = x.copy()
+            ufunc.at(out, (rows, cols), u)
+            outs.append(out)
+        return tuple(outs)
+
+    return ref
+
+
 def pad_ref(x: np.ndarray, widths: list[int], **kw: Any) -> np.ndarray:
     """numpy.pad with ONNX's negative widths (crop) for the constant mode."""
     pairs = list(zip(widths[0::2], widths[1::2]))
@@ -226,6 +241,14 @@ CASES = [
         (0, 1, 3, 5, 9),
     ),
     Case(
+        "split-static-empty-parts",  # empty parts at the start and the end of a static dim
+        {"x": T([5, "n"])},
+        lambda x: tuple(R.split(x, [0, 0, 5])),
+        lambda n: (f32(5, n),),
+        lambda x: tuple(np.split(x, [0, 0, 5])),
+        (1, 3),
+    ),
+    Case(
         "split-sections",
         {"x": T([3, "n"])},
         lambda x: tuple(R.split(x, 2, -1)),
@@ -316,6 +339,14 @@ CASES = [
         lambda n, m: (i32(n, m),),
         lambda x: np.pad(x[:, 1:], [(2, 3), (0, 2)], mode="edge"),
         ((1, 2), (5, 4), (2, 7)),
+    ),
+    Case(
+        "pad-wrap",  # widths larger than the dim wrap around again, as numpy does
+        {"x": T(["n", 3])},
+        lambda x: R.pad(x, [2, 3, 4, 1], "wrap"),
+        lambda n: (f32(n, 3),),
+        lambda x: np.pad(x, [(2, 3), (4, 1)], mode="wrap"),
+        (1, 2, 5),
     ),
     # -- tril / triu ----------------------------------------------------------------------------------------------------
     Case(
@@ -412,7 +443,31 @@ CASES = [
         scatter_ref(1),
         ((1, 1), (5, 3), (4, 0), (7, 7)),
     ),
+    Case(
+        "scatter-elements-reductions",  # duplicate targets combine in order
+        {"x": T(["n", 3]), "i": T(["k", 3], "i64"), "u": T(["k", 3])},
+        lambda x, i, u: tuple(R.scatter_elements(x, i, u, 0, r) for r in ("add", "mul", "max", "min")),
+        lambda n, k: (f32(n, 3), ids(-n, n, (k, 3)), f32(k, 3)),
+        scatter_reduce_ref([np.add, np.multiply, np.maximum, np.minimum]),
+        ((1, 1), (5, 9), (4, 0), (3, 2)),
+    ),
+    Case(
+        "scatter-elements-reductions-i32",
+        {"x": T(["n", 3], "i32"), "i": T(["k", 3], "i32"), "u": T(["k", 3], "i32")},
+        lambda x, i, u: tuple(R.scatter_elements(x, i, u, 0, r) for r in ("add", "max", "min")),
+        lambda n, k: (i32(n, 3), ids(-n, n, (k, 3), np.int32), i32(k, 3)),
+        scatter_reduce_ref([np.add, np.maximum, np.minimum]),
+        ((1, 1), (5, 9), (3, 2)),
+    ),
     # -- strided_slice ----------------------------------------------------------------------------------------------
+    Case(
+        "strided-slice-static-empty",  # an empty static slice has no valid offset: nothing is copied
+        {"x": T([4, "n"])},
+        lambda x: (R.strided_slice(x, [0], [2], [2]), R.strided_slice(x, [0], [4], [BIG])),
+        lambda n: (f32(4, n),),
+        lambda x: (x[2:2], x[4:]),
+        (1, 3),
+    ),
     Case(
         "strided-slice",
         {"x": T(["b", "n"])},
@@ -526,3 +581,16 @@ def test_unsupported_cases_raise_clear_errors() -> None:
         compile_fn({"x": T([12]), "y": T(["b"])}, lambda x, y: R.reshape(x, ["b", -1]))
     with pytest.raises(RelaxError, match=r"relax.permute_dims.*unknown dim"):
         compile_fn({"x": T(["n", "?"])}, lambda x: R.permute_dims(x))
+
+
+def test_scatter_reduction_is_checked() -> None:
+    with pytest.raises(RelaxError, match=r"reduction must be one of none, add, mul, max, min, got 'sum'"):
+        build_fn(
+            {"x": T([3]), "i": T([1], "i64"), "u": T([1])},
+            lambda x, i, u: R.scatter_elements(x, i, u, 0, "sum"),
+        )
+    with pytest.raises(RelaxError, match=r"reduction 'max' is not defined for i1 tensors"):
+        build_fn(
+            {"x": T([3], "i1"), "i": T([1], "i64"), "u": T([1], "i1")},
+            lambda x, i, u: R.scatter_elements(x, i, u, 0, "max"),
+        )

@@ -578,3 +578,73 @@ def test_resize_unknown_size_is_a_clear_error() -> None:
 def test_resize_linear_needs_floats() -> None:
     with pytest.raises(RelaxError, match="method 'linear' needs a float dtype, got i32"):
         compile_fn({"x": rb.tensor(["n", 2, "h", "w"], "i32")}, lambda x: R.resize(x, [4, 4], "linear"))
+
+
+# resize_axis: one axis, every ONNX Resize mode
+
+
+def keys_cubic(d: np.ndarray, a: float) -> np.ndarray:
+    d = np.abs(d)
+    near = (a + 2) * d**3 - (a + 3) * d**2 + 1
+    far = a * d**3 - 5 * a * d**2 + 8 * a * d - 4 * a
+    return np.where(d <= 1, near, np.where(d < 2, far, 0.0))
+
+
+def resize_axis_ref(x, axis, out, method, scale, a=-0.75, exclude=False, nearest="round_prefer_floor"):
+    """ONNX Resize along one axis (half_pixel): taps around ceil(coord), weights by distance."""
+    size = x.shape[axis]
+    s = scale or out / size
+    coord = (np.arange(out) + 0.5) / s - 0.5
+    if method == "nearest":
+        pick = {
+            "round_prefer_floor": np.ceil(coord - 0.5),
+            "round_prefer_ceil": np.floor(coord + 0.5),
+            "floor": np.floor(coord),
+            "ceil": np.ceil(coord),
+        }[nearest]
+        return np.take(x, np.clip(pick.astype(np.int64), 0, size - 1), axis=axis)
+    taps = 2 if method == "linear" else 4
+    base = np.ceil(coord) - taps // 2
+    idx = base[:, None] + np.arange(taps)[None, :]
+    dist = idx - coord[:, None]
+    w = np.maximum(1 - np.abs(dist), 0) if method == "linear" else keys_cubic(dist, a)
+    if exclude:
+        w = np.where((idx < 0) | (idx > size - 1), 0.0, w)
+        w = w / w.sum(axis=1, keepdims=True)
+    g = np.take(x.astype(np.float64), np.clip(idx, 0, size - 1).astype(np.int64), axis=axis)
+    shape = [1] * x.ndim + [1]
+    shape[axis], shape[axis + 1] = out, taps
+    return (g * w.reshape(shape)).sum(axis=axis + 1)
+
+
+def test_resize_axis_matches_resize_and_numpy() -> None:
+    exe = compile_fn(
+        {"x": rb.tensor(["n", 2, "h", "w"])},
+        lambda x: (
+            R.resize_axis(R.resize_axis(x, 2, "2 * h", "linear"), 3, "w + 1", "linear"),
+            R.resize_axis(x, 3, "w * 2", "cubic", scale=2.0, cubic_a=-0.5, exclude_outside=True),
+            R.resize_axis(x, 2, "h + 3", "cubic"),
+            R.resize_axis(x, 3, "w + 2", "nearest", nearest_mode="round_prefer_ceil"),
+        ),
+    )
+    for shape in [(1, 2, 1, 1), (2, 2, 3, 5), (1, 2, 6, 2)]:
+        x = rand(shape)
+        n, c, h, w = shape
+        lin, cub, cub2, near = exe(x)
+        close(lin, resize_ref(x, 2 * h, w + 1, "linear", "half_pixel"))
+        close(cub, resize_axis_ref(x, 3, 2 * w, "cubic", 2.0, a=-0.5, exclude=True))
+        close(cub2, resize_axis_ref(x, 2, h + 3, "cubic", 0.0))
+        close(near, resize_axis_ref(x, 3, w + 2, "nearest", 0.0, nearest="round_prefer_ceil"))
+
+
+def test_resize_axis_ints_and_errors() -> None:
+    exe = compile_fn(
+        {"x": rb.tensor(["n", "l"], "i32")}, lambda x: R.resize_axis(x, 1, "3 * l", nearest_mode="floor")
+    )
+    for shape in [(1, 1), (2, 5)]:
+        x = rand(shape, np.int32, -1000, 1000)
+        close(exe(x), resize_axis_ref(x, 1, 3 * shape[1], "nearest", 0.0, nearest="floor"), "i32")
+    with pytest.raises(RelaxError, match="method 'cubic' needs a float dtype, got i32"):
+        compile_fn({"x": rb.tensor(["n", 4], "i32")}, lambda x: R.resize_axis(x, 1, 8, "cubic"))
+    with pytest.raises(RelaxError, match="'antialias' needs a known 'scale'"):
+        compile_fn({"x": rb.tensor(["n", 4])}, lambda x: R.resize_axis(x, 1, 2, "linear", antialias=True))

@@ -114,6 +114,36 @@ def test_cumsum(axis: int, dtype: str) -> None:
         np.testing.assert_allclose(f(x), np.cumsum(x, axis=axis, dtype=np_dtype), rtol=1e-5, atol=1e-5)
 
 
+def _cumulative(x: np.ndarray, axis: int, prod: bool, exclusive: bool, reverse: bool) -> np.ndarray:
+    """numpy reference of cumsum/cumprod with exclusive/reverse."""
+    fn, start = (np.cumprod, 1) if prod else (np.cumsum, 0)
+    y = np.flip(x, axis) if reverse else x
+    if exclusive:
+        pad = np.full_like(np.take(y, [0], axis=axis), start) if y.shape[axis] else np.take(y, [], axis=axis)
+        y = np.concatenate([pad, np.take(y, np.arange(max(y.shape[axis] - 1, 0)), axis=axis)], axis=axis)
+        y = y[tuple(slice(0, x.shape[axis]) if i == axis % x.ndim else slice(None) for i in range(x.ndim))]
+    y = fn(y, axis=axis, dtype=x.dtype)
+    return np.flip(y, axis) if reverse else y
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("exclusive,reverse", [(True, False), (False, True), (True, True)])
+def test_cumulative_flags(op: str, exclusive: bool, reverse: bool) -> None:
+    fn = getattr(R, op)
+    for dtype, np_dtype in (("f32", np.float32), ("i32", np.int32)):
+        f = compile_fn(
+            {"x": rb.tensor(["n", 3, "m"], dtype)}, lambda x: fn(x, -1, exclusive=exclusive, reverse=reverse)
+        )
+        g = compile_fn(
+            {"x": rb.tensor(["n", 3, "m"], dtype)}, lambda x: fn(x, 0, exclusive=exclusive, reverse=reverse)
+        )
+        for n, m in [*SHAPES, (0, 2)]:
+            x = rand((n, 3, m), np_dtype, -3, 3)
+            for h, axis in ((f, -1), (g, 0)):
+                want = _cumulative(x, axis, op == "cumprod", exclusive, reverse)
+                np.testing.assert_allclose(h(x), want, rtol=1e-5, atol=1e-5, err_msg=f"{n=} {m=} {axis=}")
+
+
 # -- topk --------------------------------------------------------------------------------------------------
 
 
@@ -223,10 +253,14 @@ def test_static_shapes() -> None:
         np.testing.assert_array_equal(unique_s, np.unique(s))
 
 
-def test_unique_then_more_ops_is_a_clear_error_not_an_abort() -> None:
-    """A data-dependent result feeding other kernels needs i1 ownership buffers MLIR 22 cannot lower."""
-    with pytest.raises(CompileError, match="memref of i1, which MLIR 22 cannot lower"):
-        compile_fn({"x": rb.tensor(["n"], "i64")}, lambda x: (R.cumsum(R.unique(x), 0), R.sum(R.unique(x))))
+def test_data_dependent_results_feed_further_kernels() -> None:
+    """unique's buffer (returned by its kernel) flows into cumsum and sum (relax-split-deallocs)."""
+    f = compile_fn({"x": rb.tensor(["n"], "i64")}, lambda x: (R.cumsum(R.unique(x), 0), R.sum(R.unique(x))))
+    for n in (1, 5, 40):
+        x = rand((n,), np.int64, -3, 4)
+        c, s = f(x)
+        np.testing.assert_array_equal(c, np.cumsum(np.unique(x)))
+        assert s == np.unique(x).sum()
 
 
 @pytest.mark.parametrize("shape", [["n"], ["n", "m"], ["n", 2, "m"]])

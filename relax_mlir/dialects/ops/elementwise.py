@@ -18,6 +18,10 @@ code per element kind); each family base class has one ``lower``. The numbers fo
   (from fmod, snapped); integer ``divide`` truncates toward zero (the result dtype is the operands', as
   in ONNX ``Div`` and Relax; ``floor_divide`` is numpy's ``//``); integer ``x / 0``, ``x // 0`` and
   ``x % 0`` give 0, as numpy, and ``MIN / -1`` wraps (the divisor is guarded: it would trap on x86).
+- ``fmod`` is C's ``%`` (numpy.fmod): the remainder has the dividend's sign; integer ``x fmod 0`` is 0.
+- ``left_shift``/``right_shift`` follow numpy: a count that, read as unsigned, reaches the width gives 0
+  (-1 for a negative signed ``x`` shifted right); right shifts of signed dtypes are arithmetic.
+- ``softplus`` is ``max(x, 0) + log1p(exp(-|x|))`` (no overflow); ``mish`` is ``x * tanh(softplus(x))``.
 - ``power`` on floats has C's special cases (0 ** 0 = 1, negative bases with integer exponents, NaN
   for others); on integers it squares in a loop, and a negative exponent gives ``1 / x ** -y``
   truncated (1, +-1 or 0) where numpy raises.
@@ -32,8 +36,9 @@ code per element kind); each family base class has one ``lower``. The numbers fo
   true), and extends i1 and ui8 as unsigned.
 
 Upstream ops avoided because this pipeline cannot lower them: ``math.ceil``/``math.roundeven`` (their
-expansion makes ``math.copysign``, which convert-math-to-libm rejects) and ``math.absi``; ``math.powf`` is
-expanded to ``exp(y * log x)``, so ``power`` computes ``|x| ** y`` in a wider type and fixes signs itself.
+expansion makes ``math.copysign``, which convert-math-to-libm rejects) and ``math.absi``. ``math.powf``
+and the trigonometric and hyperbolic functions are libm calls (f16 and bf16 through f32); ``power``
+computes ``|x| ** y`` in a wider type and fixes signs itself.
 """
 
 from __future__ import annotations
@@ -50,7 +55,9 @@ from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import broadcast_shapes, join_dtype, tensor_operand
+from relax_mlir.transforms import minifloat
 from relax_mlir.transforms.kernel import (
+    SUB_BYTE_INTS,
     KernelBuilder,
     KernelValue,
     element,
@@ -279,8 +286,8 @@ def _int_division(kind: str) -> Callable[[Emit, list[str]], str]:
 
 
 def _float_power(e: Emit, args: list[str]) -> str:
-    """x ** y with C's pow special cases (numpy's): |x| ** y comes from math.powf (exp(y * log|x|) after
-    math-expand-ops), computed in a wider type (f64 for f32) to keep it accurate; the sign and NaN follow."""
+    """x ** y with C's pow special cases (numpy's): |x| ** y comes from math.powf (libm's pow), computed
+    in a wider type (f64 for f32) to keep it accurate; the sign and NaN follow."""
     a, b = args
     wide = {"f16": "f32", "bf16": "f32", "f32": "f64"}.get(e.dtype, e.dtype)
     w = Emit(e.k, wide)
@@ -403,6 +410,53 @@ def _sign(e: Emit, args: list[str]) -> str:
     return e.select(e.cmp("ogt" if e.is_float else "gt", x, zero), e.const(1), rest)
 
 
+def _softplus(e: Emit, args: list[str]) -> str:
+    """log(1 + e**x) as max(x, 0) + log1p(e**-|x|): no overflow for large x, no cancellation for small."""
+    x = args[0]
+    minus_abs = e(f"arith.negf {e(f'math.absf {x}')}")
+    decay = e(f"math.exp {minus_abs}")
+    return e(f"arith.addf {e(f'arith.maximumf {x}, {e.const(0)}')}, {e(f'math.log1p {decay}')}")
+
+
+def _mish(e: Emit, args: list[str]) -> str:
+    """x * tanh(softplus(x))."""
+    return e(f"arith.mulf {args[0]}, {e(f'math.tanh {_softplus(e, args)}')}")
+
+
+def _bitwise_not(e: Emit, args: list[str]) -> str:
+    return e(f"arith.xori {args[0]}, {e.const(-1)}")
+
+
+def _out_of_range_shift(e: Emit, count: str) -> str:
+    """An i1 flag: the shift count, read as unsigned, is at least the width (numpy then gives 0 or -1)."""
+    return e(f"arith.cmpi uge, {count}, {e.const(e.bits)}")
+
+
+def _left_shift(e: Emit, args: list[str]) -> str:
+    """x << y, 0 when y (as unsigned) is at least the width, as numpy (LLVM's shl would be poison)."""
+    x, y = args
+    return e.select(_out_of_range_shift(e, y), e.const(0), e(f"arith.shli {x}, {y}"))
+
+
+def _right_shift(e: Emit, args: list[str]) -> str:
+    """x >> y (arithmetic for signed dtypes); past the width: 0, or -1 for negative signed x (numpy)."""
+    x, y = args
+    if e.unsigned:
+        return e.select(_out_of_range_shift(e, y), e.const(0), e(f"arith.shrui {x}, {y}"))
+    count = e.select(_out_of_range_shift(e, y), e.const(e.bits - 1), y)
+    return e(f"arith.shrsi {x}, {count}")
+
+
+def _int_fmod(e: Emit, args: list[str]) -> str:
+    """C's %: the remainder with the dividend's sign; x % 0 gives 0 (numpy) and -1 never reaches the
+    divide (MIN % -1 traps on x86; the remainder is 0 anyway)."""
+    a, b = args
+    bad = e.cmp("eq", b, e.const(0))
+    if not e.unsigned:
+        bad = e(f"arith.ori {bad}, {e.cmp('eq', b, e.const(-1))}", "i1")
+    return e(f"arith.rem{e.s}i {a}, {e.select(bad, e.const(1), b)}")
+
+
 def _leaky_relu(e: Emit, args: list[str]) -> str:
     x = args[0]
     scaled = e(f"arith.mulf {x}, {e.const(e.k.attrs['alpha'])}")
@@ -439,6 +493,12 @@ def _select(e: Emit, args: list[str]) -> str:
 def _astype(e: Emit, args: list[str]) -> str:
     """Convert from ``e.dtype`` to the result's dtype (i1 is a 0/1 byte: unsigned, 8 bits wide)."""
     x, src, dst = args[0], e.dtype, e.k.outs[0].dtype
+    if minifloat.is_minifloat(dst):  # float8/float4: encoded with integer ops
+        return minifloat.encode(e, *minifloat.widen(e, x, src, element(src), e.unsigned), dst)
+    if minifloat.is_minifloat(src):
+        return _astype(Emit(e.k, "f32"), [minifloat.decode(e, x, src)])
+    if src in SUB_BYTE_INTS or dst in SUB_BYTE_INTS:  # bytes holding the value in their low bits
+        return minifloat.sub_byte_astype(e, x, src, dst, lambda v, s: _astype(Emit(e.k, s), [v]))
     st, dt = element(src), element(dst)
     sb, db = type_bits(st), type_bits(dt)
     if dst == "i1" and src != "i1":
@@ -508,6 +568,18 @@ def _require_bool(t: TensorType, name: str) -> None:
         raise ShapeError(f"operand '{name}' must have dtype i1, got {t.dtype}")
 
 
+class IntegerBinaryOp(BinaryElementwiseOp):
+    """Base of bitwise ops and shifts: integer operands, broadcasting like arithmetic."""
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        (out,) = super().deduce(operand_types, attrs)
+        assert isinstance(out, TensorType)
+        if out.dtype in FLOAT_DTYPES:
+            raise ShapeError(f"operands must have an integer dtype, got {out.dtype}")
+        return [out]
+
+
 class UnaryElementwiseOp(RelaxOp):
     """Base of unary elementwise ops: the result has the operand's type (float only without int code)."""
 
@@ -519,6 +591,8 @@ class UnaryElementwiseOp(RelaxOp):
         x = tensor_operand(operand_types[0], "x")
         if cls.SCALAR.int_code is None and x.dtype is not None and x.dtype not in FLOAT_DTYPES:
             raise ShapeError(f"operand 'x' must have a float dtype, got {x.dtype}")
+        if cls.SCALAR.float_code is None and x.dtype in FLOAT_DTYPES:
+            raise ShapeError(f"operand 'x' must have an integer dtype, got {x.dtype}")
         return [x]
 
     @classmethod
@@ -526,15 +600,15 @@ class UnaryElementwiseOp(RelaxOp):
         return lower_elementwise(k, cls.SCALAR)
 
 
-def _binary_example(name: str) -> str:
+def _binary_example(name: str, dtype: str = "f32", out: str = "f32") -> str:
     return (
-        f'``%z = "relax.{name}"(%x, %y) : (!relax.tensor<["n", 4], f32>, !relax.tensor<[4], f32>)'
-        f' -> !relax.tensor<["n", 4], f32>``'
+        f'``%z = "relax.{name}"(%x, %y) : (!relax.tensor<["n", 4], {dtype}>, !relax.tensor<[4], {dtype}>)'
+        f' -> !relax.tensor<["n", 4], {out}>``'
     )
 
 
-def _unary_example(name: str) -> str:
-    return f'``%y = "relax.{name}"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>``'
+def _unary_example(name: str, dtype: str = "f32") -> str:
+    return f'``%y = "relax.{name}"(%x) : (!relax.tensor<["n"], {dtype}>) -> !relax.tensor<["n"], {dtype}>``'
 
 
 # name: (summary, scalar code)
@@ -562,6 +636,10 @@ _BINARY = {
     "mod": (
         "Elementwise remainder with the sign of the divisor (numpy.mod).",
         Scalar(_float_mod, _int_division("mod"), False),
+    ),
+    "fmod": (
+        "Elementwise remainder with the sign of the dividend (numpy.fmod, C's %).",
+        Scalar("arith.remf {0}, {1}", _int_fmod, False),
     ),
     "power": ("Elementwise x ** y with numpy broadcasting.", Scalar(_float_power, _int_power, False)),
     "maximum": (
@@ -604,6 +682,21 @@ _COMPARISON = {
 _LOGICAL = {
     "logical_and": ("Elementwise x and y on i1 tensors.", Scalar(int_code="arith.andi {0}, {1}")),
     "logical_or": ("Elementwise x or y on i1 tensors.", Scalar(int_code="arith.ori {0}, {1}")),
+    "logical_xor": ("Elementwise x xor y on i1 tensors.", Scalar(int_code="arith.xori {0}, {1}")),
+}
+
+_INTEGER = {
+    "bitwise_and": ("Elementwise x & y on integers.", Scalar(int_code="arith.andi {0}, {1}")),
+    "bitwise_or": ("Elementwise x | y on integers.", Scalar(int_code="arith.ori {0}, {1}")),
+    "bitwise_xor": ("Elementwise x ^ y on integers.", Scalar(int_code="arith.xori {0}, {1}")),
+    "left_shift": (
+        "Elementwise x << y on integers (0 once y, as unsigned, reaches the width; numpy).",
+        Scalar(int_code=_left_shift, bool_code=False),
+    ),
+    "right_shift": (
+        "Elementwise x >> y on integers, arithmetic for signed dtypes (past the width: 0 or -1; numpy).",
+        Scalar(int_code=_right_shift, bool_code=False),
+    ),
 }
 
 _UNARY = {
@@ -620,8 +713,19 @@ _UNARY = {
         "Elementwise x * sigmoid(x).",
         Scalar(lambda e, a: e(f"arith.mulf {a[0]}, {_sigmoid(e, a[0])}")),
     ),
+    "softplus": ("Elementwise log(1 + e**x), computed stably.", Scalar(_softplus)),
+    "mish": ("Elementwise x * tanh(softplus(x)).", Scalar(_mish)),
     "sin": ("Elementwise sine.", Scalar("math.sin {0}")),
     "cos": ("Elementwise cosine.", Scalar("math.cos {0}")),
+    "tan": ("Elementwise tangent.", Scalar("math.tan {0}")),
+    "asin": ("Elementwise arcsine.", Scalar("math.asin {0}")),
+    "acos": ("Elementwise arccosine.", Scalar("math.acos {0}")),
+    "atan": ("Elementwise arctangent.", Scalar("math.atan {0}")),
+    "sinh": ("Elementwise hyperbolic sine.", Scalar("math.sinh {0}")),
+    "cosh": ("Elementwise hyperbolic cosine.", Scalar("math.cosh {0}")),
+    "asinh": ("Elementwise inverse hyperbolic sine.", Scalar("math.asinh {0}")),
+    "acosh": ("Elementwise inverse hyperbolic cosine.", Scalar("math.acosh {0}")),
+    "atanh": ("Elementwise inverse hyperbolic tangent.", Scalar("math.atanh {0}")),
     "floor": ("Elementwise floor.", Scalar("math.floor {0}")),
     "ceil": ("Elementwise ceiling.", Scalar(_ceil)),
     "round": ("Elementwise round half to even.", Scalar(_round)),
@@ -629,6 +733,7 @@ _UNARY = {
     "neg": ("Elementwise -x.", Scalar(_neg, _neg, False)),
     "abs": ("Elementwise |x|.", Scalar(_abs, _abs)),
     "sign": ("Elementwise sign (-1, 0 or 1).", Scalar(_sign, _sign)),
+    "bitwise_not": ("Elementwise ~x on integers.", Scalar(int_code=_bitwise_not, bool_code=False)),
 }
 
 
@@ -637,7 +742,10 @@ def _camel(name: str) -> str:
 
 
 def _make_binary(name: str, summary: str, scalar: Scalar, base: type[RelaxOp]) -> Any:
-    doc = f"{summary}\n\n{_binary_example(name)}"
+    dtype, out = {ComparisonOp: ("f32", "i1"), LogicalOp: ("i1", "i1"), IntegerBinaryOp: ("i32", "i32")}.get(
+        base, ("f32", "f32")
+    )
+    doc = f"{summary}\n\n{_binary_example(name, dtype, out)}"
     cls = relax_op(type(_camel(name), (base,), {"NAME": name, "SCALAR": scalar, "__doc__": doc}))
 
     def helper(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
@@ -649,7 +757,7 @@ def _make_binary(name: str, summary: str, scalar: Scalar, base: type[RelaxOp]) -
 
 
 def _make_unary(name: str, summary: str, scalar: Scalar) -> Any:
-    doc = f"{summary}\n\n{_unary_example(name)}"
+    doc = f"{summary}\n\n{_unary_example(name, 'f32' if scalar.float_code else 'i32')}"
     cls = relax_op(
         type(_camel(name), (UnaryElementwiseOp,), {"NAME": name, "SCALAR": scalar, "__doc__": doc})
     )
@@ -662,7 +770,12 @@ def _make_unary(name: str, summary: str, scalar: Scalar) -> Any:
     return cls, helper
 
 
-for _table, _base in ((_BINARY, BinaryElementwiseOp), (_COMPARISON, ComparisonOp), (_LOGICAL, LogicalOp)):
+for _table, _base in (
+    (_BINARY, BinaryElementwiseOp),
+    (_COMPARISON, ComparisonOp),
+    (_LOGICAL, LogicalOp),
+    (_INTEGER, IntegerBinaryOp),
+):
     for _name, (_summary, _scalar) in _table.items():
         globals()[_camel(_name)], globals()[_name] = _make_binary(_name, _summary, _scalar, _base)
 for _name, (_summary, _scalar) in _UNARY.items():
@@ -769,7 +882,8 @@ def where(cond: ir.Value, x: ir.Value, y: ir.Value, *, loc: ir.Location | None =
     return WhereOp.build([cond, x, y], loc=loc).result
 
 
-DTYPES = {"f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "ui8"}
+DTYPES = {"f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64"}
+DTYPES |= {"i2", "i4", "ui2", "ui4", *minifloat.FORMATS}
 
 
 @relax_op

@@ -7,7 +7,7 @@ end of the axis. Kernels cannot report errors, so an index still out of range is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mlir import ir
@@ -25,7 +25,14 @@ from relax_mlir.shape_infer.dims import (
     tensor_operand,
 )
 from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim, parse_dim, prove_le, smax, smin
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, identity
+from relax_mlir.transforms.kernel import (
+    KernelBuilder,
+    KernelValue,
+    element,
+    identity,
+    is_float,
+    unsigned_order,
+)
 
 
 def _parse(d: int | str) -> Dim:
@@ -76,6 +83,8 @@ class StridedSliceOp(RelaxOp):
         Positive strides copy a strided ``tensor.extract_slice``; a negative one reads each element.
         """
         x, out = k.ins[0], k.destination(0)
+        if any(d == const(0) for d in out.shape):  # empty: nothing to copy (and no valid offset)
+            return [out]
         starts: list[Expr] = [const(0)] * x.rank
         steps = [1] * x.rank
         for a, b, s in zip(normalize_axes(k.attrs["axes"], x.rank), k.attrs["begin"], k.attrs["strides"]):
@@ -330,15 +339,17 @@ def gather_elements(
 
 @relax_op
 class ScatterElementsOp(RelaxOp):
-    """A copy of ``x`` with ``updates`` written along ``axis`` at ``indices``.
+    """A copy of ``x`` with ``updates`` written along ``axis`` at ``indices``, or combined with the
+    element there by ``reduction`` (``none``, ``add``, ``mul``, ``max``, ``min``; ONNX ScatterElements).
+    Updates apply in order, so with ``none`` a later duplicate index wins.
 
-    ``%y = "relax.scatter_elements"(%x, %i, %u) {axis = 0 : i64} : (!relax.tensor<["n", 4], f32>,
+    ``%y = "relax.scatter_elements"(%x, %i, %u) {axis = 0 : i64, reduction = "add"} : (!relax.tensor<["n", 4], f32>,
     !relax.tensor<[2, 4], i64>, !relax.tensor<[2, 4], f32>) -> !relax.tensor<["n", 4], f32>``
     """
 
     NAME = "scatter_elements"
     OPERANDS = (Operand("x"), Operand("indices"), Operand("updates"))
-    ATTRS = (Attr("axis", "int"),)
+    ATTRS = (Attr("axis", "int"), Attr("reduction", "str"))
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -346,6 +357,7 @@ class ScatterElementsOp(RelaxOp):
         idx = _index_operand(operand_types[1], "indices")
         upd = tensor_operand(operand_types[2], "updates")
         dtype = join_dtype(x, upd, ("x", "updates"))
+        _check_reduction(attrs["reduction"], dtype)
         _same_rank(x, idx, "x", "indices")
         _same_rank(idx, upd, "indices", "updates")
         if idx.shape is not None and upd.shape is not None:
@@ -356,7 +368,7 @@ class ScatterElementsOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        """Copy ``x`` to the destination, then store the updates in order (a later duplicate wins)."""
+        """Copy ``x`` to the destination, then store (or combine) the updates in order."""
         (x, idx, upd), out = k.ins, k.destination(0)
         axis = normalize_axis(k.attrs["axis"], x.rank)
         k.assume(2, idx.shape)  # type: ignore[arg-type]
@@ -364,6 +376,7 @@ class ScatterElementsOp(RelaxOp):
         bound = _Bound(k, out, axis)
         lasts = _unproven_lasts(k, out, idx, axis)
         bounds = [k.dim(idx, d) for d in range(idx.rank)]
+        combine = _combiner(k, k.attrs["reduction"], out.dtype, out.mlir)
 
         def nest(level: int, acc: KernelValue, ivs: list[str]) -> KernelValue:
             if level < idx.rank:
@@ -378,13 +391,50 @@ class ScatterElementsOp(RelaxOp):
                 else iv
                 for d, iv in enumerate(ivs)
             ]
+            u = combine(acc.name, coords, u)
             return k.op(f"tensor.insert {u} into {acc.name}[{', '.join(coords)}] : {acc.mlir}", acc)
 
         return [nest(0, k.copy(x, out), [])]
 
 
+SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+def _check_reduction(reduction: str, dtype: str | None) -> None:
+    if reduction not in SCATTER_REDUCTIONS:
+        raise ShapeError(f"reduction must be one of {', '.join(SCATTER_REDUCTIONS)}, got '{reduction}'")
+    if reduction != "none" and dtype == "i1":
+        raise ShapeError(f"reduction '{reduction}' is not defined for i1 tensors")
+
+
+def _combiner(
+    k: KernelBuilder, reduction: str, dtype: str, tensor: str
+) -> Callable[[str, list[str], str], str]:
+    """``fn(acc, coords, update)``: the value to store at ``coords`` of tensor ``acc`` for ``reduction``."""
+    if reduction == "none":
+        return lambda acc, coords, u: u
+    t, s = element(dtype), "u" if unsigned_order(dtype) else "s"
+    if is_float(dtype):
+        op = {"add": "arith.addf", "mul": "arith.mulf", "max": "arith.maximumf", "min": "arith.minimumf"}
+    else:
+        op = {"add": "arith.addi", "mul": "arith.muli", "max": f"arith.max{s}i", "min": f"arith.min{s}i"}
+
+    def combine(acc: str, coords: list[str], u: str) -> str:
+        old = k.scalar(f"tensor.extract {acc}[{', '.join(coords)}]", tensor)
+        return k.scalar(f"{op[reduction]} {old}, {u}", t)
+
+    return combine
+
+
 def scatter_elements(
-    x: ir.Value, indices: ir.Value, updates: ir.Value, axis: int = 0, *, loc: ir.Location | None = None
+    x: ir.Value,
+    indices: ir.Value,
+    updates: ir.Value,
+    axis: int = 0,
+    reduction: str = "none",
+    *,
+    loc: ir.Location | None = None,
 ) -> ir.Value:
-    """``x`` with ``updates`` scattered along ``axis`` at ``indices``."""
-    return ScatterElementsOp.build([x, indices, updates], {"axis": axis}, loc=loc).result
+    """``x`` with ``updates`` scattered along ``axis`` at ``indices`` (combined by ``reduction``)."""
+    attrs = {"axis": axis, "reduction": reduction}
+    return ScatterElementsOp.build([x, indices, updates], attrs, loc=loc).result

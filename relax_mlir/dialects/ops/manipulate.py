@@ -510,6 +510,9 @@ class SplitOp(RelaxOp):
             x = k.ins[0]
         results = []
         for out, start in zip(outs, _starts(k, outs, axis)):
+            if any(d == const(0) for d in out.shape):  # empty part: nothing to copy
+                results.append(out)
+                continue
             offsets = [start if a == axis else "0" for a in range(x.rank)]
             where = f"[{', '.join(offsets)}] [{', '.join(k.sizes(out))}] [{', '.join(['1'] * x.rank)}]"
             part = k.op(f"tensor.extract_slice {x.name}{where} : {x.mlir} to {out.mlir}", out)

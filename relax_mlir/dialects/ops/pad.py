@@ -1,4 +1,4 @@
-"""Padding: constant (negative widths crop, as in ONNX), reflect and edge modes (numpy.pad)."""
+"""Padding: constant (negative widths crop, as in ONNX), reflect, edge and wrap modes (numpy.pad)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from relax_mlir.shape_infer.dims import clamp_nonneg, tensor_operand
 from relax_mlir.shape_infer.expr import const
 from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, builtin_tensor, element, identity
 
-PAD_MODES = {"constant", "reflect", "edge"}
+PAD_MODES = {"constant", "reflect", "edge", "wrap"}
 
 
 @relax_op
@@ -96,7 +96,7 @@ def _pad_constant(
 def _pad_index(
     k: KernelBuilder, x: KernelValue, out: KernelValue, befores: list[int], afters: list[int]
 ) -> KernelValue:
-    """Reflect or edge padding: each result element reads ``x`` at an index folded back into range.
+    """Reflect, edge or wrap padding: each result element reads ``x`` at an index folded back into range.
 
     numpy rejects these modes on an empty dim that gets padding; here the result is then filled
     with the value instead of reading out of bounds.
@@ -109,7 +109,7 @@ def _pad_index(
     one, zero = k.const(1), k.const(0)
     dims = [k.dim(x, a) for a in range(x.rank)]
     lasts = [k.scalar(f"arith.subi {d}, {one}", "index") for d in dims]
-    reflect = k.attrs["mode"] == "reflect"
+    reflect, wrap = k.attrs["mode"] == "reflect", k.attrs["mode"] == "wrap"
     # numpy's repeated reflection is periodic with period 2 * (d - 1); d = 1 reads index 0.
     periods = [
         k.scalar(f"arith.maxsi {k.scalar(f'arith.addi {m}, {m}', 'index')}, {one}", "index") for m in lasts
@@ -125,7 +125,11 @@ def _pad_index(
         coords = []
         for axis, (iv, b) in enumerate(zip(ivs, befores)):
             j = k.scalar(f"arith.subi {iv}, {k.const(b)}", "index")
-            if reflect:
+            if wrap:  # periodic with period d
+                r = k.scalar(f"arith.remsi {j}, {dims[axis]}", "index")
+                s = k.scalar(f"arith.addi {r}, {dims[axis]}", "index")
+                coords.append(k.scalar(f"arith.remsi {s}, {dims[axis]}", "index"))
+            elif reflect:
                 p = periods[axis]
                 r = k.scalar(f"arith.remsi {j}, {p}", "index")
                 m = k.scalar(f"arith.remsi {k.scalar(f'arith.addi {r}, {p}', 'index')}, {p}", "index")

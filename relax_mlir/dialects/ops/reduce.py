@@ -1,7 +1,7 @@
-"""Reductions (sum, mean, max, min, prod, variance), argmax/argmin, cumsum and topk.
+"""Reductions (sum, mean, max, min, prod, variance), argmax/argmin, cumsum/cumprod and topk.
 
 Kernels: reductions and arg reductions are ``linalg.generic`` ops with "reduction" iterators; kept
-unit dims (keepdims) are collapsed away and expanded back (views). cumsum and topk are short
+unit dims (keepdims) are collapsed away and expanded back (views). cumsum/cumprod and topk are short
 ``scf.for`` loops (over the axis, over the k results) whose steps are ``linalg.generic`` ops on slices.
 """
 
@@ -195,16 +195,12 @@ def argmin(
     ).result
 
 
-@relax_op
-class CumsumOp(RelaxOp):
-    """Cumulative sum along ``axis``.
+class CumulativeOp(RelaxOp):
+    """Base of cumsum and cumprod along ``axis``; ``exclusive`` leaves out each element itself,
+    ``reverse`` runs from the end of the axis."""
 
-    ``%y = "relax.cumsum"(%x) {axis = 1 : i64} : (!relax.tensor<["n", 4], f32>) -> !relax.tensor<["n", 4], f32>``
-    """
-
-    NAME = "cumsum"
     OPERANDS = (Operand("x"),)
-    ATTRS = (Attr("axis", "int"),)
+    ATTRS = (Attr("axis", "int"), Attr("exclusive", "bool"), Attr("reverse", "bool"))
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -215,32 +211,50 @@ class CumsumOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        """A loop over the axis: slice i = x[i] + result[i - 1], written into the destination."""
+        """A loop over the axis: step i writes slice p (p = i, or n - 1 - i if ``reverse``) as
+        x[p] + result[q] (q the previous position), or x[q] + result[q] if ``exclusive``."""
         x = k.ins[0]
         axis = normalize_axis(k.attrs["axis"], x.rank)
+        exclusive, reverse = k.attrs["exclusive"], k.attrs["reverse"]
         out = k.destination(0, _result_sizes(k, x, list(range(x.rank))))
         if x.dtype == "i1":
-            raise k.fail("cumsum of an i1 tensor is not lowered: convert it with relax.astype first")
+            raise k.fail(f"{cls.NAME} of an i1 tensor is not lowered: convert it with relax.astype first")
         t = element(x.dtype)
-        add = "arith.addf" if is_float(x.dtype) else "arith.addi"
+        combine = _COMBINE["sum" if cls.NAME == "cumsum" else "prod"][0 if is_float(x.dtype) else 1]
+        start = k.constant(
+            _identity_value("sum" if cls.NAME == "cumsum" else "prod", x.dtype), _stored(x.dtype)
+        )
         i, acc, r = k.fresh("i"), k.fresh("acc"), k.fresh("r")
         slice_type = TensorType(tuple(ONE if j == axis else d for j, d in enumerate(x.shape)), x.dtype)
         slice_mlir = builtin_tensor(slice_type)
         rank = x.rank
 
         def step() -> str:
-            xs = _line(k, f"tensor.extract_slice {x.name}{_slice(k, x, axis, i)} : {x.mlir} to {slice_mlir}")
-            prev = k.scalar(
-                f"arith.maxsi {k.scalar(f'arith.subi {i}, {k.const(1)}', 'index')}, {k.const(0)}", "index"
-            )
-            ps = _line(
-                k, f"tensor.extract_slice {acc}{_slice(k, x, axis, prev)} : {out.mlir} to {slice_mlir}"
-            )
+            n = k.dim(x, axis)
+            last = k.scalar(f"arith.subi {n}, {k.const(1)}", "index")
+            if reverse:
+                p = k.scalar(f"arith.subi {last}, {i}", "index")
+                q = k.scalar(
+                    f"arith.minsi {k.scalar(f'arith.addi {p}, {k.const(1)}', 'index')}, {last}", "index"
+                )
+            else:
+                p = i
+                q = k.scalar(
+                    f"arith.maxsi {k.scalar(f'arith.subi {i}, {k.const(1)}', 'index')}, {k.const(0)}", "index"
+                )
+            xp = q if exclusive else p
+            xs = _line(k, f"tensor.extract_slice {x.name}{_slice(k, x, axis, xp)} : {x.mlir} to {slice_mlir}")
+            ps = _line(k, f"tensor.extract_slice {acc}{_slice(k, x, axis, q)} : {out.mlir} to {slice_mlir}")
             first = k.scalar(f"arith.cmpi eq, {i}, {k.const(0)}", "index")
             empty = _empty_from(k, x, [None if j == axis else j for j in range(rank)], x.dtype)
 
             def body(a: list[str]) -> list[str]:
-                return [k.scalar(f"arith.select {first}, {a[0]}, {k.scalar(f'{add} {a[0]}, {a[1]}', t)}", t)]
+                initial = start if exclusive else a[0]
+                return [
+                    k.scalar(
+                        f"arith.select {first}, {initial}, {k.scalar(f'{combine} {a[0]}, {a[1]}', t)}", t
+                    )
+                ]
 
             [s] = k.generic(
                 [KernelValue(xs, slice_type, slice_mlir), KernelValue(ps, slice_type, slice_mlir)],
@@ -251,7 +265,7 @@ class CumsumOp(RelaxOp):
             )
             return _line(
                 k,
-                f"tensor.insert_slice {s.name} into {acc}{_slice(k, x, axis, i)} : {slice_mlir} into {out.mlir}",
+                f"tensor.insert_slice {s.name} into {acc}{_slice(k, x, axis, p)} : {slice_mlir} into {out.mlir}",
             )
 
         lines, last = k.capture(step)
@@ -265,9 +279,50 @@ class CumsumOp(RelaxOp):
         return [KernelValue(r, out.type, out.mlir)]
 
 
-def cumsum(x: ir.Value, axis: int = 0, *, loc: ir.Location | None = None) -> ir.Value:
+@relax_op
+class CumsumOp(CumulativeOp):
+    """Cumulative sum along ``axis``.
+
+    ``%y = "relax.cumsum"(%x) {axis = 1 : i64, exclusive = false, reverse = false} : (!relax.tensor<["n", 4], f32>)
+    -> !relax.tensor<["n", 4], f32>``
+    """
+
+    NAME = "cumsum"
+
+
+@relax_op
+class CumprodOp(CumulativeOp):
+    """Cumulative product along ``axis``.
+
+    ``%y = "relax.cumprod"(%x) {axis = 0 : i64, exclusive = true, reverse = false} : (!relax.tensor<["n", 4], f32>)
+    -> !relax.tensor<["n", 4], f32>``
+    """
+
+    NAME = "cumprod"
+
+
+def cumsum(
+    x: ir.Value,
+    axis: int = 0,
+    exclusive: bool = False,
+    reverse: bool = False,
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
     """Cumulative sum of ``x`` along ``axis``."""
-    return CumsumOp.build([x], {"axis": axis}, loc=loc).result
+    return CumsumOp.build([x], {"axis": axis, "exclusive": exclusive, "reverse": reverse}, loc=loc).result
+
+
+def cumprod(
+    x: ir.Value,
+    axis: int = 0,
+    exclusive: bool = False,
+    reverse: bool = False,
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """Cumulative product of ``x`` along ``axis``."""
+    return CumprodOp.build([x], {"axis": axis, "exclusive": exclusive, "reverse": reverse}, loc=loc).result
 
 
 @relax_op

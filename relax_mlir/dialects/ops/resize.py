@@ -1,14 +1,18 @@
-"""Resizing the spatial dims of NCHW tensors (ONNX Resize with ``sizes``).
+"""Resizing: ``resize`` (the spatial dims of NCHW tensors, to ``sizes``) and ``resize_axis`` (one axis of
+any tensor, with every mode of ONNX Resize: nearest with each rounding, linear, cubic, antialias,
+exclude_outside, tf_crop_and_resize; ONNX's resize is separable, so the importer chains one per axis).
 
-Source coordinates follow ONNX's coordinate transformation modes with scale = out / in per axis,
-computed in f64. ``nearest`` rounds half down (ONNX's default ``round_prefer_floor``) and clamps to the
-input; ``linear`` clamps the coordinate to [0, in - 1] and interpolates the two neighbours along H and
-along W (ONNX and PyTorch agree on this). Lowering: one small ``linalg.generic`` per axis computes the
-source indices (and weights), then a ``linalg.generic`` over the output gathers with ``tensor.extract``.
+``resize``: source coordinates follow ONNX's coordinate transformation modes with scale = out / in per
+axis, computed in f64. ``nearest`` rounds half down (ONNX's default ``round_prefer_floor``) and clamps to
+the input; ``linear`` clamps the coordinate to [0, in - 1] and interpolates the two neighbours along H
+and along W. Lowering: one small ``linalg.generic`` per axis computes the source indices (and weights),
+then a ``linalg.generic`` over the output gathers with ``tensor.extract``. ``resize_axis`` lowers the
+same way, with a table of ``taps`` indices and f64 weights per output position.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -21,8 +25,8 @@ from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, caller_location
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType, relax_type
 from relax_mlir.errors import ParseError, ShapeError
 from relax_mlir.shape_infer.dims import fmt_shape, tensor_operand
-from relax_mlir.shape_infer.expr import floordiv, format_dim, parse_dim
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element
+from relax_mlir.shape_infer.expr import const, floordiv, format_dim, parse_dim
+from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, identity
 
 RESIZE_METHODS = {"nearest", "linear"}
 RESIZE_COORDINATES = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"}
@@ -227,3 +231,316 @@ def _linear(k: KernelBuilder, x: KernelValue, out: KernelValue, axis: int) -> li
     dests = [k.empty((out.shape[axis],), "index"), k.empty((out.shape[axis],), "index")]
     dests.append(k.empty((out.shape[axis],), x.dtype))
     return k.generic([], dests, ["(d0) -> (d0)"] * 3, ["parallel"], body)
+
+
+# -- one-axis resize (ONNX Resize, every mode) ------------------------------------------------------------
+
+AXIS_METHODS = {"nearest", "linear", "cubic"}
+AXIS_COORDINATES = RESIZE_COORDINATES | {"half_pixel_symmetric", "tf_crop_and_resize"}
+NEAREST_MODES = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}
+
+
+def resize_taps(method: str, antialias: bool, scale: float) -> int:
+    """How many input taps each output element reads (ONNX's filter footprint)."""
+    if method == "nearest":
+        return 1
+    if not antialias or scale >= 1.0:
+        return 2 if method == "linear" else 4
+    reach = 1.0 if method == "linear" else 2.0
+    start = math.floor(-reach / scale) + 1
+    return 2 - 2 * start
+
+
+@relax_op
+class ResizeAxisOp(RelaxOp):
+    """Resize one axis of a tensor of any rank to ``size``, with ONNX Resize's exact semantics.
+
+    ``scale`` is the scale the coordinate transform uses (0: size / input size, read at run time);
+    ``roi`` is (start, end) for ``tf_crop_and_resize``, whose outside positions get ``extrapolation``.
+    Linear and cubic filters (and their ``antialias`` versions, widened by 1 / scale when downscaling)
+    weigh ``resize_taps`` neighbours, clamped to the edge; ``exclude_outside`` drops neighbours
+    outside the input and renormalizes. Arithmetic is in f64.
+
+    ``%y = "relax.resize_axis"(%x) {antialias = false, axis = 2 : i64, coordinate_mode = "half_pixel",
+    cubic_a = -0.75 : f64, exclude_outside = false, extrapolation = 0.0 : f64, method = "cubic",
+    nearest_mode = "round_prefer_floor", roi = [0.0, 1.0], scale = 2.0 : f64, size = "2 * h"}
+    : (!relax.tensor<["n", 3, "h", "w"], f32>) -> !relax.tensor<["n", 3, "2 * h", "w"], f32>``
+    """
+
+    NAME = "resize_axis"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (
+        Attr("axis", "int"),
+        Attr("size", "dim"),
+        Attr("method", "str"),
+        Attr("coordinate_mode", "str"),
+        Attr("nearest_mode", "str"),
+        Attr("scale", "float"),
+        Attr("cubic_a", "float"),
+        Attr("exclude_outside", "bool"),
+        Attr("antialias", "bool"),
+        Attr("roi_start", "float"),
+        Attr("roi_end", "float"),
+        Attr("extrapolation", "float"),
+    )
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        for name, allowed in (
+            ("method", AXIS_METHODS),
+            ("coordinate_mode", AXIS_COORDINATES),
+            ("nearest_mode", NEAREST_MODES),
+        ):
+            if attrs[name] not in allowed:
+                raise ShapeError(
+                    f"unknown {name} '{attrs[name]}'; expected one of {', '.join(sorted(allowed))}"
+                )
+        if attrs["method"] != "nearest" and x.dtype is not None and x.dtype not in FLOAT_DTYPES:
+            raise ShapeError(f"method '{attrs['method']}' needs a float dtype, got {x.dtype}")
+        if attrs["antialias"] and attrs["method"] != "nearest" and not attrs["scale"] > 0:
+            raise ShapeError("'antialias' needs a known 'scale'")
+        if attrs["scale"] < 0:
+            raise ShapeError(f"'scale' must be positive (or 0: size / input size), got {attrs['scale']}")
+        size = _size(attrs["size"])
+        if x.shape is None:
+            return [TensorType(None, x.dtype)]
+        axis = attrs["axis"]
+        if not 0 <= axis < len(x.shape):
+            raise ShapeError(f"axis {axis} is out of range for 'x' {fmt_shape(x.shape)}")
+        out = list(x.shape)
+        out[axis] = size
+        return [TensorType(tuple(out), x.dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        _require_known_result(k)
+        x, out = k.ins[0], k.outs[0]
+        axis, rank = k.attrs["axis"], x.rank
+        if any(d == const(0) for d in out.shape):
+            return [out]
+        method = k.attrs["method"]
+        taps = resize_taps(method, k.attrs["antialias"], k.attrs["scale"])
+        tables = _axis_tables(k, x, out, axis, taps)
+        crop = k.attrs["coordinate_mode"] == "tf_crop_and_resize"
+        maps = [f"({', '.join(f'd{i}' for i in range(rank))}) -> (d{axis})"] * len(tables)
+        out_map = identity(rank)
+        zero = k.const(0)
+
+        def read(ivs: list[str], idx: str) -> str:
+            coords = list(ivs)
+            coords[axis] = idx
+            return k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)
+
+        def body(a: list[str]) -> list[str]:
+            ivs = [k.scalar(f"linalg.index {i}", "index") for i in range(rank)]
+            first = k.scalar(f"arith.maxsi {a[0]}, {zero}", "index")
+            if method == "nearest":
+                value = read(ivs, first)
+            else:
+                t = element(x.dtype)
+                acc = None
+                for j in range(taps):
+                    v = read(ivs, first if j == 0 else a[j])
+                    if t != "f64":
+                        v = k.scalar(f"arith.extf {v}", f"{t} to f64")
+                    term = k.scalar(f"arith.mulf {v}, {a[taps + j]}", "f64")
+                    acc = term if acc is None else k.scalar(f"arith.addf {acc}, {term}", "f64")
+                assert acc is not None
+                value = acc if t == "f64" else k.scalar(f"arith.truncf {acc}", f"f64 to {t}")
+            if not crop:
+                return [value]
+            outside = k.scalar(f"arith.cmpi slt, {a[0]}, {zero}", "index")
+            fill = _extrapolation(k, x.dtype)
+            return [
+                k.scalar(
+                    f"arith.select {outside}, {fill}, {value}", element(x.dtype) if x.dtype != "i1" else "i8"
+                )
+            ]
+
+        [r] = k.generic(tables, [out], [*maps, out_map], ["parallel"] * rank, body)
+        return [r]
+
+
+def _extrapolation(k: KernelBuilder, dtype: str) -> str:
+    value = k.attrs["extrapolation"]
+    if dtype == "i1":
+        return k.scalar(f"arith.constant {int(bool(value))}", "i8")
+    if dtype in FLOAT_DTYPES:
+        return k.constant(value, dtype)
+    return k.constant(int(value), dtype)
+
+
+def _f64(k: KernelBuilder, index: str) -> str:
+    return k.scalar(f"arith.sitofp {k.scalar(f'arith.index_cast {index}', 'index to i64')}", "i64 to f64")
+
+
+def _source(k: KernelBuilder, o: str, size: str, out_size: str) -> str:
+    """ONNX's source coordinate (f64) of output position ``o`` along the resized axis."""
+    mode, scale_attr = k.attrs["coordinate_mode"], k.attrs["scale"]
+
+    def op(name: str, a: str, b: str) -> str:
+        return k.scalar(f"arith.{name} {a}, {b}", "f64")
+
+    def c(v: float) -> str:
+        return k.scalar(f"arith.constant {float(v)!r}", "f64")
+
+    of, in_f, out_int = _f64(k, o), _f64(k, size), _f64(k, out_size)
+    scale = c(scale_attr) if scale_attr > 0 else op("divf", out_int, in_f)
+    out_f = op("mulf", scale, in_f)  # ONNX's "output width": scale * input size, not rounded
+    one, half = c(1.0), c(0.5)
+    is_one = k.scalar(f"arith.cmpf oeq, {out_f}, {one}", "f64")
+    if mode == "align_corners":
+        value = op("divf", op("mulf", of, op("subf", in_f, one)), op("subf", out_f, one))
+        return k.scalar(f"arith.select {is_one}, {c(0.0)}, {value}", "f64")
+    if mode == "asymmetric":
+        return op("divf", of, scale)
+    if mode == "tf_crop_and_resize":
+        start, end = k.attrs["roi_start"], k.attrs["roi_end"]
+        span = op("mulf", c(end - start), op("subf", in_f, one))
+        many = op("divf", op("mulf", of, span), op("subf", out_f, one))
+        value = k.scalar(f"arith.select {is_one}, {op('divf', span, c(2.0))}, {many}", "f64")
+        return op("addf", value, op("mulf", c(start), op("subf", in_f, one)))
+    value = op("subf", op("divf", op("addf", of, half), scale), half)
+    if mode == "half_pixel":
+        return value
+    if mode == "pytorch_half_pixel":
+        return k.scalar(f"arith.select {is_one}, {c(-0.5)}, {value}", "f64")
+    # half_pixel_symmetric
+    adjustment = op("divf", out_int, out_f)
+    offset = op("mulf", op("divf", in_f, c(2.0)), op("subf", one, adjustment))
+    return op("addf", offset, value)
+
+
+def _ceil_f64(k: KernelBuilder, value: str) -> str:
+    """ceil(value) as an index (arith only)."""
+    return _ceil_index(k, value)
+
+
+def _axis_tables(
+    k: KernelBuilder, x: KernelValue, out: KernelValue, axis: int, taps: int
+) -> list[KernelValue]:
+    """Per output position: ``taps`` source indices (the first is -1 when tf_crop_and_resize
+    extrapolates), then (linear, cubic) ``taps`` f64 weights."""
+    size, out_size = k.dim(x, axis), k.dim(out, axis)
+    last = k.scalar(f"arith.subi {size}, {k.const(1)}", "index")
+    method, crop = k.attrs["method"], k.attrs["coordinate_mode"] == "tf_crop_and_resize"
+    scale = min(k.attrs["scale"], 1.0) if k.attrs["antialias"] and k.attrs["scale"] > 0 else 1.0
+    a_coef = k.attrs["cubic_a"]
+
+    def op(name: str, a: str, b: str, t: str = "f64") -> str:
+        return k.scalar(f"arith.{name} {a}, {b}", t)
+
+    def c(v: float) -> str:
+        return k.scalar(f"arith.constant {float(v)!r}", "f64")
+
+    def clamp(i: str) -> str:
+        return op("minsi", op("maxsi", i, k.const(0), "index"), last, "index")
+
+    def weight(d: str) -> str:
+        ad = op("maximumf", d, k.scalar(f"arith.negf {d}", "f64"))
+        if method == "linear":
+            return op("maximumf", op("subf", c(1.0), ad), c(0.0))
+        a = a_coef
+        a2, a3 = op("mulf", ad, ad), op("mulf", op("mulf", ad, ad), ad)
+        near = op("addf", op("subf", op("mulf", c(a + 2), a3), op("mulf", c(a + 3), a2)), c(1.0))
+        far = op(
+            "subf",
+            op("addf", op("subf", op("mulf", c(a), a3), op("mulf", c(5 * a), a2)), op("mulf", c(8 * a), ad)),
+            c(4 * a),
+        )
+        le1 = k.scalar(f"arith.cmpf ole, {ad}, {c(1.0)}", "f64")
+        lt2 = k.scalar(f"arith.cmpf olt, {ad}, {c(2.0)}", "f64")
+        return k.scalar(
+            f"arith.select {le1}, {near}, {k.scalar(f'arith.select {lt2}, {far}, {c(0.0)}', 'f64')}", "f64"
+        )
+
+    def body(_: list[str]) -> list[str]:
+        o = k.scalar("linalg.index 0", "index")
+        coord = _source(k, o, size, out_size)
+        outside = None
+        if crop:
+            below = k.scalar(f"arith.cmpf olt, {coord}, {c(0.0)}", "f64")
+            above = k.scalar(f"arith.cmpf ogt, {coord}, {_f64(k, last)}", "f64")
+            outside = k.scalar(f"arith.ori {below}, {above}", "i1")
+        minus_one = k.const(-1)
+        if method == "nearest":
+            nearest = k.attrs["nearest_mode"]
+            if nearest == "ceil":
+                i = _ceil_f64(k, coord)
+            elif nearest == "floor":
+                i = op("subi", k.const(0), _ceil_f64(k, k.scalar(f"arith.negf {coord}", "f64")), "index")
+            elif nearest == "round_prefer_floor":
+                i = _ceil_f64(k, op("subf", coord, c(0.5)))
+            else:  # round_prefer_ceil: floor(x + 0.5)
+                neg = k.scalar(f"arith.negf {op('addf', coord, c(0.5))}", "f64")
+                i = op("subi", k.const(0), _ceil_f64(k, neg), "index")
+            i = clamp(i)
+            if outside is not None:
+                i = k.scalar(f"arith.select {outside}, {minus_one}, {i}", "index")
+            return [i]
+        up = _ceil_f64(k, coord)
+        base = op("subi", up, k.const(taps // 2), "index")
+        ratio = op("addf", op("subf", coord, _f64(k, up)), c(1.0))  # in (0, 1]
+        indices, weights = [], []
+        for j in range(taps):
+            d = op("mulf", op("subf", c(j + 1 - taps // 2), ratio), c(scale))
+            w = weight(d)
+            raw = op("addi", base, k.const(j), "index")
+            if k.attrs["exclude_outside"]:
+                lo = k.scalar(f"arith.cmpi sge, {raw}, {k.const(0)}", "index")
+                hi = k.scalar(f"arith.cmpi sle, {raw}, {last}", "index")
+                ok = k.scalar(f"arith.andi {lo}, {hi}", "i1")
+                w = k.scalar(f"arith.select {ok}, {w}, {c(0.0)}", "f64")
+            indices.append(clamp(raw))
+            weights.append(w)
+        if k.attrs["exclude_outside"] or scale < 1.0:
+            total = weights[0]
+            for w in weights[1:]:
+                total = op("addf", total, w)
+            nonzero = k.scalar(f"arith.cmpf one, {total}, {c(0.0)}", "f64")
+            total = k.scalar(f"arith.select {nonzero}, {total}, {c(1.0)}", "f64")
+            weights = [op("divf", w, total) for w in weights]
+        if outside is not None:
+            indices[0] = k.scalar(f"arith.select {outside}, {minus_one}, {indices[0]}", "index")
+        return indices + weights
+
+    n_out = out.shape[axis]
+    dests = [k.empty((n_out,), "index") for _ in range(taps)]
+    if method != "nearest":
+        dests += [k.empty((n_out,), "f64") for _ in range(taps)]
+    return k.generic([], dests, ["(d0) -> (d0)"] * len(dests), ["parallel"], body)
+
+
+def resize_axis(
+    x: ir.Value,
+    axis: int,
+    size: int | str,
+    method: str = "nearest",
+    coordinate_mode: str = "half_pixel",
+    nearest_mode: str = "round_prefer_floor",
+    scale: float = 0.0,
+    cubic_a: float = -0.75,
+    exclude_outside: bool = False,
+    antialias: bool = False,
+    roi: tuple[float, float] = (0.0, 1.0),
+    extrapolation: float = 0.0,
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """Resize ``axis`` of ``x`` to ``size`` as ONNX Resize does (``scale`` 0: size / input size)."""
+    attrs = {
+        "axis": axis,
+        "size": size,
+        "method": method,
+        "coordinate_mode": coordinate_mode,
+        "nearest_mode": nearest_mode,
+        "scale": scale,
+        "cubic_a": cubic_a,
+        "exclude_outside": exclude_outside,
+        "antialias": antialias,
+        "roi_start": roi[0],
+        "roi_end": roi[1],
+        "extrapolation": extrapolation,
+    }
+    return ResizeAxisOp.build([x], attrs, loc=loc).result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -303,7 +303,7 @@ def constant(value: np.ndarray, *, name: str | None = None, loc: ir.Location | N
     array = np.ascontiguousarray(array).reshape(array.shape)  # ascontiguousarray makes a 0-d array 1-d
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
-    element = _ELEMENT_TYPES.get(array.dtype.str[1:])
+    element = _ELEMENT_TYPES.get(array.dtype.name)
     if element is None:
         raise ShapeError(f"constant of numpy dtype {array.dtype} is not supported")
     tensor_type = ir.RankedTensorType.get(list(array.shape), element())
@@ -313,19 +313,40 @@ def constant(value: np.ndarray, *, name: str | None = None, loc: ir.Location | N
         attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), blob, tensor_type)
     elif array.dtype == np.bool_:  # the bindings read bool arrays only when they infer the type themselves
         attr = ir.DenseElementsAttr.get(array)
+    elif array.dtype.kind == "V":  # ml_dtypes (bf16, float8, int4...): one element per byte or two, raw
+        raw = array.view(np.uint8 if array.itemsize == 1 else np.uint16)
+        attr = ir.DenseElementsAttr.get(raw, type=tensor_type)
     else:
         attr = ir.DenseElementsAttr.get(array, type=tensor_type)
     return ConstantOp.build([], {"value": attr}, loc=loc).result
 
 
-_ELEMENT_TYPES = {
-    "f4": ir.F32Type.get,
-    "f8": ir.F64Type.get,
-    "f2": ir.F16Type.get,
-    "i8": lambda: ir.IntegerType.get_signless(64),
-    "i4": lambda: ir.IntegerType.get_signless(32),
-    "i2": lambda: ir.IntegerType.get_signless(16),
-    "i1": lambda: ir.IntegerType.get_signless(8),
-    "u1": lambda: ir.IntegerType.get_unsigned(8),
-    "b1": lambda: ir.IntegerType.get_signless(1),
+def _int(bits: int, signed: bool = True) -> Callable[[], ir.Type]:
+    return lambda: ir.IntegerType.get_signless(bits) if signed else ir.IntegerType.get_unsigned(bits)
+
+
+_ELEMENT_TYPES: dict[str, Callable[[], ir.Type]] = {  # numpy dtype name -> MLIR element type
+    "float32": ir.F32Type.get,
+    "float64": ir.F64Type.get,
+    "float16": ir.F16Type.get,
+    "bfloat16": ir.BF16Type.get,
+    "float8_e4m3fn": ir.Float8E4M3FNType.get,
+    "float8_e4m3fnuz": ir.Float8E4M3FNUZType.get,
+    "float8_e5m2": ir.Float8E5M2Type.get,
+    "float8_e5m2fnuz": ir.Float8E5M2FNUZType.get,
+    "float8_e8m0fnu": ir.Float8E8M0FNUType.get,
+    "float4_e2m1fn": ir.Float4E2M1FNType.get,
+    "int64": _int(64),
+    "int32": _int(32),
+    "int16": _int(16),
+    "int8": _int(8),
+    "int4": _int(4),
+    "int2": _int(2),
+    "uint64": _int(64, False),
+    "uint32": _int(32, False),
+    "uint16": _int(16, False),
+    "uint8": _int(8, False),
+    "uint4": _int(4, False),
+    "uint2": _int(2, False),
+    "bool": _int(1),
 }

@@ -35,7 +35,7 @@ from relax_mlir.frontend.onnx.registry import (
 )
 from relax_mlir.shape_infer.expr import Expr, const, format_dim, sym
 
-MIN_OPSET = 7
+MIN_OPSET = 1
 
 
 class OnnxImportError(RelaxError):
@@ -215,6 +215,8 @@ class _Importer:
         for i in node.input:
             if i and i not in self.values:
                 raise OnnxImportError(f"{where}: input '{i}' is not defined before the node")
+        if self.opset < 7 and any(a.name == "broadcast" for a in node.attribute):
+            raise OnnxImportError(f"{where}: the legacy 'broadcast' attribute (opset < 7) is not supported")
         ctx = NodeContext(self, node, self.opset)
         loc = ir.Location.name(name, context=self.bb.context)
         try:

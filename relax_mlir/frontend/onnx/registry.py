@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import onnx
 from mlir import ir
@@ -40,6 +41,17 @@ DTYPES: dict[int, tuple[str, type]] = {
     onnx.TensorProto.UINT32: ("ui32", np.uint32),
     onnx.TensorProto.UINT64: ("ui64", np.uint64),
     onnx.TensorProto.BOOL: ("i1", np.bool_),
+    onnx.TensorProto.BFLOAT16: ("bf16", ml_dtypes.bfloat16),
+    onnx.TensorProto.FLOAT8E4M3FN: ("f8E4M3FN", ml_dtypes.float8_e4m3fn),
+    onnx.TensorProto.FLOAT8E4M3FNUZ: ("f8E4M3FNUZ", ml_dtypes.float8_e4m3fnuz),
+    onnx.TensorProto.FLOAT8E5M2: ("f8E5M2", ml_dtypes.float8_e5m2),
+    onnx.TensorProto.FLOAT8E5M2FNUZ: ("f8E5M2FNUZ", ml_dtypes.float8_e5m2fnuz),
+    onnx.TensorProto.FLOAT8E8M0: ("f8E8M0FNU", ml_dtypes.float8_e8m0fnu),
+    onnx.TensorProto.FLOAT4E2M1: ("f4E2M1FN", ml_dtypes.float4_e2m1fn),
+    onnx.TensorProto.INT4: ("i4", ml_dtypes.int4),
+    onnx.TensorProto.UINT4: ("ui4", ml_dtypes.uint4),
+    onnx.TensorProto.INT2: ("i2", ml_dtypes.int2),
+    onnx.TensorProto.UINT2: ("ui2", ml_dtypes.uint2),
 }
 NUMPY_TO_RELAX = {np.dtype(n): r for r, n in DTYPES.values()}
 RELAX_TO_NUMPY = {r: np.dtype(n) for r, n in DTYPES.values()}

@@ -163,7 +163,7 @@ func.func @take(%x: !relax.tensor<[50, 8], f32>, %i: !relax.tensor<["b", "s"], i
 // CHECK:           scf.for %{{.*}} = %c0 to %c4 step %c1
 // CHECK:             tensor.insert %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}] : tensor<?x4xf32>
 func.func @scatter(%x: !relax.tensor<["n", 4], f32>, %i: !relax.tensor<["k", 4], i64>, %u: !relax.tensor<["k", 4], f32>) -> !relax.tensor<["n", 4], f32> {
-  %0 = "relax.scatter_elements"(%x, %i, %u) {axis = 0 : i64} : (!relax.tensor<["n", 4], f32>, !relax.tensor<["k", 4], i64>, !relax.tensor<["k", 4], f32>) -> !relax.tensor<["n", 4], f32>
+  %0 = "relax.scatter_elements"(%x, %i, %u) {axis = 0 : i64, reduction = "none"} : (!relax.tensor<["n", 4], f32>, !relax.tensor<["k", 4], i64>, !relax.tensor<["k", 4], f32>) -> !relax.tensor<["n", 4], f32>
   return %0 : !relax.tensor<["n", 4], f32>
 }
 

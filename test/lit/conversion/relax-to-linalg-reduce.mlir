@@ -64,7 +64,7 @@ func.func @argmax(%x: !relax.tensor<["n", 8], f32>) -> !relax.tensor<["n"], i64>
 // CHECK:           arith.addi
 // CHECK:           tensor.insert_slice %{{.*}} into %[[ACC]][%[[I]], 0] [1, 4] [1, 1] : tensor<1x4xi64> into tensor<?x4xi64>
 func.func @cumsum(%x: !relax.tensor<["n", 4], i64>) -> !relax.tensor<["n", 4], i64> {
-  %0 = "relax.cumsum"(%x) {axis = 0 : i64} : (!relax.tensor<["n", 4], i64>) -> !relax.tensor<["n", 4], i64>
+  %0 = "relax.cumsum"(%x) {axis = 0 : i64, exclusive = false, reverse = false} : (!relax.tensor<["n", 4], i64>) -> !relax.tensor<["n", 4], i64>
   return %0 : !relax.tensor<["n", 4], i64>
 }
 

@@ -398,7 +398,7 @@ func.func @where_tuple(%c: !relax.tensor<["n"], i1>, %t: !relax.tuple<[!relax.te
 // -----
 
 func.func @astype_dtype(%x: !relax.tensor<["n"], f32>) {
-  // expected-error@below {{'relax.astype' op unknown dtype 'float16'; expected one of bf16, f16, f32, f64, i1, i16, i32, i64, i8, ui8}}
+  // expected-error@below {{'relax.astype' op unknown dtype 'float16'; expected one of bf16, f16, f32, f4E2M1FN, f64, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f8E8M0FNU, i1, i16, i2, i32, i4, i64, i8, ui16, ui2, ui32, ui4, ui64, ui8}}
   %0 = "relax.astype"(%x) {dtype = "float16"} : (!relax.tensor<["n"], f32>) -> !relax.tensor<"*", none>
   return
 }

@@ -146,8 +146,8 @@ func.func @pad_crop(%a0: !relax.tensor<[2], f32>) {
 // -----
 
 func.func @pad_mode(%a0: !relax.tensor<[2], f32>) {
-  // expected-error@below {{'relax.pad' op unknown pad mode 'wrap'; expected one of constant, edge, reflect}}
-  %0 = "relax.pad"(%a0) {mode = "wrap", pad_width = [1, 1], value = 0.0 : f64} : (!relax.tensor<[2], f32>) -> !relax.tensor<"*", f32>
+  // expected-error@below {{'relax.pad' op unknown pad mode 'symmetric'; expected one of constant, edge, reflect, wrap}}
+  %0 = "relax.pad"(%a0) {mode = "symmetric", pad_width = [1, 1], value = 0.0 : f64} : (!relax.tensor<[2], f32>) -> !relax.tensor<"*", f32>
   return
 }
 
@@ -219,7 +219,7 @@ func.func @gather_elements_larger(%a0: !relax.tensor<[3, 4], f32>, %a1: !relax.t
 
 func.func @scatter_elements_updates(%a0: !relax.tensor<["n", 4], f32>, %a1: !relax.tensor<[2, 4], i64>, %a2: !relax.tensor<[2, 3], f32>) {
   // expected-error@below {{'relax.scatter_elements' op dim 1 of 'indices' and 'updates' differ: 4 vs 3}}
-  %0 = "relax.scatter_elements"(%a0, %a1, %a2) {axis = 0 : i64} : (!relax.tensor<["n", 4], f32>, !relax.tensor<[2, 4], i64>, !relax.tensor<[2, 3], f32>) -> !relax.tensor<"*", f32>
+  %0 = "relax.scatter_elements"(%a0, %a1, %a2) {axis = 0 : i64, reduction = "none"} : (!relax.tensor<["n", 4], f32>, !relax.tensor<[2, 4], i64>, !relax.tensor<[2, 3], f32>) -> !relax.tensor<"*", f32>
   return
 }
 
@@ -227,7 +227,7 @@ func.func @scatter_elements_updates(%a0: !relax.tensor<["n", 4], f32>, %a1: !rel
 
 func.func @scatter_elements_dtype(%a0: !relax.tensor<["n", 4], f32>, %a1: !relax.tensor<[2, 4], i64>, %a2: !relax.tensor<[2, 4], f16>) {
   // expected-error@below {{'relax.scatter_elements' op operands 'x' (f32) and 'updates' (f16) have different dtypes}}
-  %0 = "relax.scatter_elements"(%a0, %a1, %a2) {axis = 0 : i64} : (!relax.tensor<["n", 4], f32>, !relax.tensor<[2, 4], i64>, !relax.tensor<[2, 4], f16>) -> !relax.tensor<"*", f32>
+  %0 = "relax.scatter_elements"(%a0, %a1, %a2) {axis = 0 : i64, reduction = "none"} : (!relax.tensor<["n", 4], f32>, !relax.tensor<[2, 4], i64>, !relax.tensor<[2, 4], f16>) -> !relax.tensor<"*", f32>
   return
 }
 

@@ -490,14 +490,14 @@ func.func @gather_elements_unknown(%a0: !relax.tensor<["n", 4], f32>, %a1: !rela
 // CHECK-LABEL: func.func @scatter_elements_static
 // CHECK: "relax.scatter_elements"{{.*}} -> !relax.tensor<[3, 4], f32>{{$}}
 func.func @scatter_elements_static(%a0: !relax.tensor<[3, 4], f32>, %a1: !relax.tensor<[2, 4], i64>, %a2: !relax.tensor<[2, 4], f32>) {
-  %0 = "relax.scatter_elements"(%a0, %a1, %a2) {axis = 0 : i64} : (!relax.tensor<[3, 4], f32>, !relax.tensor<[2, 4], i64>, !relax.tensor<[2, 4], f32>) -> !relax.tensor<"*", f32>
+  %0 = "relax.scatter_elements"(%a0, %a1, %a2) {axis = 0 : i64, reduction = "none"} : (!relax.tensor<[3, 4], f32>, !relax.tensor<[2, 4], i64>, !relax.tensor<[2, 4], f32>) -> !relax.tensor<"*", f32>
   return
 }
 
 // CHECK-LABEL: func.func @scatter_elements_symbolic
 // CHECK: "relax.scatter_elements"{{.*}} -> !relax.tensor<["n", "m"], f32>{{$}}
 func.func @scatter_elements_symbolic(%a0: !relax.tensor<["n", "m"], f32>, %a1: !relax.tensor<["k", "m"], i64>, %a2: !relax.tensor<["k", "m"], f32>) {
-  %0 = "relax.scatter_elements"(%a0, %a1, %a2) {axis = -2 : i64} : (!relax.tensor<["n", "m"], f32>, !relax.tensor<["k", "m"], i64>, !relax.tensor<["k", "m"], f32>) -> !relax.tensor<"*", f32>
+  %0 = "relax.scatter_elements"(%a0, %a1, %a2) {axis = -2 : i64, reduction = "none"} : (!relax.tensor<["n", "m"], f32>, !relax.tensor<["k", "m"], i64>, !relax.tensor<["k", "m"], f32>) -> !relax.tensor<"*", f32>
   return
 }
 
@@ -505,8 +505,8 @@ func.func @scatter_elements_symbolic(%a0: !relax.tensor<["n", "m"], f32>, %a1: !
 // CHECK: "relax.scatter_elements"{{.*}} -> !relax.tensor<["?", 4], f32>{{$}}
 // CHECK: "relax.scatter_elements"{{.*}} -> !relax.tensor<"*", f32>{{$}}
 func.func @scatter_elements_unknown(%a0: !relax.tensor<["?", 4], f32>, %a1: !relax.tensor<["?", 4], i64>, %a2: !relax.tensor<[2, 4], f32>, %a3: !relax.tensor<"*", f32>) {
-  %0 = "relax.scatter_elements"(%a0, %a1, %a2) {axis = 0 : i64} : (!relax.tensor<["?", 4], f32>, !relax.tensor<["?", 4], i64>, !relax.tensor<[2, 4], f32>) -> !relax.tensor<"*", f32>
-  %1 = "relax.scatter_elements"(%a3, %a1, %a2) {axis = 0 : i64} : (!relax.tensor<"*", f32>, !relax.tensor<["?", 4], i64>, !relax.tensor<[2, 4], f32>) -> !relax.tensor<"*", f32>
+  %0 = "relax.scatter_elements"(%a0, %a1, %a2) {axis = 0 : i64, reduction = "none"} : (!relax.tensor<["?", 4], f32>, !relax.tensor<["?", 4], i64>, !relax.tensor<[2, 4], f32>) -> !relax.tensor<"*", f32>
+  %1 = "relax.scatter_elements"(%a3, %a1, %a2) {axis = 0 : i64, reduction = "none"} : (!relax.tensor<"*", f32>, !relax.tensor<["?", 4], i64>, !relax.tensor<[2, 4], f32>) -> !relax.tensor<"*", f32>
   return
 }
 

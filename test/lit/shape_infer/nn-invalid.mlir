@@ -123,7 +123,7 @@ func.func @argmin_two_axes(%x: !relax.tensor<"*", f32>) {
 
 func.func @cumsum_axis(%x: !relax.tensor<["n", 4], f32>) {
   // expected-error@below {{axis -3 is out of range for rank 2}}
-  %0 = "relax.cumsum"(%x) {axis = -3 : i64} : (!relax.tensor<["n", 4], f32>) -> !relax.tensor<"*", f32>
+  %0 = "relax.cumsum"(%x) {axis = -3 : i64, exclusive = false, reverse = false} : (!relax.tensor<["n", 4], f32>) -> !relax.tensor<"*", f32>
   return
 }
 

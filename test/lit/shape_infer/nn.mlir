@@ -80,9 +80,9 @@ func.func @arg_reductions(%x: !relax.tensor<[2, 3, 4], f32>, %s: !relax.tensor<[
 // CHECK: "relax.topk"{{.*}} -> (!relax.tensor<"*", f32>, !relax.tensor<"*", i64>)
 func.func @cumsum_topk(%x: !relax.tensor<[2, 3], i32>, %s: !relax.tensor<["n", "m + 1"], f32>, %n: !relax.tensor<["m"], f32>,
                        %u: !relax.tensor<["?", 4], f32>, %r: !relax.tensor<"*", f32>) {
-  %0 = "relax.cumsum"(%x) {axis = -1 : i64} : (!relax.tensor<[2, 3], i32>) -> !relax.tensor<"*", i32>
-  %1 = "relax.cumsum"(%s) {axis = 0 : i64} : (!relax.tensor<["n", "m + 1"], f32>) -> !relax.tensor<"*", f32>
-  %2 = "relax.cumsum"(%u) {axis = 1 : i64} : (!relax.tensor<["?", 4], f32>) -> !relax.tensor<"*", f32>
+  %0 = "relax.cumsum"(%x) {axis = -1 : i64, exclusive = false, reverse = false} : (!relax.tensor<[2, 3], i32>) -> !relax.tensor<"*", i32>
+  %1 = "relax.cumsum"(%s) {axis = 0 : i64, exclusive = false, reverse = false} : (!relax.tensor<["n", "m + 1"], f32>) -> !relax.tensor<"*", f32>
+  %2 = "relax.cumsum"(%u) {axis = 1 : i64, exclusive = false, reverse = false} : (!relax.tensor<["?", 4], f32>) -> !relax.tensor<"*", f32>
   %3:2 = "relax.topk"(%x) {axis = -1 : i64, k = 3 : i64, largest = true} : (!relax.tensor<[2, 3], i32>) -> (!relax.tensor<"*", i32>, !relax.tensor<"*", i64>)
   %4:2 = "relax.topk"(%s) {axis = 0 : i64, k = 2 : i64, largest = false} : (!relax.tensor<["n", "m + 1"], f32>) -> (!relax.tensor<"*", f32>, !relax.tensor<"*", i64>)
   %5:2 = "relax.topk"(%u) {axis = 1 : i64, k = 4 : i64, largest = true} : (!relax.tensor<["?", 4], f32>) -> (!relax.tensor<"*", f32>, !relax.tensor<"*", i64>)

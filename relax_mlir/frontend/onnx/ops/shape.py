@@ -26,6 +26,8 @@ from relax_mlir.frontend.onnx.registry import (
 )
 from relax_mlir.shape_infer.dims import normalize_axes, normalize_axis, product
 from relax_mlir.shape_infer.expr import Expr, const, format_dim
+from relax_mlir.transforms.minifloat import is_minifloat
+from relax_mlir.transforms.minifloat import max_value as minifloat_max
 
 
 def _spell(dims: list[Expr | None]) -> list[int | str]:
@@ -72,15 +74,33 @@ def _constant(ctx: NodeContext) -> list[Out]:
 
 
 def _cast_to(ctx: NodeContext, dtype: str) -> list[Out]:
+    saturate = bool(ctx.attr("saturate", 1)) if ctx.opset >= 19 else True
+    round_mode = ctx.attr("round_mode", "up")
+    small = is_minifloat(dtype) or is_minifloat(ctx.dtype(0))
     known = ctx.known(0)
-    if known is not None:
+    if known is not None and not small:
         if known.is_numeric:
             return [Known(known.values.astype(RELAX_TO_NUMPY[dtype]), dtype)]
         if dtype in ("i32", "i64"):
             return [Known(known.values, dtype)]
     if ctx.dtype(0) == dtype:
         return [ctx.x(0)]
-    return [R.astype(ctx.x(0), dtype)]
+    x = ctx.x(0)
+    if dtype == "f8E8M0FNU":
+        if round_mode != "up":
+            raise ConversionError(f"attribute 'round_mode' = '{round_mode}' is not supported (only 'up')")
+        # As ONNX's reference: the float32 value's exponent (its sign ignored), rounded up.
+        x = R.abs(R.astype(x, "f32") if ctx.dtype(0) != "f32" else x)
+        if saturate:  # finite values above the largest stay at it; inf and NaN stay NaN
+            inf = ctx.scalar_like(np.inf, "f32")
+            x = R.where(R.equal(x, inf), x, R.minimum(x, ctx.scalar_like(2.0**127, "f32")))
+        return [R.astype(x, dtype)]
+    if is_minifloat(dtype) and saturate and dtype != "f4E2M1FN":  # clip to the finite range first
+        if ctx.dtype(0) not in ("f16", "bf16", "f32", "f64"):
+            x = R.astype(x, "f32")
+        bound = minifloat_max(dtype)
+        x = R.clip(x, -bound, bound)
+    return [R.astype(x, dtype)]
 
 
 @converter("Cast")
@@ -223,7 +243,8 @@ def _reshape_runtime(ctx: NodeContext) -> ir.Value:
 @converter("Flatten")
 def _flatten(ctx: NodeContext) -> list[Out]:
     shape = list(ctx.shape(0))
-    axis = normalize_axis(ctx.attr("axis", 1), len(shape) + 1)
+    axis = ctx.attr("axis", 1)
+    axis = normalize_axis(axis + len(shape) if axis < 0 else axis, len(shape) + 1)  # [-r, r]: -1 is r - 1
     dims = [product(shape[:axis]), product(shape[axis:])]
     known = ctx.known(0)
     if known is not None:

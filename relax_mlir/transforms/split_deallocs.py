@@ -1,0 +1,79 @@
+"""Split ``bufferization.dealloc`` ops over distinct fresh buffers into one dealloc per buffer.
+
+A dealloc of several buffers lowers (``bufferization-lower-deallocations``) to a helper function that
+works on ``memref<?xi1>`` ownership arrays, which MLIR 22's memref-to-LLVM lowering aborts on. Such
+deallocs appear when a data-dependent result (unique, nonzero: returned by its kernel) flows into further
+kernels. Under ownership-based deallocation a ``func.call`` result and a ``memref.alloc`` result are fresh
+allocations, so buffers whose roots (through view ops) are distinct such values never alias each other,
+and freeing them one by one is exact: each single-buffer dealloc still compares its buffer with the
+retained values inline, and the updated ownerships of the retained values are or-ed together.
+
+Runs between ``buffer-deallocation-simplification`` and ``bufferization-lower-deallocations``.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, bufferization
+
+from relax_mlir.pipelines.registry import register_pass
+
+_VIEWS = frozenset(
+    {
+        "memref.extract_strided_metadata",
+        "memref.cast",
+        "memref.subview",
+        "memref.collapse_shape",
+        "memref.expand_shape",
+        "memref.reinterpret_cast",
+        "memref.reshape",
+    }
+)
+_FRESH = frozenset({"memref.alloc", "func.call"})
+
+
+def _defining_op(v: ir.Value) -> ir.Operation | None:
+    owner = v.owner
+    return owner.operation if isinstance(owner, (ir.Operation, ir.OpView)) else None
+
+
+def _root(v: ir.Value) -> ir.Value:
+    """The buffer ``v`` is a view of (following view ops to their source)."""
+    while (op := _defining_op(v)) is not None and op.name in _VIEWS:
+        v = op.operands[0]
+    return v
+
+
+def _distinct_fresh(memrefs: list[ir.Value]) -> bool:
+    roots = [_root(m) for m in memrefs]
+    if any((op := _defining_op(r)) is None or op.name not in _FRESH for r in roots):
+        return False
+    return len(set(roots)) == len(roots)
+
+
+@register_pass("relax-split-deallocs")
+class SplitDeallocs:
+    """Split bufferization.dealloc over distinct fresh buffers into one dealloc per buffer."""
+
+    def run(self, module: ir.Operation) -> None:
+        found: list[ir.Operation] = []
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "bufferization.dealloc":
+                found.append(op)
+            return ir.WalkResult.ADVANCE
+
+        module.walk(visit)
+        for op in found:
+            d = op.opview
+            memrefs, conditions, retained = list(d.memrefs), list(d.conditions), list(d.retained)
+            if len(memrefs) < 2 or not _distinct_fresh(memrefs):
+                continue
+            with ir.InsertionPoint(op), op.location:
+                parts = [bufferization.DeallocOp([m], [c], retained) for m, c in zip(memrefs, conditions)]
+                for j, old in enumerate(op.results):
+                    owned = parts[0].results[j]
+                    for p in parts[1:]:
+                        owned = arith.ori(owned, p.results[j])
+                    old.replace_all_uses_with(owned)
+            op.erase()
