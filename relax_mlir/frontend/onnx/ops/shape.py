@@ -30,6 +30,9 @@ from relax_mlir.transforms.minifloat import is_minifloat
 from relax_mlir.transforms.minifloat import max_value as minifloat_max
 
 
+KNOWN_LIMIT = 4096  # larger results of import-time evaluation are left to kernels, not constants
+
+
 def _spell(dims: list[Expr | None]) -> list[int | str]:
     return [format_dim(d) for d in dims]
 
@@ -298,9 +301,11 @@ def _constant_of_shape(ctx: NodeContext) -> list[Out]:
         t = next(a.t for a in ctx.node.attribute if a.name == "value")
         dtype = relax_dtype(t.data_type, "attribute 'value'")
     dims = ctx.dims(0, "shape")
-    if all(d.is_const for d in dims):
-        return [Known(np.full([d.value for d in dims], value.reshape(-1)[0], RELAX_TO_NUMPY[dtype]), dtype)]
-    return [R.full(_spell(dims), float(value.reshape(-1)[0]), dtype)]
+    fill = value.reshape(-1)[0]
+    if all(d.is_const for d in dims) and int(np.prod([d.value for d in dims])) <= KNOWN_LIMIT:
+        return [Known(np.full([d.value for d in dims], fill, RELAX_TO_NUMPY[dtype]), dtype)]
+    # large (weights filled at run time, as the light models do) or symbolic: a fill kernel
+    return [R.full(_spell(dims), float(fill), dtype)]
 
 
 @converter("Range")
