@@ -39,6 +39,7 @@ BUFFERIZE = (
 TO_LLVM = (
     "convert-linalg-to-loops,"
     "convert-vector-to-scf{full-unroll=true},"
+    "relax-fuse-multiply-add,"
     "convert-vector-to-llvm,"
     "convert-bufferization-to-memref,"
     "relax-check-llvm-lowerable,"

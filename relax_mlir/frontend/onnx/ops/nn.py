@@ -96,7 +96,14 @@ def _kernel_attrs(ctx: NodeContext, n: int, kernel: Sequence[int]) -> tuple[list
 
 @converter("MatMul")
 def _matmul(ctx: NodeContext) -> list[Out]:
-    return [R.matmul(ctx.x(0), ctx.x(1))]
+    return [matmul_wide(ctx.x(0), ctx.x(1), ctx.dtype(0))]
+
+
+def matmul_wide(a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
+    """``a @ b``, accumulated in f32 for f16/bf16 (as numpy and onnxruntime do), then rounded once."""
+    if dtype not in ("f16", "bf16"):
+        return R.matmul(a, b)
+    return R.astype(R.matmul(R.astype(a, "f32"), R.astype(b, "f32")), dtype)
 
 
 @converter("Gemm")
@@ -107,7 +114,7 @@ def _gemm(ctx: NodeContext) -> list[Out]:
         a = R.permute_dims(a, [1, 0])
     if ctx.attr("transB", 0):
         b = R.permute_dims(b, [1, 0])
-    y = R.matmul(a, b)
+    y = matmul_wide(a, b, dtype)
     alpha, beta = float(ctx.attr("alpha", 1.0)), float(ctx.attr("beta", 1.0))
     if alpha != 1.0:
         y = R.multiply(y, ctx.scalar_like(alpha, dtype))

@@ -64,7 +64,7 @@ def _softmax(ctx: NodeContext) -> list[Out]:
     op = ctx.node.op_type
     rank = ctx.rank(0)
     x = ctx.x(0)
-    if not ctx.dtype(0).startswith("f"):
+    if ctx.dtype(0) not in ("f16", "bf16", "f32", "f64"):
         raise ConversionError(f"{op} of a {ctx.dtype(0)} tensor is not supported")
     axis = normalize_axis(ctx.attr("axis", -1 if ctx.opset >= 13 else 1), rank)
     if ctx.opset >= 13:
@@ -224,10 +224,13 @@ def _lp_norm(ctx: NodeContext) -> list[Out]:
     p = ctx.attr("p", 2)
     x = ctx.x(0)
     if p == 1:
-        return [R.divide(x, R.sum(R.abs(x), [axis], True))]
-    if p == 2:
-        return [R.divide(x, R.sqrt(R.sum(R.multiply(x, x), [axis], True)))]
-    raise ConversionError(f"attribute 'p' = {p} is not supported (1 or 2)")
+        norm = R.sum(R.abs(x), [axis], True)
+    elif p == 2:
+        norm = R.sqrt(R.sum(R.multiply(x, x), [axis], True))
+    else:
+        raise ConversionError(f"attribute 'p' = {p} is not supported (1 or 2)")
+    zero = _scalar(0, ctx.dtype(0))
+    return [R.where(R.equal(norm, zero), zero, R.divide(x, norm))]  # a zero vector stays zero
 
 
 @converter("MeanVarianceNormalization")

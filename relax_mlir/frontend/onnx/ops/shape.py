@@ -29,7 +29,6 @@ from relax_mlir.shape_infer.expr import Expr, const, format_dim
 from relax_mlir.transforms.minifloat import is_minifloat
 from relax_mlir.transforms.minifloat import max_value as minifloat_max
 
-
 KNOWN_LIMIT = 4096  # larger results of import-time evaluation are left to kernels, not constants
 
 
@@ -391,6 +390,10 @@ def _spell_any(values: list[int | Expr]) -> list[int | str]:
 
 @converter("Dropout")
 def _dropout(ctx: NodeContext) -> list[Out]:
+    """Inference-mode Dropout: the identity (and an all-true mask). Training mode is random."""
+    training = ctx.const(2) if ctx.has(2) else np.array(ctx.attr("is_test", 1) == 0 if ctx.opset < 7 else False)
+    if training is None or bool(training):
+        raise ConversionError("training_mode must be a constant false: random dropout is not supported")
     x = ctx.x(0)
     mask = R.full(_spell(list(ctx.shape(0))), 1.0, "i1") if len(ctx.node.output) > 1 else None
     return [x, mask]
