@@ -594,3 +594,12 @@ def test_scatter_reduction_is_checked() -> None:
             {"x": T([3], "i1"), "i": T([1], "i64"), "u": T([1], "i1")},
             lambda x, i, u: R.scatter_elements(x, i, u, 0, "max"),
         )
+
+
+def test_concat_with_an_empty_part() -> None:
+    f = compile_fn(
+        {"x": rb.tensor(["n", 3]), "y": rb.tensor(["n", 0])}, lambda x, y: R.concat([y, x, y], axis=1)
+    )
+    for n in (1, 4):
+        x, y = rand((n, 3)), rand((n, 0))
+        np.testing.assert_array_equal(f(x, y), np.concatenate([y, x, y], axis=1))

@@ -912,3 +912,61 @@ class AstypeOp(RelaxOp):
 def astype(x: ir.Value, dtype: str, *, loc: ir.Location | None = None) -> ir.Value:
     """``x`` converted to ``dtype``."""
     return AstypeOp.build([x], {"dtype": dtype}, loc=loc).result
+
+
+_BITCAST_DTYPES = (
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+    "i1",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "ui8",
+    "ui16",
+    "ui32",
+    "ui64",
+)
+
+
+@relax_op
+class BitcastOp(RelaxOp):
+    """Reinterpret each element's bits as another dtype of the same width (numpy's ``view``).
+
+    ``%y = "relax.bitcast"(%x) {dtype = "i32"} : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], i32>``
+    """
+
+    NAME = "bitcast"
+    OPERANDS = (Operand("x"),)
+    ATTRS = (Attr("dtype", "str"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        dst = attrs["dtype"]
+        if dst not in _BITCAST_DTYPES:
+            raise ShapeError(f"cannot bitcast to '{dst}'; expected one of {', '.join(_BITCAST_DTYPES)}")
+        if x.dtype is not None:
+            if x.dtype not in _BITCAST_DTYPES:
+                raise ShapeError(f"cannot bitcast from '{x.dtype}'")
+            if type_bits(element(x.dtype)) != type_bits(element(dst)):
+                raise ShapeError(f"{x.dtype} and {dst} have different widths")
+        return [TensorType(x.shape, dst)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        src, dst = element(k.ins[0].dtype), element(k.outs[0].dtype)
+
+        def body(a: list[str]) -> str:
+            if src == dst:
+                return a[0]
+            return k.scalar(f"arith.bitcast {a[0]}", f"{src} to {dst}")
+
+        return [k.elementwise(k.ins, k.outs[0], body)]
+
+
+def bitcast(x: ir.Value, dtype: str, *, loc: ir.Location | None = None) -> ir.Value:
+    """``x``'s bits read as ``dtype`` (same width)."""
+    return BitcastOp.build([x], {"dtype": dtype}, loc=loc).result

@@ -416,6 +416,8 @@ class ConcatOp(RelaxOp):
             dims = [d if a == axis else acc.shape[a] for a, d in enumerate(k.ins[i].shape)]
             k.assume(i, dims)  # type: ignore[arg-type]  (known: the result's dims are)
         for x, start in zip(k.ins, _starts(k, k.ins, axis)):
+            if any(d == const(0) for d in x.shape):  # an empty part adds nothing (and has no valid offset)
+                continue
             acc = k.insert(x, acc, [start if a == axis else "0" for a in range(acc.rank)])
         return [acc]
 

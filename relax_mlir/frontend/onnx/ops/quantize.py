@@ -7,7 +7,6 @@ ONNX's reference does, then rounded half to even, clipped and narrowed.
 
 from __future__ import annotations
 
-import onnx
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
@@ -263,7 +262,9 @@ def _qlinear_conv(ctx: NodeContext) -> list[Out]:
 
 @converter("BitCast")
 def _bitcast(ctx: NodeContext) -> list[Out]:
-    raise ConversionError(
-        f"BitCast to {onnx.TensorProto.DataType.Name(ctx.attr('to', 0))} is not supported (no relax op "
-        "reinterprets bits)"
-    )
+    """Same-width reinterpretation; a bool is one byte (ONNX and numpy agree)."""
+    dst = relax_dtype(ctx.attr("to"), "attribute 'to'")
+    src = ctx.dtype(0)
+    if src == "i1" and dst != "i1" and dst in ("i8", "ui8"):
+        return [R.astype(ctx.x(0), dst)]  # a bool byte holds 0 or 1
+    return [R.bitcast(ctx.x(0), dst)]

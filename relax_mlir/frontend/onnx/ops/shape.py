@@ -391,9 +391,10 @@ def _spell_any(values: list[int | Expr]) -> list[int | str]:
 @converter("Dropout")
 def _dropout(ctx: NodeContext) -> list[Out]:
     """Inference-mode Dropout: the identity (and an all-true mask). Training mode is random."""
-    training = ctx.const(2) if ctx.has(2) else np.array(ctx.attr("is_test", 1) == 0 if ctx.opset < 7 else False)
-    if training is None or bool(training):
-        raise ConversionError("training_mode must be a constant false: random dropout is not supported")
+    training = ctx.require_const(2, "training_mode") if ctx.has(2) else np.array(False)
+    ratio = float(ctx.require_const(1, "ratio")) if ctx.has(1) else float(ctx.attr("ratio", 0.5))
+    if bool(training) and ratio != 0.0:
+        raise ConversionError(f"training mode with ratio {ratio} drops at random, which is not supported")
     x = ctx.x(0)
     mask = R.full(_spell(list(ctx.shape(0))), 1.0, "i1") if len(ctx.node.output) > 1 else None
     return [x, mask]
