@@ -474,4 +474,26 @@ def test_every_op_is_covered() -> None:
     mine = {n for n, cls in OPS.items() if cls.__module__ == ew.__name__}
     tested = {*ARITH, *COMPARE, *LOGICAL, *INTEGER, *UNARY_FLOAT, *UNARY_ANY, "logical_not", "bitwise_not",
               "leaky_relu"}  # fmt: skip
-    assert mine == tested | {"clip", "astype", "where"}
+    assert mine == tested | {"clip", "astype", "where", "bitcast"}
+
+
+@pytest.mark.parametrize(
+    "src, dst, expected",
+    [("f32", "i32", '!relax.tensor<["n", 2], i32>'), ("ui16", "f16", '!relax.tensor<["n", 2], f16>')],
+)
+def test_bitcast(params, src: str, dst: str, expected: str) -> None:
+    (x,) = params(f'!relax.tensor<["n", 2], {src}>')
+    assert str(ew.bitcast(x, dst).type) == expected
+
+
+@pytest.mark.parametrize(
+    "src, dst, message",
+    [
+        ("f32", "i64", "f32 and i64 have different widths"),
+        ("f32", "f8E4M3FN", "cannot bitcast to 'f8E4M3FN'"),
+    ],
+)
+def test_bitcast_errors(params, src: str, dst: str, message: str) -> None:
+    (x,) = params(f'!relax.tensor<["n"], {src}>')
+    with pytest.raises(ShapeError, match=message):
+        ew.bitcast(x, dst)

@@ -17,6 +17,7 @@ from oprun import compile_fn
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.errors import InputError, RelaxError
+from relax_mlir.frontend.onnx.registry import NUMPY_TO_RELAX
 from relax_mlir.runtime.executable import NUMPY_DTYPES
 
 SIZES = (0, 1, 5, 9)
@@ -597,3 +598,14 @@ def test_unsupported_cases_raise() -> None:
         compile_fn({"x": rb.tensor(["n"], "i1"), "y": rb.tensor(["n"], "i1")}, R.subtract)
     with pytest.raises(RelaxError, match=r"relax.add: cannot lower broadcasting.*relax.match_cast"):
         compile_fn({"x": rb.tensor(["n"]), "y": rb.tensor(["m"])}, R.add)
+
+
+@pytest.mark.parametrize(
+    "src, dst", [(np.float32, np.int32), (np.int64, np.float64), (np.uint16, np.float16), (np.int8, np.uint8)]
+)
+def test_bitcast_is_numpy_view(src: type, dst: type) -> None:
+    relax_src, relax_dst = (NUMPY_TO_RELAX[np.dtype(t)] for t in (src, dst))
+    f = compile_fn({"x": rb.tensor(["n", 3], relax_src)}, lambda x: R.bitcast(x, relax_dst))
+    for n in (1, 5):
+        x = (np.random.default_rng(n).standard_normal((n, 3)) * 100).astype(src)
+        np.testing.assert_array_equal(f(x).view(np.uint8), x.view(dst).view(np.uint8))
