@@ -202,6 +202,8 @@ class RelaxOp(ir.OpView):
     OPERANDS: ClassVar[tuple[Operand, ...]] = ()
     RESULTS: ClassVar[tuple[Operand, ...]] = (Operand("out"),)
     ATTRS: ClassVar[tuple[Attr, ...]] = ()
+    # How relax-fuse-ops may group the op: elementwise | broadcast | injective | reduction | matmul | opaque
+    FUSION: ClassVar[str] = "opaque"
     _ODS_REGIONS = (0, True)
     _ODS_OPERAND_SEGMENTS = None
     _ODS_RESULT_SEGMENTS = None

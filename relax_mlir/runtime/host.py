@@ -39,8 +39,10 @@ from relax_mlir.dialects.types import (
 )
 from relax_mlir.errors import RelaxError, UnsupportedOpError
 from relax_mlir.pipelines.registry import PassFailed, register_pass
+from relax_mlir.runtime import library as lib
 from relax_mlir.shape_infer.expr import Expr, format_dim
 from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
+from relax_mlir.transforms import memory_plan
 from relax_mlir.transforms.index_code import IndexCode
 from relax_mlir.transforms.kernel import builtin_tensor, element, is_float
 
@@ -93,11 +95,16 @@ class _Function:
 
 class _HostWriter:
     def __init__(
-        self, func: ir.Operation, kernels: dict[str, ir.FunctionType], resources: list[ir.Attribute]
+        self,
+        func: ir.Operation,
+        kernels: dict[str, ir.FunctionType],
+        resources: list[ir.Attribute],
+        library: dict[str, lib.LibraryFunction] | None = None,
     ) -> None:
         self.func = func
         self.kernels = kernels
         self.resources = resources  # dense_resource constants, shared by every function
+        self.library = library if library is not None else {}  # called library functions, by symbol
         self.name = ir.StringAttr(func.attributes["sym_name"]).value
         self.f = _Function(self.name)
         self.env: dict[str, str] = {}
@@ -204,7 +211,7 @@ class _HostWriter:
                 if (
                     source not in self.direct
                     and isinstance(source, ir.OpResult)
-                    and source.owner.name == "relax.call_tir"
+                    and source.owner.name in ("relax.call_tir", "relax.call_dps_library")
                 ):
                     self.direct[source] = dest
             elif isinstance(t, (PrimType, ShapeType)):
@@ -253,6 +260,7 @@ class _HostWriter:
         self.status = status
         planned = self.plan_outputs()
         self.params.append(f"{status}: memref<4xi64>")
+        self.allocate_storages()
         for op in list(self.func.regions[0].blocks[0].operations)[:-1]:
             self.visit(op.operation)
         returned = self.finish_outputs(planned)
@@ -270,6 +278,33 @@ class _HostWriter:
         )
         body = "\n".join("  " + x if not x.startswith("^") else x for x in lines + self.f.fail_blocks)
         return f"{head}\n{body}\n}}\n"
+
+    def allocate_storages(self) -> None:
+        """One byte buffer per storage of the memory plan (``relax-plan-memory``), held for the call."""
+        self.storages: list[tuple[str, str]] = []
+        sizes = memory_plan.read_storages(self.func)
+        if not sizes:
+            return
+        problem = memory_plan.check_plan(self.func, self.kernels)
+        if problem:
+            raise UnsupportedOpError(f"@{self.name}: invalid memory plan (relax.storages): {problem}")
+        for e in sizes:
+            name = self.f.fresh("storage")
+            mtype = f"memref<{e.value}xi8>" if e.is_const else "memref<?xi8>"
+            size = "" if e.is_const else self.code.value(e)
+            self.f.lines.append(f"{name} = memref.alloc({size}) {{alignment = 64 : i64}} : {mtype}")
+            self.storages.append((name, mtype))
+
+    def _storage_view(self, storage: int, t: TensorType) -> str:
+        """A destination tensor on a view of a planned storage (at offset 0)."""
+        name, mtype = self.storages[storage]
+        sizes = [self.code.value(x) for x in t.shape if not x.is_const]  # type: ignore[union-attr]
+        view, d = self.f.fresh("view"), self.f.fresh("d")
+        self.f.lines += [
+            f"{view} = memref.view {name}[{self.code.const(0)}][{', '.join(sizes)}] : {mtype} to {memref_type(t)}",
+            f"{d} = bufferization.to_tensor {view} restrict writable : {memref_type(t)} to {builtin_tensor(t)}",
+        ]
+        return d
 
     def finish_outputs(self, planned: list[tuple[ir.Value, RelaxType, str | None]]) -> list[_Tensor]:
         returned: list[_Tensor] = []
@@ -353,6 +388,8 @@ class _HostWriter:
                         f"{d} = bufferization.to_tensor {dest} restrict writable : {memref_type(t)} to {value.mlir}"
                     )
                     value.written_to = dest  # type: ignore[attr-defined]
+                elif (storage := memory_plan.storage_of(op, r.result_number)) >= 0:
+                    d = self._storage_view(storage, t)
                 else:
                     d = self.f.fresh("empty")
                     sizes = [self.code.value(x) for x in t.shape if not x.is_const]  # type: ignore[union-attr]
@@ -366,6 +403,59 @@ class _HostWriter:
         self.f.lines.append(
             f"{lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})"
         )
+
+    def op_call_dps_library(self, op: ir.Operation) -> None:
+        """Call a library function (ABI in ``runtime/library.py``): buffers in, destination buffers filled."""
+        callee = ir.StringAttr(op.attributes["callee"]).value
+        args = [self.lookup(v) for v in op.operands]
+        arg_types = [
+            x.type if isinstance(x, _Tensor) else relax_type(v.type) for x, v in zip(args, op.operands)
+        ]
+        outs = [relax_type(r.type) for r in op.results]
+        fn = lib.instantiate(callee, arg_types, outs)  # type: ignore[arg-type]
+        self.library.setdefault(fn.symbol, fn)
+        call_args = []
+        for x, param in zip(args, fn.params):
+            if isinstance(x, _Tensor):
+                buf = self.f.fresh("buf")
+                self.f.lines.append(
+                    f"{buf} = bufferization.to_buffer {x.name} read_only : {x.mlir} to {memref_type(x.type)}"
+                )
+                call_args.append(self._memref_cast(buf, memref_type(x.type), param))
+            elif isinstance(x, _Ints) and not x.is_shape:
+                call_args.append(x.names[0])
+            else:
+                raise UnsupportedOpError("only tensor and prim arguments can be passed to library functions")
+        written = []
+        for r, t, param in zip(op.results, outs, fn.params[len(args) :]):
+            assert isinstance(t, TensorType)
+            value, mem = _Tensor(self.f.fresh("t"), t), memref_type(t)
+            dest = self.direct.get(r)
+            if dest is None:
+                dest = self.f.fresh("buf")
+                sizes = [self.code.value(x) for x in t.shape if not x.is_const]  # type: ignore[union-attr]
+                self.f.lines.append(
+                    f"{dest} = memref.alloc({', '.join(sizes)}) {{alignment = 64 : i64}} : {mem}"
+                )
+            else:
+                value.written_to = dest  # type: ignore[attr-defined]
+            call_args.append(self._memref_cast(dest, mem, param))
+            written.append((r, value, dest, mem))
+        self.f.lines.append(
+            f"func.call @{fn.symbol}({', '.join(call_args)}) : ({', '.join(fn.params)}) -> ()"
+        )
+        for r, value, dest, mem in written:
+            self.f.lines.append(
+                f"{value.name} = bufferization.to_tensor {dest} restrict writable : {mem} to {value.mlir}"
+            )
+            self.values[r] = value
+
+    def _memref_cast(self, buf: str, have: str, want: str) -> str:
+        if have == want:
+            return buf
+        cast = self.f.fresh("buf")
+        self.f.lines.append(f"{cast} = memref.cast {buf} : {have} to {want}")
+        return cast
 
     def op_match_cast(self, op: ir.Operation) -> None:
         src = self.lookup(op.operands[0])
@@ -628,11 +718,12 @@ class LowerHost:
         }
         texts, old = [], []
         resources: list[ir.Attribute] = []
+        library: dict[str, lib.LibraryFunction] = {}
         for f in funcs:
             if not _is_relax_function(f):
                 continue
             try:
-                texts.append(_HostWriter(f, kernels, resources).write())
+                texts.append(_HostWriter(f, kernels, resources, library).write())
             except _OpError as e:
                 e.op.location.emit_error(e.message)
                 raise PassFailed("host lowering failed") from None
@@ -646,6 +737,7 @@ class LowerHost:
             f"func.func private @{name}({', '.join(str(t) for t in ft.inputs)}) -> ({', '.join(str(t) for t in ft.results)})"
             for name, ft in kernels.items()
         ]
+        declarations += [f"func.func private @{fn.symbol}({', '.join(fn.params)})" for fn in library.values()]
         parsed = ir.Module.parse("\n".join(declarations + texts))
         for f in old:
             f.erase()
@@ -653,3 +745,17 @@ class LowerHost:
         _restore_resources(new_funcs, resources)
         for f in new_funcs:
             body.append(f)
+        _append_library(body, library, set(kernels))
+
+
+def _append_library(body: ir.Block, library: dict[str, lib.LibraryFunction], taken: set[str]) -> None:
+    """Insert the called library functions (definitions or external declarations) and what they call."""
+    texts = dict.fromkeys(x for fn in library.values() for x in fn.externs)
+    texts.update(dict.fromkeys(fn.text for fn in library.values()))
+    if not texts:
+        return
+    for op in ir.Module.parse("\n".join(texts)).body.operations:
+        name = ir.StringAttr(op.operation.attributes["sym_name"]).value
+        if name in taken:
+            raise PassFailed(f"library function @{name} clashes with a function of the module")
+        body.append(op.operation)

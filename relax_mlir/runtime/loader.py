@@ -7,6 +7,7 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
+from relax_mlir.runtime import blas
 from relax_mlir.runtime.libs import shared_libs
 
 
@@ -29,6 +30,8 @@ class LoadedObject:
 
     def __init__(self, path: Path) -> None:
         self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine())
+        if blas.uses_blas(path):
+            blas.prepare()  # OpenBLAS's thread count ($RELAX_MLIR_BLAS_THREADS)
         self._engine.add_object_file(str(path))
         self._engine.finalize_object()
 

@@ -129,6 +129,8 @@ def _replace_with_call(op: ir.Operation, k: KernelBuilder, callee: str) -> None:
         with ip:
             args += [prim_value(s, loc=op.location) for s in k.symbol_params]
             results = call_tir(callee, args, k.result_types, loc=op.location)
+    if "relax.fusion_group" in op.attributes:  # relax-fuse-ops' grouping, for relax-fuse-kernels
+        results[0].owner.attributes["relax.fusion_group"] = op.attributes["relax.fusion_group"]
     for old, new in zip(op.results, results):
         old.replace_all_uses_with(new)
     op.erase()

@@ -70,6 +70,8 @@ def _check_window_attrs(attrs: dict[str, Any], spatial: int) -> None:
 class ConvOp(RelaxOp):
     """Base of N-d convolutions, layout NC<spatial> with weights OI<spatial>; ``padding`` is all befores then afters."""
 
+    FUSION = "matmul"
+
     SPATIAL = 2
     OPERANDS = (Operand("x"), Operand("weight"))
     ATTRS = (

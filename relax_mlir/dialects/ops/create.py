@@ -42,6 +42,7 @@ class ArangeOp(RelaxOp):
     """
 
     NAME = "arange"
+    FUSION = "injective"
     OPERANDS = ()
     ATTRS = (Attr("start", "scalar"), Attr("end", "scalar"), Attr("step", "scalar"), Attr("dtype", "str"))
 
@@ -112,6 +113,7 @@ class FullOp(RelaxOp):
     """
 
     NAME = "full"
+    FUSION = "injective"
     OPERANDS = ()
     ATTRS = (Attr("shape", "dims"), Attr("value", "float"), Attr("dtype", "str"))
 

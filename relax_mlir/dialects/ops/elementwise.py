@@ -526,6 +526,8 @@ def _astype(e: Emit, args: list[str]) -> str:
 class BinaryElementwiseOp(RelaxOp):
     """Base of binary elementwise ops: numpy broadcasting over symbolic dims, equal dtypes."""
 
+    FUSION = "broadcast"
+
     OPERANDS = (Operand("lhs"), Operand("rhs"))
     SCALAR: Scalar
 
@@ -582,6 +584,8 @@ class IntegerBinaryOp(BinaryElementwiseOp):
 
 class UnaryElementwiseOp(RelaxOp):
     """Base of unary elementwise ops: the result has the operand's type (float only without int code)."""
+
+    FUSION = "elementwise"
 
     OPERANDS = (Operand("x"),)
     SCALAR: Scalar
@@ -790,6 +794,7 @@ class LogicalNotOp(RelaxOp):
     """
 
     NAME = "logical_not"
+    FUSION = "elementwise"
     OPERANDS = (Operand("x"),)
 
     @classmethod
@@ -859,6 +864,7 @@ class WhereOp(RelaxOp):
     """
 
     NAME = "where"
+    FUSION = "broadcast"
     OPERANDS = (Operand("cond"), Operand("x"), Operand("y"))
 
     @classmethod
@@ -894,6 +900,7 @@ class AstypeOp(RelaxOp):
     """
 
     NAME = "astype"
+    FUSION = "elementwise"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("dtype", "str"),)
 

@@ -30,6 +30,7 @@ class MatmulOp(RelaxOp):
     """
 
     NAME = "matmul"
+    FUSION = "matmul"
     OPERANDS = (Operand("lhs"), Operand("rhs"))
 
     @classmethod

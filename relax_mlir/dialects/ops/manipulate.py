@@ -49,6 +49,7 @@ class ReshapeOp(RelaxOp):
     """
 
     NAME = "reshape"
+    FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("shape", "dims"),)
 
@@ -207,6 +208,7 @@ class PermuteDimsOp(RelaxOp):
     """
 
     NAME = "permute_dims"
+    FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("axes", "ints_or_none"),)
 
@@ -257,6 +259,7 @@ class ExpandDimsOp(RelaxOp):
     """
 
     NAME = "expand_dims"
+    FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("axes", "ints"),)
 
@@ -288,6 +291,7 @@ class SqueezeOp(RelaxOp):
     """
 
     NAME = "squeeze"
+    FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("axes", "ints_or_none"),)
 
@@ -334,6 +338,7 @@ class FlattenOp(RelaxOp):
     """
 
     NAME = "flatten"
+    FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("start_axis", "int"), Attr("end_axis", "int"))
 
@@ -542,6 +547,7 @@ class BroadcastToOp(RelaxOp):
     """
 
     NAME = "broadcast_to"
+    FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("shape", "dims"),)
 

@@ -55,6 +55,8 @@ from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, id
 class SoftmaxBaseOp(RelaxOp):
     """Base of softmax and log_softmax along ``axis``."""
 
+    FUSION = "reduction"
+
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("axis", "int"),)
 
@@ -172,6 +174,7 @@ class LayerNormOp(RelaxOp):
     """
 
     NAME = "layer_norm"
+    FUSION = "reduction"
     OPERANDS = (Operand("x"), Operand("gamma"), Operand("beta"))
     ATTRS = (Attr("axes", "ints"), Attr("epsilon", "float"))
 
@@ -209,6 +212,7 @@ class RmsNormOp(RelaxOp):
     """
 
     NAME = "rms_norm"
+    FUSION = "reduction"
     OPERANDS = (Operand("x"), Operand("gamma"))
     ATTRS = (Attr("axes", "ints"), Attr("epsilon", "float"))
 
@@ -309,6 +313,7 @@ class BatchNormOp(RelaxOp):
     """
 
     NAME = "batch_norm"
+    FUSION = "broadcast"
     OPERANDS = (Operand("x"), Operand("gamma"), Operand("beta"), Operand("mean"), Operand("var"))
     ATTRS = (Attr("axis", "int"), Attr("epsilon", "float"))
 

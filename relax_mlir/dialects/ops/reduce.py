@@ -34,6 +34,8 @@ from relax_mlir.transforms.ordering import equal, precedes
 class ReductionOp(RelaxOp):
     """Base of reductions over ``axes`` (``unit`` = all axes), keeping reduced dims as 1 if ``keepdims``."""
 
+    FUSION = "reduction"
+
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("axes", "ints_or_none"), Attr("keepdims", "bool"))
 

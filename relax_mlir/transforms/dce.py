@@ -1,0 +1,73 @@
+"""``relax-dce``: remove relax ops whose results are unused, and unused dataflow block outputs.
+
+IRDL ops carry no ``Pure`` trait, so upstream ``canonicalize``/DCE keep every dead relax op. Every relax
+compute op is pure (``call_tir`` kernels included); ``call_dps_library`` calls code we cannot see, so it
+is kept. ``match_cast`` is kept unless its check can never fail and it binds no new symbol (its target
+type is implied by its operand's type): like Relax, dropping a dead value never drops a run-time check,
+and a symbol a later type names stays bound. Dataflow blocks lose the outputs nothing after them uses;
+a block left with no output and no op disappears.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from relax_mlir.dialects.types import relax_type
+from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.relax_ir import (
+    cast_cannot_fail,
+    drop_dataflow_results,
+    functions,
+    is_dataflow,
+    is_pure,
+    unused,
+)
+
+
+def removable(op: ir.Operation) -> bool:
+    """A relax op that may be erased when its results are unused."""
+    if is_pure(op):
+        return True
+    if op.name == "relax.match_cast":
+        return cast_cannot_fail(relax_type(op.operands[0].type), relax_type(op.results[0].type))
+    return False
+
+
+def dce_block(block: ir.Block) -> int:
+    """Erase dead relax ops in ``block`` (and its dataflow blocks), last to first; the number erased."""
+    erased = 0
+    for op in reversed(list(block.operations)):
+        op = op.operation
+        if is_dataflow(op):
+            erased += _dce_dataflow(op)
+        elif removable(op) and unused(op):
+            op.erase()
+            erased += 1
+    return erased
+
+
+def _dce_dataflow(op: ir.Operation) -> int:
+    keep = [i for i, r in enumerate(op.results) if list(r.uses)]
+    erased = 0
+    if len(keep) != len(op.results):
+        erased += len(op.results) - len(keep)
+        op = drop_dataflow_results(op, keep)
+    block = op.regions[0].blocks[0]
+    erased += dce_block(block)
+    if not op.results and len(block.operations) == 1:  # only the yield is left
+        op.erase()
+        erased += 1
+    return erased
+
+
+def dce(module: ir.Operation) -> int:
+    """Run relax-dce on every function of ``module``; the number of ops and outputs removed."""
+    return sum(dce_block(f.regions[0].blocks[0]) for f in functions(module))
+
+
+@register_pass("relax-dce")
+class DeadCodeElimination:
+    """Remove unused pure relax ops and unused dataflow block outputs (run-time checks are kept)."""
+
+    def run(self, module: ir.Operation) -> None:
+        dce(module)

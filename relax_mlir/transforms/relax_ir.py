@@ -1,0 +1,134 @@
+"""Small helpers shared by the relax cleanup passes (relax-dce, relax-cse, relax-canonicalize,
+relax-fold-constants): which ops are pure, walking function bodies and dataflow blocks, replacing ops."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from mlir import ir
+from mlir.dialects import scf
+
+from relax_mlir.dialects.registry import OPS, RelaxOp
+from relax_mlir.dialects.types import ObjectType, PrimType, RelaxType, ShapeType, TensorType, TupleType
+from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR
+
+# Ops whose effects the compiler cannot see: never removed, merged or evaluated.
+IMPURE_OPS = frozenset({"call_dps_library"})
+
+
+def relax_class(op: ir.Operation) -> type[RelaxOp] | None:
+    """The op class of a relax op, else None."""
+    if not op.name.startswith("relax."):
+        return None
+    return OPS.get(op.name.removeprefix("relax."))
+
+
+def is_pure(op: ir.Operation) -> bool:
+    """A relax op that computes its results from its operands only, with no run-time check.
+
+    ``match_cast`` checks at run time and binds symbols, so it is not pure here (see ``cast_cannot_fail``).
+    """
+    cls = relax_class(op)
+    return cls is not None and cls.NAME not in IMPURE_OPS and cls.NAME != "match_cast"
+
+
+def is_dataflow(op: ir.Operation) -> bool:
+    return op.name == "scf.execute_region" and DATAFLOW_ATTR in op.attributes
+
+
+def unused(op: ir.Operation) -> bool:
+    return all(not list(r.uses) for r in op.results)
+
+
+def functions(module: ir.Operation) -> list[ir.Operation]:
+    """The ``func.func`` ops of a module that have a body."""
+    body = module.regions[0].blocks[0]
+    return [
+        op.operation for op in body.operations if op.operation.name == "func.func" and op.regions[0].blocks
+    ]
+
+
+def walk_relax_ops(block: ir.Block) -> Iterator[ir.Operation]:
+    """Relax ops of ``block`` and of dataflow blocks inside it, in program order (snapshot)."""
+    for op in list(block.operations):
+        op = op.operation
+        if is_dataflow(op):
+            yield from walk_relax_ops(op.regions[0].blocks[0])
+        elif relax_class(op) is not None:
+            yield op
+
+
+def replace_op(op: ir.Operation, values: Sequence[ir.Value]) -> None:
+    """Point every use of ``op``'s results at ``values`` and erase ``op``."""
+    for r, v in zip(op.results, values):
+        r.replace_all_uses_with(v)
+    op.erase()
+
+
+def erase_dead_producers(values: Sequence[ir.Value]) -> None:
+    """Erase the pure producers of ``values`` (recursively) that no longer have uses."""
+    work, erased = list(values), set()
+    while work:
+        v = work.pop()
+        if v in erased or not isinstance(v, ir.OpResult):
+            continue
+        owner = v.owner.operation
+        if is_pure(owner) and unused(owner):
+            work.extend(owner.operands)
+            erased.update(owner.results)
+            owner.erase()
+
+
+def cast_cannot_fail(src: RelaxType | None, dst: RelaxType | None) -> bool:
+    """True when every value of type ``src`` has type ``dst`` (a match_cast from ``src`` to ``dst``
+    checks nothing and binds no symbol that ``src`` does not already name)."""
+    if isinstance(dst, ObjectType):
+        return True
+    if src is None or dst is None or type(src) is not type(dst):
+        return False
+    if isinstance(src, TensorType):
+        assert isinstance(dst, TensorType)
+        if dst.dtype is not None and dst.dtype != src.dtype:
+            return False
+        return _dims_implied(src.shape, dst.shape)
+    if isinstance(src, ShapeType):
+        assert isinstance(dst, ShapeType)
+        return _dims_implied(src.values, dst.values)
+    if isinstance(src, PrimType):
+        assert isinstance(dst, PrimType)
+        return dst.value is None or dst.value == src.value
+    if isinstance(src, TupleType):
+        assert isinstance(dst, TupleType)
+        return len(src.fields) == len(dst.fields) and all(
+            cast_cannot_fail(a, b) for a, b in zip(src.fields, dst.fields)
+        )
+    return False
+
+
+def _dims_implied(src: tuple | None, dst: tuple | None) -> bool:
+    if dst is None:
+        return True
+    if src is None or len(src) != len(dst):
+        return False
+    return all(b is None or (a is not None and a == b) for a, b in zip(src, dst))
+
+
+def drop_dataflow_results(op: ir.Operation, keep: list[int]) -> ir.Operation:
+    """Rebuild dataflow block ``op`` with only the results at ``keep``; returns the new op."""
+    block = op.regions[0].blocks[0]
+    terminator = block.operations[len(block.operations) - 1].operation
+    with ir.InsertionPoint(op), op.location:
+        new = ir.Operation.create("scf.execute_region", results=[op.results[i].type for i in keep], regions=1)
+    attrs = op.attributes
+    for i in range(len(attrs)):
+        new.attributes[attrs[i].name] = attrs[i].attr
+    new_block = new.regions[0].blocks.append()
+    for inner in list(block.operations):
+        new_block.append(inner.operation)
+    with ir.InsertionPoint(terminator), terminator.location:
+        scf.YieldOp([terminator.operands[i] for i in keep])
+    terminator.erase()
+    for j, i in enumerate(keep):
+        op.results[i].replace_all_uses_with(new.results[j])
+    op.erase()
+    return new
