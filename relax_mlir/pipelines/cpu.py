@@ -1,18 +1,52 @@
-"""The CPU pipelines: relax to host code, host code to LLVM, and both (``cpu``)."""
+"""The CPU pipelines: relax to host code at each optimization level, host code to LLVM, and both.
+
+| level | relax-level passes (before ``relax-lower-host``) |
+| --- | --- |
+| ``relax-O0`` | verify, infer shapes, lower every op to a kernel |
+| ``relax-O1`` | + cleanups (canonicalize, fold constants, CSE, DCE), tiled and vectorized matmul kernels |
+| ``relax-O2`` | + fusion (``relax-fuse-ops`` / ``relax-fuse-kernels``) and static memory planning |
+| ``relax-O3`` | + matmul (and bias) offload to OpenBLAS (``relax-dispatch-blas``) |
+
+``compile(opt_level=n)`` runs ``relax-O<n>`` then ``host-to-llvm`` (LLVM at -O<n>); ``relax-to-host`` is
+``relax-O3`` and ``cpu`` is ``relax-to-host,host-to-llvm``.
+"""
 
 from __future__ import annotations
 
 from relax_mlir.pipelines.registry import register_pipeline
 from relax_mlir.runtime.codegen import llvm_pipeline
 
-RELAX_TO_HOST = (
-    "relax-verify,relax-infer-shapes,convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels"
-)
+VERIFY = "relax-verify,relax-infer-shapes"
 
+
+def cleanup(opt_level: int) -> str:
+    """Relax-level cleanups; constants are folded by compiling them at ``opt_level``."""
+    return f"relax-canonicalize,relax-fold-constants{{opt-level={opt_level}}},relax-cse,relax-dce"
+
+
+LEVELS = {
+    0: f"{VERIFY},convert-relax-to-linalg,relax-lower-host",
+    1: f"{VERIFY},{cleanup(1)},convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels",
+    2: (
+        f"{VERIFY},{cleanup(2)},relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,"
+        "relax-lower-host,relax-schedule-kernels"
+    ),
+    3: (
+        f"{VERIFY},{cleanup(3)},relax-dispatch-blas,relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,"
+        "relax-plan-memory,relax-lower-host,relax-schedule-kernels"
+    ),
+}
+SUMMARIES = {
+    0: "Relax to host code without optimizations: every op its own kernel, untiled",
+    1: "Relax to host code with relax-level cleanups and tiled, vectorized matmul kernels",
+    2: "O1 plus operator fusion and static memory planning",
+    3: "O2 plus matmul offload to OpenBLAS (numpy's)",
+}
+
+for _level, _pipeline in LEVELS.items():
+    register_pipeline(f"relax-O{_level}", _pipeline, SUMMARIES[_level])
 register_pipeline(
-    "relax-to-host",
-    RELAX_TO_HOST,
-    "Lower relax functions to host code calling linalg kernels; tile and vectorize matmul kernels",
+    "relax-to-host", "relax-O3", "Lower relax functions to host code calling kernels (relax-O3)"
 )
 register_pipeline("host-to-llvm", llvm_pipeline(), "Bufferize host code and kernels and lower them to LLVM")
 register_pipeline(

@@ -5,8 +5,9 @@ numpy 2.x wheels ship OpenBLAS as ``numpy.libs/libscipy_openblas64_-<hash>.so`` 
 MLIR functions (inserted by relax-lower-host, see ``library.py`` for the ABI) that call those symbols with
 pointers taken from their memrefs; no C compiler is involved. The loader makes the symbols resolvable
 (``libs.shared_libs``) and, before running code that calls BLAS, sets OpenBLAS's thread count to
-``$RELAX_MLIR_BLAS_THREADS`` (default 1, like the generated kernels; ``0`` leaves OpenBLAS's own
-setting). numpy uses the same OpenBLAS, so this also sets numpy's matmul threads in the process.
+``$RELAX_MLIR_BLAS_THREADS`` when set (``1`` runs BLAS on one thread like the generated kernels; unset
+or ``0`` leaves OpenBLAS's own setting). numpy uses the same OpenBLAS, so setting it also sets numpy's
+matmul threads in the process.
 
 Callee ``relax_blas_gemm(lhs, rhs[, bias]) -> out`` (f32/f64, row-major, contiguous):
 
@@ -76,12 +77,12 @@ def gemm_symbol(dtype: str, routine: str = "gemm") -> str:
 
 @functools.cache
 def prepare() -> None:
-    """Load OpenBLAS globally and set its thread count from ``$RELAX_MLIR_BLAS_THREADS`` (default 1)."""
+    """Load OpenBLAS globally and set its thread count from ``$RELAX_MLIR_BLAS_THREADS`` (if set)."""
     path = library_path()
     if path is None:
         return
     lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-    threads = int(os.environ.get(THREADS_ENV, "1"))
+    threads = int(os.environ.get(THREADS_ENV, "0"))
     for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_"):
         if threads > 0 and hasattr(lib, name):
             getattr(lib, name).argtypes = [ctypes.c_int]

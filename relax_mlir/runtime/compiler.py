@@ -17,10 +17,6 @@ from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.host import SIGNATURE_ATTR
 from relax_mlir.runtime.loader import LoadedObject
 
-RELAX_TO_HOST = (
-    "relax-verify,relax-infer-shapes,convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels"
-)
-
 
 @dataclass
 class CompileStats:
@@ -35,17 +31,23 @@ def compile(  # noqa: A001  (the public name users expect)
     target: str = "cpu",
     *,
     opt_level: int = 3,
+    pipeline: str | None = None,
     use_cache: bool = True,
     on_stage: Callable[[str, str], None] | None = None,
 ) -> Executable:
     """Compile every public relax function of ``module`` for ``target`` (``"cpu"``).
 
-    ``module`` is a module built with the builder, or relax IR text. ``on_stage(name, ir_text)`` is
-    called with the IR after each stage (for printing). Returns an ``Executable``; compiled objects are
-    cached on disk (``$RELAX_MLIR_CACHE``, default ``~/.cache/relax_mlir``) keyed by the lowered IR.
+    ``module`` is a module built with the builder, or relax IR text. ``opt_level`` (0-3) picks the
+    relax pipeline ``relax-O<n>`` and LLVM's level; ``pipeline`` replaces the relax-level pipeline
+    with any pass list that ends in host code (``"relax-verify,relax-infer-shapes,relax-fuse-ops,
+    convert-relax-to-linalg,relax-fuse-kernels,relax-lower-host"``). ``on_stage(name, ir_text)`` is called with the IR after each stage
+    (for printing). Returns an ``Executable``; compiled objects are cached on disk
+    (``$RELAX_MLIR_CACHE``, default ``~/.cache/relax_mlir``) keyed by the lowered IR.
     """
     if target != "cpu":
         raise RelaxError(f"unknown target '{target}'; available targets: cpu")
+    if opt_level not in (0, 1, 2, 3):
+        raise CompileError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
     stats = CompileStats()
     start = time.perf_counter()
     ctx = make_context()
@@ -55,7 +57,7 @@ def compile(  # noqa: A001  (the public name users expect)
             op = parse_module(text, "<compile>")
         except ir.MLIRError as e:
             raise CompileError(_diagnostics(e)) from None
-        _run(op, "relax-to-host")
+        _run(op, pipeline or f"relax-O{opt_level}")
         stats.stages["relax to host"] = time.perf_counter() - start
         host_text = str(op)
         if on_stage:

@@ -4,11 +4,13 @@
     np.testing.assert_allclose(exe(x), np.exp(x), rtol=1e-5)
 
 Compiled code is cached per process by the printed module, so parametrized tests that rebuild the
-same function compile it once.
+same function compile it once. ``$RELAX_MLIR_TEST_OPT_LEVEL`` (default 1) picks the pipeline
+(``relax-O<n>``) every op test compiles with; ``test_pipelines.py`` reruns the op tests at 0, 2 and 3.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,6 +23,7 @@ from relax_mlir.runtime.compiler import compile
 from relax_mlir.runtime.executable import Executable
 
 _COMPILED: dict[str, Executable] = {}
+OPT_LEVEL = int(os.environ.get("RELAX_MLIR_TEST_OPT_LEVEL", "1"))
 
 
 def build_fn(
@@ -50,7 +53,7 @@ def compile_fn(
     module = build_fn(params, body, upper_bounds)
     text = str(module)
     if text not in _COMPILED:
-        _COMPILED[text] = compile(text, opt_level=1)
+        _COMPILED[text] = compile(text, opt_level=OPT_LEVEL)
     return _COMPILED[text]
 
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 from oprun import build_fn, rand
@@ -14,7 +11,6 @@ from relax_mlir.dialects import relax as R
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import small_cnn, transformer_block
 from relax_mlir.pipelines import load_passes
-from relax_mlir.pipelines import registry as reg
 from relax_mlir.runtime.compiler import compile
 from relax_mlir.runtime.executable import Executable
 
@@ -25,21 +21,9 @@ FUSED = (
 D, HEADS, FF = 64, 4, 96
 
 
-@contextlib.contextmanager
-def fused_pipeline() -> Iterator[None]:
-    """compile() with fusion in relax-to-host (until the lead wires it into the named pipelines)."""
-    load_passes()
-    old = reg.PIPELINES["relax-to-host"]
-    reg.PIPELINES["relax-to-host"] = (FUSED, old[1])
-    try:
-        yield
-    finally:
-        reg.PIPELINES["relax-to-host"] = old
-
-
 def compile_fused(module, **kw) -> Executable:
-    with fused_pipeline():
-        return compile(module, opt_level=1, **kw)
+    """compile() with fusion only (no cleanups, no planning, no BLAS): what these tests isolate."""
+    return compile(module, opt_level=1, pipeline=FUSED, **kw)
 
 
 def kernel_calls(module) -> int:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 from mlir import ir, passmanager
@@ -13,7 +11,7 @@ from relax_mlir.context import make_context, parse_module
 from relax_mlir.errors import InputError
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import small_cnn, transformer_block
-from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline, registry
+from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
 from relax_mlir.runtime.compiler import compile
 from relax_mlir.shape_infer.expr import prove_le
 from relax_mlir.transforms.memory_plan import plan_module, report
@@ -30,26 +28,21 @@ def block_text(bounds: str | None) -> str:
     return text.replace(BOUNDS, f"relax.upper_bounds = {{{bounds}}}")
 
 
-@pytest.fixture(scope="module")
-def planning() -> Iterator[None]:
-    """Compile with relax-plan-memory after convert-relax-to-linalg (the lead wires it into pipelines)."""
-    text, summary = registry.PIPELINES["relax-to-host"]
-    registry.PIPELINES["relax-to-host"] = (
-        text.replace("convert-relax-to-linalg,", "convert-relax-to-linalg,relax-plan-memory,"),
-        summary,
-    )
-    yield
-    registry.PIPELINES["relax-to-host"] = (text, summary)
+PLANNED = (  # planning alone (no cleanups, fusion or BLAS), to test what it does by itself
+    "relax-verify,relax-infer-shapes,convert-relax-to-linalg,relax-plan-memory,relax-lower-host,"
+    "relax-schedule-kernels"
+)
 
 
 @pytest.fixture(scope="module")
-def blocks(planning: None) -> dict:
+def blocks() -> dict:
     hosts: dict[str, str] = {}
     out = {}
     for name, bounds in [("static", "b = 2 : i64, s = 9 : i64"), ("symbolic", None)]:
         out[name] = compile(
             block_text(bounds),
             opt_level=1,
+            pipeline=PLANNED,
             on_stage=lambda s, t, n=name: hosts.__setitem__(n, t) if s == "host" else None,
         )
     out["hosts"] = hosts
@@ -106,7 +99,7 @@ def test_plan_is_used_by_the_host_code(blocks) -> None:
 
 
 @pytest.fixture(scope="module")
-def cnns(planning: None) -> dict:
+def cnns() -> dict:
     text = str(small_cnn())
     bounded = text.replace(
         'func.func @small_cnn(%arg0: !relax.tensor<["n", 3, "h", "w"], f32> {relax.name = "image"}) -> '
@@ -115,7 +108,10 @@ def cnns(planning: None) -> dict:
         '!relax.tensor<["n", 10], f32> attributes {relax.upper_bounds = {n = 2 : i64, h = 16 : i64, w = 17 : i64}} {',
     )
     assert bounded != text
-    return {"symbolic": compile(text, opt_level=1), "static": compile(bounded, opt_level=1)}
+    return {
+        "symbolic": compile(text, opt_level=1, pipeline=PLANNED),
+        "static": compile(bounded, opt_level=1, pipeline=PLANNED),
+    }
 
 
 @pytest.mark.parametrize("n, h, w", [(1, 8, 8), (2, 9, 13), (1, 2, 3), (2, 16, 17)])
