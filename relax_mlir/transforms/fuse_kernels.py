@@ -374,9 +374,9 @@ def _drop_unused(module: ir.Operation, candidates: set[str]) -> None:
     used: set[str] = set()
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        for name in ("callee",):
-            if name in op.attributes:
-                used.add(ir.FlatSymbolRefAttr(op.attributes[name]).value)
+        callee = op.attributes["callee"] if "callee" in op.attributes else None
+        if isinstance(callee, ir.FlatSymbolRefAttr):  # call_tir, func.call (call_dps_library names a string)
+            used.add(callee.value)
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
