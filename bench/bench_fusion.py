@@ -7,10 +7,8 @@ convert-relax-to-linalg.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +21,6 @@ from relax_mlir.context import make_context, parse_module  # noqa: E402
 from relax_mlir.examples import reference  # noqa: E402
 from relax_mlir.examples.models import transformer_block  # noqa: E402
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline  # noqa: E402
-from relax_mlir.pipelines import registry as reg  # noqa: E402
 from relax_mlir.runtime.compiler import compile  # noqa: E402
 
 FRONT = "relax-verify,relax-infer-shapes,convert-relax-to-linalg"
@@ -31,16 +28,6 @@ FUSED_FRONT = "relax-verify,relax-infer-shapes,relax-fuse-ops,convert-relax-to-l
 BACK = "relax-lower-host,relax-schedule-kernels"
 D, HEADS, FF = 512, 8, 2048
 SHAPES = ((1, 32), (1, 128), (4, 128), (1, 512))
-
-
-@contextlib.contextmanager
-def relax_to_host(front: str) -> Iterator[None]:
-    old = reg.PIPELINES["relax-to-host"]
-    reg.PIPELINES["relax-to-host"] = (f"{front},{BACK}", old[1])
-    try:
-        yield
-    finally:
-        reg.PIPELINES["relax-to-host"] = old
 
 
 def kernel_calls(text: str, front: str) -> int:
@@ -67,8 +54,7 @@ def main() -> int:
     text = str(transformer_block(D, HEADS, FF))
     exes = {}
     for name, front in (("unfused", FRONT), ("fused", FUSED_FRONT)):
-        with relax_to_host(front):
-            exes[name] = compile(text)
+        exes[name] = compile(text, pipeline=f"{front},{BACK}")
         print(f"{name}: {kernel_calls(text, front)} kernel calls (call_tir)")
     weights = reference.transformer_weights(D, FF)
     print(f"\n{'b x s':>9} {'unfused (ms)':>13} {'fused (ms)':>11} {'speed-up':>9}")
