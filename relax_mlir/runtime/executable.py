@@ -5,13 +5,25 @@ kind, dtype, rank, constant dims, one value per symbol across all parameters, sy
 expressions, and declared upper bounds. Non-contiguous arrays are copied. Outputs whose shapes
 follow from the inputs are allocated here as numpy arrays and written in place by the compiled code;
 data-dependent outputs come back from native code and are copied into numpy arrays, then freed.
+
+A call takes a fast path planned when the function is loaded: every dim a check reads is a position
+in one tuple (the inputs' shapes and integers, in order), constant dims and repeated symbols are
+compared with precomputed getters, and a call's memref descriptors, integer outputs and status words
+are packed into one reused int64 buffer (a frame). Whenever the fast path meets anything it does not
+accept (a failed check, an ndarray subclass, a value that raises), the call is redone by ``bind``,
+the reference implementation of every check: it raises the error (so messages and their order do not
+depend on the path) or returns the values to run with.
 """
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+import struct
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 import ml_dtypes
@@ -65,20 +77,74 @@ def descriptor_type(rank: int) -> type[ctypes.Structure]:
     return _DESCRIPTORS[rank]
 
 
-def _describe(array: np.ndarray) -> ctypes.Structure:
-    d = descriptor_type(array.ndim)()
-    d.allocated = d.aligned = array.ctypes.data
-    d.offset = 0
-    if array.ndim:
-        d.sizes[:] = array.shape
-        d.strides[:] = [s // array.itemsize for s in array.strides] if array.size else [0] * array.ndim
-    return d
-
-
 def numpy_dtype(dtype: str | None, what: str) -> np.dtype:
     if dtype not in NUMPY_DTYPES:
         raise InputError(f"{what}: dtype {dtype} has no numpy equivalent")
     return np.dtype(NUMPY_DTYPES[dtype])
+
+
+# -- data pointers and strides ---------------------------------------------------------------------
+_read_word = ctypes.c_size_t.from_address
+_DATA_OFFSET = object.__basicsize__  # PyArrayObject's ``data`` follows PyObject_HEAD (numpy's ABI)
+
+
+def _address_by_ctypes(array: np.ndarray) -> int:
+    return array.ctypes.data
+
+
+def _address_by_header(array: np.ndarray) -> int:
+    return _read_word(id(array) + _DATA_OFFSET).value
+
+
+def _choose_address() -> Callable[[np.ndarray], int]:
+    """Read ``data`` from the array header (8x faster than ``.ctypes.data``) where it is verified."""
+    if sys.implementation.name != "cpython":
+        return _address_by_ctypes
+    base = np.arange(24, dtype=np.float64)
+    probes = [base, base[5:], base.reshape(4, 6)[1:, 2:], np.empty(0, np.float32), np.zeros((), np.int8)]
+    if all(_address_by_header(a) == a.ctypes.data for a in probes):
+        return _address_by_header
+    return _address_by_ctypes
+
+
+data_address = _choose_address()
+
+
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Element strides of a C-contiguous array (what an identity-layout memref assumes)."""
+    n = len(shape)
+    if n < 2:
+        return (1,) * n
+    if n == 2:
+        return (shape[1], 1)
+    strides = [1] * n
+    for i in range(n - 1, 0, -1):
+        strides[i - 1] = strides[i] * shape[i]
+    return tuple(strides)
+
+
+def _getter(positions: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]] | None:
+    """``lambda xs: tuple(xs[p] for p in positions)`` (None when there are none), at C speed."""
+    if not positions:
+        return None
+    if len(positions) == 1:
+        (p,) = positions
+        return lambda xs: (xs[p],)
+    return itemgetter(*positions)
+
+
+def _shape_getter(positions: Sequence[int]) -> Callable[[Sequence[int]], Any]:
+    """The ``np.empty`` shape at ``positions`` of the extended dims (an int for rank 1)."""
+    if not positions:
+        return lambda xs: ()
+    return itemgetter(*positions)
+
+
+# Input kinds of the fast path. _SLOW (no numpy dtype, unknown rank) always goes to ``bind``, which
+# rejects every call of such a function, so a _SLOW input never reaches ``_run``.
+_TENSOR, _PRIM, _SHAPE, _SLOW = 0, 1, 2, 3
+_STATUS_WORDS = 4  # check code, actual, expected, spare
+_DESC_WORDS_1D = 5  # allocated, aligned, offset, size, stride
 
 
 @dataclass
@@ -86,6 +152,16 @@ class _Input:
     kind: str
     type: Any
     name: str
+
+
+class _Frame:
+    """The reused memory of one call in flight: descriptors, int outputs, status, native arguments."""
+
+    __slots__ = ("buffer", "args")
+
+    def __init__(self, buffer: ctypes.Array, args: list[int]) -> None:
+        self.buffer = buffer
+        self.args = args
 
 
 class Function:
@@ -122,11 +198,171 @@ class Function:
         argtypes += [ctypes.c_void_p] * (len(self.outputs) - len(self._returned) + 1)
         self._fn = ctypes.CFUNCTYPE(None, *argtypes)(loaded.address(f"_mlir_ciface_{name}"))
         self._loaded = loaded  # keeps the code alive
-        self._status = np.zeros(4, np.int64)
+        self._plan_inputs()
+        self._plan_outputs()
+        self._frames: list[_Frame] = []  # idle frames; a call pops one (or makes one) and returns it
 
     def __repr__(self) -> str:
         params = ", ".join(f"{i.name}: {i.type}" for i in self.inputs)
         return f"<compiled @{self.name}({params})>"
+
+    # -- planning the fast path (at load time) --------------------------------------------------------
+    def _plan_inputs(self) -> None:
+        """Kinds, dtypes and ranks of the inputs, and every dim check as positions in the dims tuple."""
+        self._n_params = len(self.param_structure)
+        self._flat_params = all(s == 0 for s in self.param_structure)
+        plan: list[tuple[int, np.dtype | None, int]] = []
+        first: dict[str, int] = {}  # symbol -> position of the dim that defines it
+        const_at: list[int] = []
+        const_want: dict[int, int] = {}
+        repeat_at: list[int] = []
+        repeat_of: list[int] = []
+        exprs: list[tuple[Expr, int]] = []
+        position = 0
+        for spec in self.inputs:
+            t = spec.type
+            if spec.kind == "tensor":
+                dims = t.shape
+                dtype = np.dtype(NUMPY_DTYPES[t.dtype]) if t.dtype in NUMPY_DTYPES else None
+                if dims is None or dtype is None:
+                    plan.append((_SLOW, None, 0))
+                    continue
+                plan.append((_TENSOR, dtype, len(dims)))
+            elif spec.kind == "prim":
+                dims = (t.value,)
+                plan.append((_PRIM, None, 1))
+            else:
+                if t.values is None:
+                    plan.append((_SLOW, None, 0))
+                    continue
+                dims = tuple(t.values)
+                plan.append((_SHAPE, None, len(dims)))
+            for d in dims:
+                at, position = position, position + 1
+                if d is None:
+                    continue
+                if d.is_const:
+                    const_at.append(at)
+                    const_want[at] = d.value
+                elif d.free_symbols == {str(d)}:
+                    if str(d) in first:
+                        repeat_at.append(at)
+                        repeat_of.append(first[str(d)])
+                    else:
+                        first[str(d)] = at
+                else:
+                    exprs.append((d, at))
+        self._input_plan = plan
+        self._fast = all(kind != _SLOW for kind, _, _ in plan)
+        self._const_get = _getter(const_at)
+        self._const_want = tuple(const_want[a] for a in const_at)
+        self._repeat_get = _getter(repeat_at)
+        self._repeat_ref = _getter(repeat_of)
+        self._exprs = exprs
+        self._symbols = list(first)
+        self._symbol_get = _getter(list(first.values()))
+        self._bounds: list[tuple[int, int]] = []
+        for name, bound in self.upper_bounds.items():
+            if name in first:
+                self._bounds.append((first[name], bound))
+            elif bound < 0:  # ``bind`` rejects an undefined symbol (0) over a negative bound
+                self._fast = False
+        self._n_dims = position
+
+    def _env(self, dims: Sequence[int]) -> dict[str, int]:
+        """The symbol values ``bind`` would return, from the dims tuple."""
+        return dict(zip(self._symbols, self._symbol_get(dims))) if self._symbol_get else {}
+
+    def _plan_outputs(self) -> None:
+        """Output shapes as getters of the dims tuple, and the layout of a frame's buffer."""
+        first = dict(zip(self._symbols, self._symbol_get(range(self._n_dims)))) if self._symbol_get else {}
+        consts: list[int] = []
+        exprs: list[Expr] = []
+        tensors: list[tuple[Callable[[Sequence[int]], Any], np.dtype | None, str | None, int]] = []
+        shapes: list[list[tuple[str, Any]]] = []
+        for kind, t in self.outputs:
+            if kind != "tensor":
+                continue
+            where: list[tuple[str, Any]] = []
+            for d in t.shape:
+                if d.is_const:
+                    where.append(("const", len(consts)))
+                    consts.append(d.value)
+                elif d.free_symbols == {str(d)} and str(d) in first:
+                    where.append(("dim", first[str(d)]))
+                else:
+                    where.append(("expr", len(exprs)))
+                    exprs.append(d)
+            shapes.append(where)
+        n_dims, n_consts = self._n_dims, len(consts)
+        offset = {"dim": 0, "const": n_dims, "expr": n_dims + n_consts}
+        tensor_outputs = [t for kind, t in self.outputs if kind == "tensor"]
+        for t, where in zip(tensor_outputs, shapes):
+            getter = _shape_getter([offset[k] + i for k, i in where])
+            dtype = np.dtype(NUMPY_DTYPES[t.dtype]) if t.dtype in NUMPY_DTYPES else None
+            tensors.append((getter, dtype, t.dtype, len(t.shape)))
+        self._out_consts = tuple(consts)
+        self._out_exprs = exprs
+        self._out_tensors = tensors
+        self._only_tensors = all(kind == "tensor" for kind, _ in self.outputs)
+        self._flat_results = all(s == 0 for s in self.result_structure)
+
+        # A frame: [tensor descriptors, inputs then outputs][int outputs][status][descriptors of both].
+        ranks = [len(spec.type.shape or ()) for spec in self.inputs if spec.kind == "tensor"]
+        ranks += [rank for _, _, _, rank in tensors]
+        self._desc_at: list[int] = []
+        words = 0
+        for rank in ranks:
+            self._desc_at.append(words)
+            words += 3 + 2 * rank
+        self._int_outputs: list[tuple[int, int]] = []  # (first word, count) per prim/shape output
+        int_words = words
+        for kind, t in self.outputs:
+            if kind in ("prim", "shape"):
+                n = 1 if kind == "prim" else len(t.values)
+                self._int_outputs.append((int_words, n))
+                int_words += n
+        self._status_at = int_words
+        packed = int_words + _STATUS_WORDS
+        self._zeros = (0,) * (packed - words)
+        self._pack = struct.Struct(f"={packed}q").pack_into
+        self._frame_words = packed + _DESC_WORDS_1D * (len(self._int_outputs) + 1)
+        self._int_slots: list[int] = []  # native argument indices of prim and shape values
+        at = 1 if self._returned else 0
+        for spec in self.inputs:
+            n = 1 if spec.kind in ("tensor", "prim") else len(spec.type.values)
+            if spec.kind != "tensor":
+                self._int_slots.extend(range(at, at + n))
+            at += n
+
+    def _new_frame(self) -> _Frame:
+        buffer = (ctypes.c_int64 * self._frame_words)()
+        base = ctypes.addressof(buffer)
+        desc = iter(self._desc_at)
+        args: list[int] = [0] if self._returned else []
+        for spec in self.inputs:
+            if spec.kind == "tensor":
+                args.append(base + 8 * next(desc))
+            else:
+                args += [0] * (1 if spec.kind == "prim" else len(spec.type.values))
+        constant_at = self._status_at + _STATUS_WORDS
+        ints = iter([*self._int_outputs, (self._status_at, _STATUS_WORDS)])
+
+        def constant_descriptor() -> int:
+            nonlocal constant_at
+            data, n = next(ints)
+            at, constant_at = constant_at, constant_at + _DESC_WORDS_1D
+            buffer[at] = buffer[at + 1] = base + 8 * data
+            buffer[at + 2], buffer[at + 3], buffer[at + 4] = 0, n, 1
+            return base + 8 * at
+
+        for kind, _ in self.outputs:
+            if kind == "tensor":
+                args.append(base + 8 * next(desc))
+            elif kind != "returned":
+                args.append(constant_descriptor())
+        args.append(constant_descriptor())
+        return _Frame(buffer, args)
 
     # -- checking inputs ---------------------------------------------------------------------------
     def _flatten(self, args: Sequence[Any]) -> list[Any]:
@@ -148,7 +384,11 @@ class Function:
         return flat
 
     def bind(self, args: Sequence[Any]) -> tuple[list[Any], dict[str, int]]:
-        """Check the arguments; return them as contiguous arrays/ints and the symbol values."""
+        """Check the arguments; return them as contiguous arrays/ints and the symbol values.
+
+        The reference for every check: the fast path of ``__call__`` accepts a subset of what this
+        accepts and hands everything else here, so errors always come from this code.
+        """
         flat = self._flatten(args)
         env: dict[str, int] = {}
         origin: dict[str, str] = {}
@@ -224,53 +464,151 @@ class Function:
             raise InputError(f"@{self.name}: {where} must be a shape of {n} integers, got {value!r}")
         return [int(v) for v in value]
 
+    def _gather(self, flat: Sequence[Any]) -> tuple[list[np.ndarray], tuple[int, ...], list[int]] | None:
+        """The fast path's ``bind``: contiguous arrays, dims tuple and ints, or None to defer to ``bind``."""
+        arrays: list[np.ndarray] = []
+        dims: tuple[int, ...] = ()
+        ints: list[int] = []
+        for (kind, dtype, rank), value in zip(self._input_plan, flat):
+            if kind == _TENSOR:
+                if type(value) is not np.ndarray:
+                    return None
+                actual = value.dtype
+                if (actual is not dtype and actual != dtype) or value.ndim != rank:
+                    return None
+                if not value.flags.c_contiguous:
+                    value = np.ascontiguousarray(value)
+                arrays.append(value)
+                dims += value.shape
+            elif kind == _PRIM:
+                if not isinstance(value, (int, np.integer)):
+                    return None
+                value = int(value)
+                ints.append(value)
+                dims += (value,)
+            else:  # _SHAPE
+                if not isinstance(value, (tuple, list)) or len(value) != rank:
+                    return None
+                values = [int(v) for v in value]
+                ints += values
+                dims += tuple(values)
+        if self._const_get is not None and self._const_get(dims) != self._const_want:
+            return None
+        if self._repeat_get is not None and self._repeat_get(dims) != self._repeat_ref(dims):
+            return None
+        for at, bound in self._bounds:
+            if dims[at] > bound:
+                return None
+        if self._exprs:
+            env = self._env(dims)
+            for d, at in self._exprs:
+                if d.evaluate(env) != dims[at]:
+                    return None
+        return arrays, dims, ints
+
+    def _rebind(self, args: Sequence[Any]) -> tuple[list[np.ndarray], tuple[int, ...], list[int]]:
+        """``bind`` (raising its errors), its values as ``_gather`` returns them."""
+        values, _ = self.bind(args)
+        arrays: list[np.ndarray] = []
+        dims: list[int] = []
+        ints: list[int] = []
+        it = iter(values)
+        for spec in self.inputs:
+            if spec.kind == "tensor":
+                array = next(it)
+                if not spec.type.shape:
+                    array = array.reshape(())  # np.ascontiguousarray makes a 0-d array 1-d
+                arrays.append(array)
+                dims.extend(array.shape)
+            else:
+                n = 1 if spec.kind == "prim" else len(spec.type.values)
+                values_ = [next(it) for _ in range(n)]
+                ints += values_
+                dims += values_
+        return arrays, tuple(dims), ints
+
     # -- calling -------------------------------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
-        values, env = self.bind(args)
-        c_args: list[Any] = []
-        descriptors = []
-        for v in values:
-            if isinstance(v, np.ndarray):
-                d = _describe(v)
-                descriptors.append(d)
-                c_args.append(ctypes.byref(d))
+        if self._flat_params:
+            if len(args) != self._n_params:
+                self._flatten(args)  # raises the argument count error
+            flat: Sequence[Any] = args
+        else:
+            flat = self._flatten(args)
+        gathered = None
+        if self._fast:
+            try:
+                gathered = self._gather(flat)
+            except Exception:  # noqa: BLE001 (``bind`` raises it again, in its order)
+                gathered = None
+        if gathered is None:
+            gathered = self._rebind(args)
+        return self._run(*gathered)
+
+    def _run(self, arrays: list[np.ndarray], dims: tuple[int, ...], ints: list[int]) -> Any:
+        """Allocate the outputs, pack the descriptors into a frame, call the native code."""
+        extended = dims + self._out_consts if self._out_consts else dims
+        if self._out_exprs:
+            env = self._env(dims)
+            extended += tuple(d.evaluate(env) for d in self._out_exprs)
+        outs = [
+            np.empty(shape(extended), dtype if dtype is not None else numpy_dtype(name, "output"))
+            for shape, dtype, name, _ in self._out_tensors
+        ]
+        frames = self._frames
+        frame = frames.pop() if frames else self._new_frame()
+        try:
+            words: list[int] = []
+            for array in chain(arrays, outs):
+                address = data_address(array)
+                sizes = array.shape
+                words += (address, address, 0)
+                words += sizes
+                words += _row_major(sizes)
+            buffer = frame.buffer
+            self._pack(buffer, 0, *words, *self._zeros)
+            c_args = frame.args
+            returned = None
+            if self._int_slots or self._returned:
+                c_args = c_args.copy()
+                for slot, value in zip(self._int_slots, ints):
+                    c_args[slot] = value
+                if self._result_struct is not None:
+                    returned = self._result_struct()
+                    c_args[0] = ctypes.addressof(returned)
+            self._fn(*c_args)
+            status = self._status_at
+            if buffer[status]:
+                code, actual, expected = buffer[status : status + 3]
+                self._free(returned)
+                raise InputError(f"@{self.name}: {self.checks[code - 1]}, got {actual} (expected {expected})")
+            if self._only_tensors:
+                results: list[Any] = outs
             else:
-                c_args.append(v)
-        results: list[Any] = []
-        for kind, t in self.outputs:
-            if kind == "returned":
-                results.append(None)
-                continue
-            if kind == "tensor":
-                shape = [d.evaluate(env) for d in t.shape]
-                out = np.empty(shape, numpy_dtype(t.dtype, "output"))
-            else:
-                out = np.zeros(1 if kind == "prim" else len(t.values), np.int64)
-            results.append(out)
-            d = _describe(out)
-            descriptors.append(d)
-            c_args.append(ctypes.byref(d))
-        self._status[:] = 0
-        status = _describe(self._status)
-        c_args.append(ctypes.byref(status))
-        returned = None
-        if self._result_struct is not None:
-            returned = self._result_struct()
-            c_args.insert(0, ctypes.byref(returned))
-        self._fn(*c_args)
-        if self._status[0]:
-            code, actual, expected = (int(x) for x in self._status[:3])
-            self._free(returned)
-            raise InputError(f"@{self.name}: {self.checks[code - 1]}, got {actual} (expected {expected})")
-        if returned is not None:
-            copies = iter(self._copy_returned(returned))
-            results = [next(copies) if r is None else r for r in results]
-        for i, (kind, _) in enumerate(self.outputs):
-            if kind == "prim":
-                results[i] = int(results[i][0])
-            elif kind == "shape":
-                results[i] = tuple(int(v) for v in results[i])
+                results = self._collect(outs, buffer, returned)
+        finally:
+            frames.append(frame)
+        if self._flat_results:
+            return results[0] if len(results) == 1 else tuple(results)
         return self._structure(results)
+
+    def _collect(
+        self, outs: list[np.ndarray], buffer: ctypes.Array, returned: ctypes.Structure | None
+    ) -> list[Any]:
+        """Every output in order: arrays, ints and shapes from the frame, copies of returned arrays."""
+        tensors = iter(outs)
+        ints = iter(self._int_outputs)
+        copies = iter(self._copy_returned(returned)) if returned is not None else iter(())
+        results: list[Any] = []
+        for kind, _ in self.outputs:
+            if kind == "tensor":
+                results.append(next(tensors))
+            elif kind == "returned":
+                results.append(next(copies))
+            else:
+                at, n = next(ints)
+                results.append(buffer[at] if kind == "prim" else tuple(buffer[at : at + n]))
+        return results
 
     def _copy_returned(self, returned: ctypes.Structure) -> list[np.ndarray]:
         arrays = []

@@ -117,3 +117,172 @@ def test_compile_rejects_what_is_not_a_module() -> None:
         compile(42)
     with pytest.raises(CompileError, match="<compile>:1:1: custom op 'this' is unknown"):
         compile("this is not IR")
+
+
+# -- the fast call path: every check still rejects, same messages as ``bind``, results match numpy --------
+CHECKED_PARAMS = {
+    "x": rb.tensor(["b", "s"]),
+    "y": rb.tensor(["s"]),
+    "w": rb.tensor(["2 * s"]),
+    "c": rb.tensor([3]),
+    "k": rb.prim("b"),
+    "p": rb.shape(["b", "s"]),
+    "t": rb.tuple_type(rb.tensor(["s"]), rb.tensor([], "i32")),
+}
+
+
+@pytest.fixture(scope="module")
+def checked():
+    """Every kind of input check: dtype, rank, constant dims, symbols, an expression, bounds, ints, tuples."""
+    return compile_fn(
+        CHECKED_PARAMS,
+        lambda x, y, w, c, k, p, t: (R.add(R.add(x, y), R.tuple_get_item(t, 0)), R.add(c, c)),
+        {"b": 16, "s": 64},
+    )
+
+
+def checked_args(b: int = 2, s: int = 3) -> dict:
+    return {
+        "x": rand((b, s)),
+        "y": rand((s,)),
+        "w": rand((2 * s,)),
+        "c": rand((3,)),
+        "k": b,
+        "p": (b, s),
+        "t": (rand((s,)) + 1, np.array(7, np.int32)),
+    }
+
+
+@pytest.mark.parametrize("b, s", [(1, 1), (2, 3), (16, 64), (0, 5), (3, 0)])
+def test_fast_path_matches_numpy(checked, b: int, s: int) -> None:
+    a = checked_args(b, s)
+    fn = checked.functions["main"]
+    gathered = fn._gather(fn._flatten(list(a.values())))
+    assert gathered is not None, "good inputs take the fast path"
+    assert fn._env(gathered[1]) == fn.bind(list(a.values()))[1] == {"b": b, "s": s}
+    for _ in range(3):  # frames are reused
+        out, doubled = checked(*a.values())
+        np.testing.assert_allclose(out, a["x"] + a["y"] + a["t"][0], rtol=1e-6)
+        np.testing.assert_allclose(doubled, a["c"] * 2, rtol=1e-6)
+        assert out.shape == (b, s) and out.dtype == np.float32 and out.flags.c_contiguous
+
+
+BAD_INPUTS = [
+    ("x", [[1.0, 2.0, 3.0]] * 2, "parameter 'x' must be a numpy array of"),
+    ("x", rand((2, 3), np.float64), r"parameter 'x' has dtype float64, expected float32 \(f32\)"),
+    ("x", rand((2, 3)).astype(">f4"), "parameter 'x' has dtype >f4, expected float32"),
+    ("x", rand((6,)), r"parameter 'x' has rank 1 \(shape \(6,\)\), expected rank 2"),
+    ("c", rand((4,)), "parameter 'c' dim 0 is 4, expected 3"),
+    ("y", rand((4,)), "parameter 'y' dim 0 is 4, but symbol 's' is 3 from parameter 'x' dim 1"),
+    ("w", rand((5,)), r"parameter 'w' dim 0 is 5, expected 2 \* s = 6"),
+    ("k", 3, "parameter 'k' is 3, but symbol 'b' is 2 from parameter 'x' dim 0"),
+    ("k", 2.0, "parameter 'k' must be an integer, got 2.0"),
+    ("k", "2", "parameter 'k' must be an integer"),
+    ("p", (2, 4), "parameter 'p' value #1 is 4, but symbol 's' is 3 from parameter 'x' dim 1"),
+    ("p", (2,), r"parameter 'p' must be a shape of 2 integers, got \(2,\)"),
+    ("p", np.array([2, 3]), "parameter 'p' must be a shape of 2 integers"),
+    ("t", rand((3,)), "argument #6 must be a tuple of 2 values"),
+    ("t", (rand((3,)),), "argument #6 must be a tuple of 2 values"),
+    ("t", (rand((4,)), np.array(7, np.int32)), "parameter 't.0' dim 0 is 4, but symbol 's' is 3"),
+    ("t", (rand((3,)), np.array(7, np.int64)), "parameter 't.1' has dtype int64, expected int32"),
+    ("t", (rand((3,)), np.array([7], np.int32)), "parameter 't.1' has rank 1"),
+]
+
+
+@pytest.mark.parametrize("name, value, message", BAD_INPUTS, ids=[f"{n}-{m[:30]}" for n, _, m in BAD_INPUTS])
+def test_fast_path_rejects_bad_inputs(checked, name: str, value, message: str) -> None:
+    a = checked_args()
+    a[name] = value
+    args = list(a.values())
+    fn = checked.functions["main"]
+    with pytest.raises(InputError, match=message) as by_call:
+        checked(*args)
+    with pytest.raises(InputError) as by_bind:
+        fn.bind(args)
+    assert str(by_call.value) == str(by_bind.value)
+    try:
+        gathered = fn._gather(fn._flatten(args))
+    except (InputError, TypeError, ValueError):
+        gathered = None
+    assert gathered is None, "the fast path must not accept what bind rejects"
+
+
+@pytest.mark.parametrize(
+    "b, s, message",
+    [
+        (17, 3, r"symbol 'b' is 17 \(from parameter 'x' dim 0\), above its upper bound 16"),
+        (2, 65, r"symbol 's' is 65 \(from parameter 'x' dim 1\), above its upper bound 64"),
+    ],
+)
+def test_fast_path_checks_upper_bounds(checked, b: int, s: int, message: str) -> None:
+    a = checked_args(b, s)
+    with pytest.raises(InputError, match=message):
+        checked(*a.values())
+    fn = checked.functions["main"]
+    assert fn._gather(fn._flatten(list(a.values()))) is None
+
+
+def test_errors_keep_binds_order(checked) -> None:
+    """With several bad inputs the error is the one ``bind`` meets first, whichever check finds it."""
+    cases = [
+        ({"x": rand((2, 3), np.float64), "c": rand((4,))}, "parameter 'x' has dtype"),
+        ({"c": rand((4,)), "k": 2.5}, "parameter 'c' dim 0 is 4"),
+        ({"w": rand((5,)), "p": (2, 4)}, "parameter 'p' value #1 is 4"),  # expressions come last
+        ({"x": rand((17, 3)), "k": 17, "p": (17, 3), "w": rand((5,))}, r"parameter 'w' dim 0 is 5"),
+        ({"y": rand((4,)), "p": (2, "s")}, "parameter 'y' dim 0 is 4"),
+    ]
+    for changes, message in cases:
+        a = {**checked_args(), **changes}
+        with pytest.raises(InputError, match=message):
+            checked(*a.values())
+
+
+def test_argument_count_and_structure(checked) -> None:
+    args = list(checked_args().values())
+    with pytest.raises(InputError, match=r"@main takes 7 argument\(s\), got 6"):
+        checked(*args[:-1])
+    with pytest.raises(InputError, match="takes 7 argument"):
+        checked(*args, 1)
+
+
+def test_unusual_but_valid_inputs_fall_back_to_bind(checked) -> None:
+    """ndarray subclasses, numpy ints, lists as shapes, non-contiguous and read-only arrays all run."""
+
+    class Sub(np.ndarray):
+        pass
+
+    a = checked_args(4, 5)
+    expected = a["x"] + a["y"] + a["t"][0]
+    x = np.asfortranarray(a["x"])
+    y = np.repeat(a["y"], 2)[::2]
+    y.flags.writeable = False
+    variants = [
+        {"x": a["x"].view(Sub)},
+        {"t": (a["t"][0], a["t"][1].view(Sub))},  # a 0-d subclass goes through bind
+        {"x": x, "y": y, "k": np.int64(4), "p": [np.int32(4), 5]},
+    ]
+    for changes in variants:
+        out, _ = checked(*{**a, **changes}.values())
+        assert type(out) is np.ndarray
+        np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
+def test_concurrent_calls_use_separate_frames(add_exp) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(n: int) -> bool:
+        x, b = rand((n, 4)), rand((4,))
+        expected = add_exp(x, b)
+        return all(np.array_equal(add_exp(x, b), expected) for _ in range(200))
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, [1, 50, 500, 3000] * 2))
+
+
+def test_data_dependent_outputs_repeatedly() -> None:
+    exe = compile_fn({"x": rb.tensor(["n"])}, lambda x: R.nonzero(x))
+    for n in [0, 1, 7, 100, 3]:
+        x = rand((n,))
+        x[::2] = 0
+        for _ in range(2):
+            np.testing.assert_array_equal(exe(x), np.stack(np.nonzero(x)))
