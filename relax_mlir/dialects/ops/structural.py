@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -294,7 +295,6 @@ class ConstantOp(RelaxOp):
 
 
 _RESOURCE_THRESHOLD = 1 << 16  # bytes; larger constants are stored as dense_resource blobs
-_resource_counter = [0]
 
 
 def constant(value: np.ndarray, *, name: str | None = None, loc: ir.Location | None = None) -> ir.Value:
@@ -308,8 +308,8 @@ def constant(value: np.ndarray, *, name: str | None = None, loc: ir.Location | N
         raise ShapeError(f"constant of numpy dtype {array.dtype} is not supported")
     tensor_type = ir.RankedTensorType.get(list(array.shape), element())
     if array.nbytes > _RESOURCE_THRESHOLD:
-        _resource_counter[0] += 1
-        blob = name or f"constant_{_resource_counter[0]}"
+        # named by content, so the same weights give the same IR (and compile-cache key) every time
+        blob = name or f"constant_{hashlib.blake2b(memoryview(array).cast('B'), digest_size=8).hexdigest()}"
         attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), blob, tensor_type)
     elif array.dtype == np.bool_:  # the bindings read bool arrays only when they infer the type themselves
         attr = ir.DenseElementsAttr.get(array)
