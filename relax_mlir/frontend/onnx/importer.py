@@ -233,12 +233,6 @@ class _Importer:
             ) from None
         except Exception as e:  # a converter bug: still name the node
             raise OnnxImportError(f"{where}: internal error: {type(e).__name__}: {e}") from e
-        given = [o for o in node.output if o]
-        if len(outs) < len(given):
-            wanted = [o for o in node.output]
-            for j, o in enumerate(wanted):
-                if o and (j >= len(outs) or outs[j] is None):
-                    raise OnnxImportError(f"{where}: output #{j} ('{o}') is not supported")
         for j, o in enumerate(node.output):
             if not o:
                 continue

@@ -25,7 +25,7 @@ from mlir import ir
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
-from relax_mlir.shape_infer.expr import Expr, const, format_dim
+from relax_mlir.shape_infer.expr import Expr, const
 
 # ONNX element type -> (relax dtype, numpy dtype)
 DTYPES: dict[int, tuple[str, type]] = {
@@ -110,6 +110,11 @@ class Known:
             return None
         return np.array(flat, dtype=RELAX_TO_NUMPY[self.dtype]).reshape(self.values.shape)
 
+    def simplified(self) -> Known:
+        """The same contents, as numbers when no entry is symbolic any more."""
+        numbers = self.numbers()
+        return self if numbers is None or self.is_numeric else Known(numbers, self.dtype)
+
     def exprs(self) -> np.ndarray | None:
         """The contents as an object array of Expr (integer tensors only)."""
         if not self.is_numeric:
@@ -126,9 +131,7 @@ def known_dims(dims: Sequence[Expr | int], dtype: str = "i64", shape: tuple[int,
     """A ``Known`` integer tensor holding ``dims`` (1-D unless ``shape`` says otherwise)."""
     values = np.empty(len(dims), dtype=object)
     values[:] = [d if isinstance(d, Expr) else const(int(d)) for d in dims]
-    known = Known(values.reshape(shape if shape is not None else (len(dims),)), dtype)
-    numbers = known.numbers()
-    return Known(numbers, dtype) if numbers is not None else known
+    return Known(values.reshape(shape if shape is not None else (len(dims),)), dtype).simplified()
 
 
 Out = ir.Value | Known | None
@@ -282,8 +285,3 @@ def converter(*op_types: str) -> Callable:
         return fn
 
     return register
-
-
-def dim_spelling(d: Expr | None) -> int | str:
-    """A dim as an op attribute spells it."""
-    return format_dim(d)

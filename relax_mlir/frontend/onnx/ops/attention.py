@@ -29,9 +29,7 @@ from relax_mlir.frontend.onnx.registry import (
 )
 from relax_mlir.shape_infer.dims import provably_different
 from relax_mlir.shape_infer.expr import Expr, const, format_dim
-
-FLOATS = ("f16", "bf16", "f32", "f64")
-
+from relax_mlir.transforms.kernel import FLOAT_TYPES
 
 # -- small helpers -----------------------------------------------------------------------------------
 
@@ -61,7 +59,7 @@ def scalar(value: float, dtype: str) -> ir.Value:
 
 def require_float(ctx: NodeContext, i: int, what: str) -> str:
     dtype = ctx.dtype(i)
-    if dtype not in FLOATS:
+    if dtype not in FLOAT_TYPES:
         raise ConversionError(f"{what} has element type {dtype}; only f16, bf16, f32 and f64 are supported")
     return dtype
 
@@ -158,7 +156,7 @@ def _mask_bias(ctx: NodeContext, dtype: str, total: Expr) -> ir.Value:
     mask_dtype = ctx.dtype(3)
     if mask_dtype == "i1":
         bias = R.where(mask, scalar(0, dtype), scalar(-np.inf, dtype))
-    elif mask_dtype in FLOATS:
+    elif mask_dtype in FLOAT_TYPES:
         bias = mask if mask_dtype == dtype else R.astype(mask, dtype)
     else:
         raise ConversionError(f"attn_mask has element type {mask_dtype}; expected bool or the type of Q")
@@ -270,7 +268,7 @@ def _attention(ctx: NodeContext) -> list[Out]:
     if ctx.has_attr("softmax_precision"):
         code = int(ctx.attr("softmax_precision"))
         sm_dtype = DTYPES.get(code, (None,))[0]
-        if sm_dtype not in FLOATS:
+        if sm_dtype not in FLOAT_TYPES:
             raise ConversionError(f"softmax_precision {code} is not supported (f16, bf16, f32 or f64 only)")
     if sm_dtype != dtype:
         qk = R.astype(qk, sm_dtype)

@@ -15,18 +15,14 @@ from mlir import ir
 from relax_mlir.dialects import relax as R
 from relax_mlir.frontend.onnx.registry import ConversionError, Known, NodeContext, Out, converter
 from relax_mlir.shape_infer.expr import Expr, floordiv, mod, smax, smin
-
-
-def _fold_div(a: Expr, b: Expr) -> Expr:
-    return floordiv(a, b)
-
+from relax_mlir.transforms.kernel import is_float
 
 # ONNX op -> (relax helper, symbolic fold on Expr entries or None)
 _BINARY: dict[str, tuple[Callable[[ir.Value, ir.Value], ir.Value], Callable[[Expr, Expr], Expr] | None]] = {
     "Add": (R.add, operator.add),
     "Sub": (R.subtract, operator.sub),
     "Mul": (R.multiply, operator.mul),
-    "Div": (R.divide, _fold_div),
+    "Div": (R.divide, floordiv),
     "Equal": (R.equal, None),
     "Less": (R.less, None),
     "LessOrEqual": (R.less_equal, None),
@@ -40,31 +36,21 @@ _BINARY: dict[str, tuple[Callable[[ir.Value, ir.Value], ir.Value], Callable[[Exp
     "BitwiseXor": (R.bitwise_xor, None),
 }
 
-FLOATS = ("f16", "bf16", "f32", "f64")
-
-
-def _is_float(dtype: str) -> bool:
-    return dtype in FLOATS
-
 
 def fold_binary(ctx: NodeContext, fn: Callable[[Expr, Expr], Expr]) -> Known | None:
     """``fn`` applied at import time when both inputs are integer tensors known (maybe symbolically)."""
     a, b = ctx.known(0), ctx.known(1)
     if a is None or b is None or a.dtype != b.dtype or a.dtype not in ("i32", "i64"):
         return None
-    ea, eb = a.exprs(), b.exprs()
-    if ea is None or eb is None or (a.is_numeric and b.is_numeric):
-        if a.is_numeric and b.is_numeric and fn in (operator.add, operator.sub, operator.mul):
-            return Known(fn(a.values, b.values).astype(a.values.dtype), a.dtype)
-        if ea is None or eb is None:
-            return None
+    if a.is_numeric and b.is_numeric and fn in (operator.add, operator.sub, operator.mul):
+        return Known(fn(a.values, b.values).astype(a.values.dtype), a.dtype)
+    ea, eb = a.exprs(), b.exprs()  # integer tensors: never None
     try:
         out = np.frompyfunc(fn, 2, 1)(ea, eb)
     except ZeroDivisionError:
         return None
-    result = Known(np.asarray(out, dtype=object).reshape(np.broadcast_shapes(ea.shape, eb.shape)), a.dtype)
-    numbers = result.numbers()
-    return Known(numbers, a.dtype) if numbers is not None else result
+    shape = np.broadcast_shapes(ea.shape, eb.shape)
+    return Known(np.asarray(out, dtype=object).reshape(shape), a.dtype).simplified()
 
 
 # comparisons and logic folded at import time on small known numbers (shape computations)
@@ -105,9 +91,9 @@ def _pow(ctx: NodeContext) -> list[Out]:
     tx, ty = ctx.dtype(0), ctx.dtype(1)
     if tx == ty:
         return [R.power(x, y)]
-    if _is_float(tx):
+    if is_float(tx):
         return [R.power(x, R.astype(y, tx))]
-    if _is_float(ty):
+    if is_float(ty):
         return [R.astype(R.power(R.astype(x, "f64"), R.astype(y, "f64")), tx)]
     wide = max((tx, ty), key=lambda t: int(t.lstrip("ui")))
     return [R.astype(R.power(R.astype(x, wide), R.astype(y, wide)), tx)]
@@ -223,9 +209,7 @@ def _where(ctx: NodeContext) -> list[Out]:
         shape = np.broadcast_shapes(cond.shape, a.values.shape, b.values.shape)
         ea, eb = np.broadcast_to(a.exprs(), shape), np.broadcast_to(b.exprs(), shape)
         picked = np.where(np.broadcast_to(cond, shape), ea, eb)
-        known = Known(np.asarray(picked, dtype=object), a.dtype)
-        numbers = known.numbers()
-        return [Known(numbers, a.dtype) if numbers is not None else known]
+        return [Known(np.asarray(picked, dtype=object), a.dtype).simplified()]
     return [R.where(ctx.x(0), ctx.x(1), ctx.x(2))]
 
 
@@ -260,7 +244,7 @@ def _clip(ctx: NodeContext) -> list[Out]:
 
 def _exact_in_float(value: np.ndarray, dtype: str) -> bool:
     """Whether a bound survives the trip through a float attribute (large int64 ones may not)."""
-    return _is_float(dtype) or int(float(value)) == int(value)
+    return is_float(dtype) or int(float(value)) == int(value)
 
 
 # -- activations ---------------------------------------------------------------------------------------
@@ -268,7 +252,7 @@ def _float_input(ctx: NodeContext, widen: bool = False) -> tuple[ir.Value, str]:
     """Input 0 (a float tensor) and its dtype; with ``widen``, f16 and bf16 become f32, so an activation
     made of several ops rounds once (``_narrow`` converts back), as the reference computes it."""
     dtype = ctx.dtype(0)
-    if not _is_float(dtype):
+    if not is_float(dtype):
         raise ConversionError(f"input #0 must have a float dtype, got {dtype}")
     if widen and dtype in ("f16", "bf16"):
         return R.astype(ctx.x(0), "f32"), "f32"
@@ -407,7 +391,7 @@ def _shrink(ctx: NodeContext) -> list[Out]:
     shifted in f64 and truncated back, as onnxruntime does in float."""
     x, dtype = ctx.x(0), ctx.dtype(0)
     lambd, bias = float(ctx.attr("lambd", 0.5)), float(ctx.attr("bias", 0.0))
-    work = dtype if _is_float(dtype) else "f64"
+    work = dtype if is_float(dtype) else "f64"
     if work != dtype:
         x = R.astype(x, work)
     low = R.less(x, ctx.scalar_like(-lambd, work))

@@ -25,6 +25,7 @@ from relax_mlir.frontend.onnx.registry import (
 )
 from relax_mlir.shape_infer.dims import normalize_axes, normalize_axis
 from relax_mlir.shape_infer.expr import Expr, const, format_dim
+from relax_mlir.transforms.kernel import FLOAT_TYPES
 
 
 def _dtype(v: ir.Value) -> str:
@@ -64,7 +65,7 @@ def _softmax(ctx: NodeContext) -> list[Out]:
     op = ctx.node.op_type
     rank = ctx.rank(0)
     x = ctx.x(0)
-    if ctx.dtype(0) not in ("f16", "bf16", "f32", "f64"):
+    if ctx.dtype(0) not in FLOAT_TYPES:
         raise ConversionError(f"{op} of a {ctx.dtype(0)} tensor is not supported")
     axis = normalize_axis(ctx.attr("axis", -1 if ctx.opset >= 13 else 1), rank)
     if ctx.opset >= 13:

@@ -145,9 +145,7 @@ def _concat(ctx: NodeContext) -> list[Out]:
     knowns = [ctx.known(i) for i in inputs]
     if all(k is not None and k.exprs() is not None for k in knowns) and len({k.dtype for k in knowns}) == 1:
         values = np.concatenate([k.exprs() for k in knowns], axis=axis)
-        result = Known(values, knowns[0].dtype)
-        numbers = result.numbers()
-        return [Known(numbers, result.dtype) if numbers is not None else result]
+        return [Known(values, knowns[0].dtype).simplified()]
     return [R.concat([ctx.x(i) for i in inputs], axis)]
 
 
