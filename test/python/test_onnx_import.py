@@ -219,3 +219,28 @@ def test_large_initializers_are_compiled_with_their_own_values(seed: int) -> Non
     )
     for n in (1, 3):
         check_against_ort(model, rng.standard_normal((n, 300, 100), dtype=np.float32))
+
+
+def test_import_time_integer_arithmetic_rounds_like_onnx() -> None:
+    """Constant integer Div/Mod are evaluated during import; Div truncates toward zero (ONNX), Mod
+    takes the divisor's sign."""
+    consts = [
+        numpy_helper.from_array(np.array([-7, 7, -7, 6]), "a"),
+        numpy_helper.from_array(np.array([2, -2, -2, 3]), "b"),
+    ]
+    nodes = [
+        helper.make_node("Div", ["a", "b"], ["q"]),
+        helper.make_node("Mod", ["a", "b"], ["r"]),
+        helper.make_node("Add", ["x", "q"], ["y"]),
+        helper.make_node("Add", ["x", "r"], ["z"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [value_info("x", np.int64, ["n", 4])],
+        [value_info(o, np.int64, None) for o in "yz"],
+        consts,
+    )
+    model = graph_model(graph)
+    for n in (1, 3):
+        check_against_ort(model, rng.integers(-5, 5, (n, 4)))

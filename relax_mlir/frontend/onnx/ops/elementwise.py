@@ -14,15 +14,25 @@ from mlir import ir
 
 from relax_mlir.dialects import relax as R
 from relax_mlir.frontend.onnx.registry import ConversionError, Known, NodeContext, Out, converter
-from relax_mlir.shape_infer.expr import Expr, floordiv, mod, smax, smin
+from relax_mlir.shape_infer.expr import Expr, const, floordiv, mod, smax, smin
 from relax_mlir.transforms.kernel import is_float
+
+
+def _truncating_div(a: Expr, b: Expr) -> Expr:
+    """ONNX integer Div rounds toward zero. Symbolic entries are dims (never negative), where that is
+    floordiv; constant entries may be negative."""
+    if a.is_const and b.is_const:
+        q = abs(a.value) // abs(b.value)
+        return const(q if (a.value < 0) == (b.value < 0) else -q)
+    return floordiv(a, b)
+
 
 # ONNX op -> (relax helper, symbolic fold on Expr entries or None)
 _BINARY: dict[str, tuple[Callable[[ir.Value, ir.Value], ir.Value], Callable[[Expr, Expr], Expr] | None]] = {
     "Add": (R.add, operator.add),
     "Sub": (R.subtract, operator.sub),
     "Mul": (R.multiply, operator.mul),
-    "Div": (R.divide, floordiv),
+    "Div": (R.divide, _truncating_div),
     "Equal": (R.equal, None),
     "Less": (R.less, None),
     "LessOrEqual": (R.less_equal, None),
