@@ -151,8 +151,12 @@ class KernelBuilder:
 
     def scalar(self, op_text: str, result_type: str) -> str:
         """Emit ``%v = <op_text> : <result_type>`` and return ``%v``."""
+        return self.typed(f"{op_text} : {result_type}")
+
+    def typed(self, text: str) -> str:
+        """Emit ``%v = <text>`` (an op whose text already ends with its types) and return ``%v``."""
         name = self.fresh()
-        self.emit(f"{name} = {op_text} : {result_type}")
+        self.emit(f"{name} = {text}")
         return name
 
     def fail(self, message: str) -> UnsupportedOpError:
@@ -314,6 +318,14 @@ class KernelBuilder:
         name = self.fresh("cst")
         self.emit(f"{name} = arith.constant {scalar_literal(value, dtype)}")
         return name
+
+    def flatten(self, value: KernelValue) -> KernelValue:
+        """``value`` as a 1-D tensor (a view)."""
+        if value.rank == 1:
+            return value
+        if value.rank == 0:
+            return self.expand(value, [], [1])
+        return self.collapse(value, [list(range(value.rank))])
 
     def collapse(self, value: KernelValue, groups: Sequence[Sequence[int]]) -> KernelValue:
         """``tensor.collapse_shape`` merging each group of consecutive dims (a view, no copy)."""

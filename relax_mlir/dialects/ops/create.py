@@ -160,8 +160,8 @@ def _index_to(k: KernelBuilder, v: str, dtype: str) -> str:
     """An index value converted to ``dtype`` (through i64 for floats)."""
     t = element(dtype)
     if not is_float(dtype):
-        return _emit(k, f"arith.index_cast {v} : index to {t}")
-    return _emit(k, f"arith.sitofp {_emit(k, f'arith.index_cast {v} : index to i64')} : i64 to {t}")
+        return k.typed(f"arith.index_cast {v} : index to {t}")
+    return k.typed(f"arith.sitofp {k.typed(f'arith.index_cast {v} : index to i64')} : i64 to {t}")
 
 
 def _convert_f64(k: KernelBuilder, v: str, dtype: str) -> str:
@@ -169,12 +169,5 @@ def _convert_f64(k: KernelBuilder, v: str, dtype: str) -> str:
     if dtype == "f64":
         return v
     if is_float(dtype):
-        return _emit(k, f"arith.truncf {v} : f64 to {t}")
-    return _emit(k, f"arith.fptosi {v} : f64 to {t}")
-
-
-def _emit(k: KernelBuilder, text: str) -> str:
-    """Emit ``%v = <text>`` (an op whose text already ends with its types); return ``%v``."""
-    name = k.fresh()
-    k.emit(f"{name} = {text}")
-    return name
+        return k.typed(f"arith.truncf {v} : f64 to {t}")
+    return k.typed(f"arith.fptosi {v} : f64 to {t}")

@@ -45,11 +45,11 @@ class UniqueOp(RelaxOp):
 
         NaNs sort last and count as one value, as in numpy.unique.
         """
-        x = _flatten(k, k.ins[0])
+        x = k.flatten(k.ins[0])
         if x.shape[0] is not None and x.shape[0].is_const:  # the sort's buffers are sized at run time
             t = TensorType((None,), x.dtype)
             x = KernelValue(
-                _emit(k, f"tensor.cast {x.name} : {x.mlir} to {builtin_tensor(t)}"), t, builtin_tensor(t)
+                k.typed(f"tensor.cast {x.name} : {x.mlir} to {builtin_tensor(t)}"), t, builtin_tensor(t)
             )
         n = k.dim(x, 0)
         s = _merge_sort(k, x, n)
@@ -68,7 +68,7 @@ class UniqueOp(RelaxOp):
             first = k.scalar(f"arith.cmpi eq, {p}, {k.const(0)}", "index")
             new = k.scalar(f"arith.ori {first}, {_differ(k, x.dtype, a, b)}", "i1")
             written = _insert_if(
-                k, new, lambda: _emit(k, f"tensor.insert {a} into {acc}[{pos}] : {out.mlir}"), acc, out
+                k, new, lambda: k.typed(f"tensor.insert {a} into {acc}[{pos}] : {out.mlir}"), acc, out
             )
             moved = k.scalar(f"arith.addi {pos}, {k.const(1)}", "index")
             return k.scalar(f"arith.select {new}, {moved}, {pos}", "index"), written
@@ -112,7 +112,7 @@ class NonzeroOp(RelaxOp):
         rank = x.rank
         if rank == 0:
             raise k.fail("nonzero of a 0-d tensor is not defined (numpy refuses it too): reshape it to 1-D")
-        flat = _flatten(k, x)
+        flat = k.flatten(x)
         total = k.dim(flat, 0)
         count = _count(k, flat, lambda a: _nonzero(k, x.dtype, a[0]))
         out_type = TensorType((const(rank), None), "i64")
@@ -133,8 +133,8 @@ class NonzeroOp(RelaxOp):
                 for axis in range(rank):
                     q = k.scalar(f"arith.divui {p}, {strides[axis]}", "index")
                     coord = k.scalar(f"arith.remui {q}, {k.dim(x, axis)}", "index")
-                    value = _emit(k, f"arith.index_cast {coord} : index to i64")
-                    cur = _emit(k, f"tensor.insert {value} into {cur}[{k.const(axis)}, {pos}] : {out.mlir}")
+                    value = k.typed(f"arith.index_cast {coord} : index to i64")
+                    cur = k.typed(f"tensor.insert {value} into {cur}[{k.const(axis)}, {pos}] : {out.mlir}")
                 return cur
 
             written = _insert_if(k, nz, write, acc_out, out)
@@ -160,22 +160,6 @@ def nonzero(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
 # -- lowering helpers ------------------------------------------------------------------------------------
 
 
-def _emit(k: KernelBuilder, text: str) -> str:
-    """Emit ``%v = <text>`` (an op whose text already ends with its types); return ``%v``."""
-    name = k.fresh()
-    k.emit(f"{name} = {text}")
-    return name
-
-
-def _flatten(k: KernelBuilder, x: KernelValue) -> KernelValue:
-    """``x`` as a 1-D tensor (a view)."""
-    if x.rank == 1:
-        return x
-    if x.rank == 0:
-        return k.expand(x, [], [1])
-    return k.collapse(x, [list(range(x.rank))])
-
-
 def _insert_if(k: KernelBuilder, cond: str, write: Callable[[], str], acc: str, out: KernelValue) -> str:
     """``scf.if cond`` yielding ``write()`` (tensor inserts into ``acc``), else ``acc`` unchanged."""
     lines, written = k.capture(write)
@@ -196,17 +180,17 @@ def _count(
 ) -> str:
     """How many positions of the 1-D ``flat`` (and ``more``, same length) satisfy ``predicate`` (an index value)."""
     zero = k.constant(0, "i64")
-    empty = _emit(k, "tensor.empty() : tensor<i64>")
+    empty = k.typed("tensor.empty() : tensor<i64>")
     acc = k.fill(zero, KernelValue(empty, TensorType((), "i64"), "tensor<i64>"))
 
     def body(a: list[str]) -> list[str]:
-        one = _emit(k, f"arith.extui {predicate(a)} : i1 to i64")
+        one = k.typed(f"arith.extui {predicate(a)} : i1 to i64")
         return [k.scalar(f"arith.addi {a[-1]}, {one}", "i64")]
 
     inputs = [flat, *more]
     maps = ["(d0) -> (d0)"] * len(inputs) + ["(d0) -> ()"]
     [c] = k.generic(inputs, [acc], maps, ["reduction"], body)
-    return _emit(k, f"arith.index_cast {_emit(k, f'tensor.extract {c.name}[] : tensor<i64>')} : i64 to index")
+    return k.typed(f"arith.index_cast {k.typed(f'tensor.extract {c.name}[] : tensor<i64>')} : i64 to index")
 
 
 def _nonzero(k: KernelBuilder, dtype: str, v: str) -> str:
@@ -244,7 +228,7 @@ def _merge_pass(k: KernelBuilder, x: KernelValue, n: str, src: str, dst: str, wi
             either = k.scalar(f"arith.ori {right_done}, {not_less}", "i1")
             take_left = k.scalar(f"arith.andi {left}, {either}", "i1")
             v = k.scalar(f"arith.select {take_left}, {a}, {b}", t)
-            written = _emit(k, f"tensor.insert {v} into {dd}[{p}] : {x.mlir}")
+            written = k.typed(f"tensor.insert {v} into {dd}[{p}] : {x.mlir}")
             i1 = k.scalar(f"arith.addi {i}, {c1}", "index")
             j1 = k.scalar(f"arith.addi {j}, {c1}", "index")
             i2 = k.scalar(f"arith.select {take_left}, {i1}, {i}", "index")
@@ -279,7 +263,7 @@ def _merge_sort(k: KernelBuilder, x: KernelValue, n: str) -> KernelValue:
     """
     a0, b0, w0 = k.fresh("a"), k.fresh("b"), k.fresh("width")
     a, b, w, more, res = k.fresh("a"), k.fresh("b"), k.fresh("w"), k.fresh("more"), k.fresh("sorted")
-    scratch = _emit(k, f"tensor.empty({n}) : {x.mlir}")
+    scratch = k.typed(f"tensor.empty({n}) : {x.mlir}")
 
     def twice() -> tuple[str, str, str]:
         b2 = _merge_pass(k, x, n, a, b, w)
@@ -308,10 +292,10 @@ def _count_distinct(k: KernelBuilder, s: KernelValue, n: str) -> str:
     m = k.scalar(f"arith.maxsi {k.scalar(f'arith.subi {n}, {c1}', 'index')}, {c0}", "index")
     t = TensorType((None,), s.dtype)
     tail = KernelValue(
-        _emit(k, f"tensor.extract_slice {s.name}[1] [{m}] [1] : {s.mlir} to {s.mlir}"), t, s.mlir
+        k.typed(f"tensor.extract_slice {s.name}[1] [{m}] [1] : {s.mlir} to {s.mlir}"), t, s.mlir
     )
     head = KernelValue(
-        _emit(k, f"tensor.extract_slice {s.name}[0] [{m}] [1] : {s.mlir} to {s.mlir}"), t, s.mlir
+        k.typed(f"tensor.extract_slice {s.name}[0] [{m}] [1] : {s.mlir} to {s.mlir}"), t, s.mlir
     )
     steps = _count(k, tail, lambda a: _differ(k, s.dtype, a[0], a[1]), head)
     return k.scalar(f"arith.addi {steps}, {k.scalar(f'arith.minsi {n}, {c1}', 'index')}", "index")

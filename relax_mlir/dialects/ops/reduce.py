@@ -127,7 +127,7 @@ class ArgReductionOp(RelaxOp):
         units = list(range(x.rank)) if keepdims else []
         if axis is None:
             out = k.destination(0)
-            x = _flatten(k, x)
+            x = k.flatten(x)
             axes = [0]
         else:
             axes = [normalize_axis(axis[0], x.rank)]
@@ -616,15 +616,6 @@ def _int_mean(
 
 def _axes(axes: Sequence[int] | None, rank: int) -> list[int]:
     return list(range(rank)) if axes is None else sorted(normalize_axes(axes, rank))
-
-
-def _flatten(k: KernelBuilder, x: KernelValue) -> KernelValue:
-    """``x`` as a 1-D tensor (a view)."""
-    if x.rank == 1:
-        return x
-    if x.rank == 0:
-        return k.expand(x, [], [1])
-    return k.collapse(x, [list(range(x.rank))])
 
 
 def _slice(k: KernelBuilder, like: KernelValue, axis: int, position: str) -> str:
