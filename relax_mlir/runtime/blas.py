@@ -4,7 +4,7 @@ numpy 2.x wheels ship OpenBLAS as ``numpy.libs/libscipy_openblas64_-<hash>.so`` 
 ``cblas`` entry points named ``scipy_cblas_sgemm64_``/``scipy_cblas_dgemm64_``. The wrappers here are
 MLIR functions (inserted by relax-lower-host, see ``library.py`` for the ABI) that call those symbols with
 pointers taken from their memrefs; no C compiler is involved. The loader makes the symbols resolvable
-(``libs.shared_libs``) and, before running code that calls BLAS, sets OpenBLAS's thread count to
+(``libs.shared_libs``) and, the first time it loads an object, sets OpenBLAS's thread count to
 ``$RELAX_MLIR_BLAS_THREADS`` when set (``1`` runs BLAS on one thread like the generated kernels; unset
 or ``0`` leaves OpenBLAS's own setting). numpy uses the same OpenBLAS, so setting it also sets numpy's
 matmul threads in the process.
@@ -88,11 +88,6 @@ def prepare() -> None:
             getattr(lib, name).argtypes = [ctypes.c_int]
             getattr(lib, name)(threads)
             return
-
-
-def uses_blas(object_path: Path) -> bool:
-    """Whether an object file references a BLAS symbol (then ``prepare()`` must run before it does)."""
-    return b"cblas_" in object_path.read_bytes()
 
 
 # -- relax_blas_gemm ------------------------------------------------------------------------------------

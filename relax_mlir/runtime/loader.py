@@ -30,8 +30,7 @@ class LoadedObject:
 
     def __init__(self, path: Path) -> None:
         self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine())
-        if blas.uses_blas(path):
-            blas.prepare()  # OpenBLAS's thread count ($RELAX_MLIR_BLAS_THREADS)
+        blas.prepare()  # once per process: OpenBLAS symbols global, its threads ($RELAX_MLIR_BLAS_THREADS)
         self._engine.add_object_file(str(path))
         self._engine.finalize_object()
 
