@@ -1,4 +1,4 @@
-"""Transform-dialect schedules for matmul-like kernels: two levels of tiling, peeling, vectorization.
+"""Transform-dialect schedule for matmul-like kernels: two levels of tiling, peeling, vectorization.
 
 Every ``linalg.matmul`` is tiled to 256x256x512 blocks, then to 8x16x1 register tiles whose loops
 over i and j are peeled so the main tiles are static; the static tiles are vectorized, the
@@ -9,9 +9,7 @@ Dynamic dims stay dynamic: the peeled remainders handle edges. bench/bench_matmu
 
 from __future__ import annotations
 
-from mlir import ir, passmanager
-
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.schedules import register_schedule
 
 # (op, outer tile sizes, register tile sizes, indices of the register loops to peel, innermost first)
 MATMUL_LIKE = (
@@ -24,7 +22,7 @@ def _any(n: int) -> str:
     return ", ".join(["!transform.any_op"] * n)
 
 
-def _schedule(op: str, outer: tuple[int, ...], inner: tuple[int, ...], peel: tuple[int, ...], i: int) -> str:
+def _schedule(op: str, outer: tuple[int, ...], inner: tuple[int, ...], peel: tuple[int, ...], i: str) -> str:
     n = len(outer)
     tile_type = f"(!transform.any_op) -> ({_any(n + 1)})"
     # A loop whose trip count is a static multiple of the tile has nothing to peel: suppress that failure.
@@ -65,43 +63,10 @@ def _schedule(op: str, outer: tuple[int, ...], inner: tuple[int, ...], peel: tup
     }}"""
 
 
-def schedule_text() -> str:
-    """The transform module (``@__transform_main``) scheduling every matmul-like kernel."""
-    body = "".join(
-        _schedule(op, outer, inner, peel, i) for i, (op, outer, inner, peel) in enumerate(MATMUL_LIKE)
+@register_schedule("matmul", ops=tuple(op for op, *_ in MATMUL_LIKE))
+def matmul_schedule(suffix: str) -> str:
+    """Every linalg.matmul and linalg.batch_matmul: tiled, peeled, vectorized to outer products."""
+    return "".join(
+        _schedule(op, outer, inner, peel, f"{suffix}_{i}")
+        for i, (op, outer, inner, peel) in enumerate(MATMUL_LIKE)
     )
-    return (
-        "module attributes {transform.with_named_sequence} {\n"
-        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {"
-        f"{body}\n    transform.yield\n  }}\n}}\n"
-    )
-
-
-def _contains(root: ir.Operation, names: set[str]) -> bool:
-    found = False
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        nonlocal found
-        found = op.name in names
-        return ir.WalkResult.INTERRUPT if found else ir.WalkResult.ADVANCE
-
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
-
-
-@register_pass("relax-schedule-kernels")
-class ScheduleKernels:
-    """Tile and vectorize matmul-like kernels with the transform dialect (on tensors, before bufferization)."""
-
-    def run(self, module: ir.Operation) -> None:
-        if not _contains(module, {op for op, *_ in MATMUL_LIKE}):
-            return
-        body = module.regions[0].blocks[0]
-        schedule = ir.Module.parse("module {\n" + schedule_text() + "}")  # the inner module moves
-        transform_module = schedule.body.operations[0].operation
-        body.append(transform_module)
-        try:
-            pm = passmanager.PassManager.parse("builtin.module(transform-interpreter,canonicalize,cse)")
-            pm.run(module)
-        finally:
-            transform_module.erase()

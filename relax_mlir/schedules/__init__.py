@@ -1,0 +1,81 @@
+"""Transform-dialect schedules for kernels, and the ``relax-schedule-kernels`` pass that applies them.
+
+A schedule is a function registered with ``@register_schedule(name, ops=...)`` in a module of this
+package; it returns the body of a transform sequence over ``%root`` (the module) whose SSA names end in
+the given suffix. The pass runs, in registration order (module name order), every schedule whose
+trigger ops occur in the module, all in one ``@__transform_main`` and one transform-interpreter run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mlir import ir, passmanager
+
+from relax_mlir.pipelines.registry import register_pass
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A named transform-dialect schedule, applied when any of ``ops`` occurs in the module."""
+
+    name: str
+    ops: frozenset[str]
+    body: Callable[[str], str]
+
+
+SCHEDULES: dict[str, Schedule] = {}
+
+
+def register_schedule(name: str, *, ops: tuple[str, ...]) -> Callable[[Callable[[str], str]], Callable]:
+    """Register ``fn(suffix) -> transform IR`` as the schedule ``name``, triggered by ``ops``."""
+
+    def wrap(fn: Callable[[str], str]) -> Callable[[str], str]:
+        SCHEDULES[name] = Schedule(name, frozenset(ops), fn)
+        return fn
+
+    return wrap
+
+
+def _present_ops(root: ir.Operation, wanted: set[str]) -> set[str]:
+    found: set[str] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in wanted:
+            found.add(op.name)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def transform_text(schedules: list[Schedule]) -> str:
+    """The transform module (``@__transform_main``) applying ``schedules`` in order."""
+    body = "".join(s.body(f"_{i}") for i, s in enumerate(schedules))
+    return (
+        "module attributes {transform.with_named_sequence} {\n"
+        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {"
+        f"{body}\n    transform.yield\n  }}\n}}\n"
+    )
+
+
+@register_pass("relax-schedule-kernels")
+class ScheduleKernels:
+    """Tile and vectorize kernels with the registered transform-dialect schedules (on tensors)."""
+
+    def run(self, module: ir.Operation) -> None:
+        wanted = {op for s in SCHEDULES.values() for op in s.ops}
+        present = _present_ops(module, wanted)
+        active = [s for s in SCHEDULES.values() if s.ops & present]
+        if not active:
+            return
+        body = module.regions[0].blocks[0]
+        schedule = ir.Module.parse("module {\n" + transform_text(active) + "}")  # the inner module moves
+        transform_module = schedule.body.operations[0].operation
+        body.append(transform_module)
+        try:
+            pm = passmanager.PassManager.parse("builtin.module(transform-interpreter,canonicalize,cse)")
+            pm.run(module)
+        finally:
+            transform_module.erase()
