@@ -194,6 +194,9 @@ ATTR_KINDS: dict[str, _AttrKind] = {
 }
 
 
+INPLACE_ATTR = "relax.inplace"  # on a call_tir: per result, the operand it updates in place (-1: none)
+
+
 class RelaxOp(ir.OpView):
     """Base of every relax op class."""
 
@@ -204,6 +207,9 @@ class RelaxOp(ir.OpView):
     ATTRS: ClassVar[tuple[Attr, ...]] = ()
     # How relax-fuse-ops may group the op: elementwise | broadcast | injective | reduction | matmul | opaque
     FUSION: ClassVar[str] = "opaque"
+    # Results that update an operand in place: INPLACE[i] is the operand result i is written into (its
+    # kernel's destination is that operand's buffer; the operand must be a function parameter).
+    INPLACE: ClassVar[tuple[int, ...]] = ()
     _ODS_REGIONS = (0, True)
     _ODS_OPERAND_SEGMENTS = None
     _ODS_RESULT_SEGMENTS = None

@@ -123,6 +123,10 @@ def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(strides)
 
 
+def _free_symbols(shape: Sequence[Expr | None] | None) -> set[str]:
+    return {x for d in shape or () if d is not None for x in d.free_symbols}
+
+
 def _getter(positions: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]] | None:
     """``lambda xs: tuple(xs[p] for p in positions)`` (None when there are none), at C speed."""
     if not positions:
@@ -140,9 +144,9 @@ def _shape_getter(positions: Sequence[int]) -> Callable[[Sequence[int]], Any]:
     return itemgetter(*positions)
 
 
-# Input kinds of the fast path. _SLOW (no numpy dtype, unknown rank) always goes to ``bind``, which
+# Input kinds of the fast path (_INPLACE: a tensor the function updates in place). _SLOW (no numpy dtype, unknown rank) always goes to ``bind``, which
 # rejects every call of such a function, so a _SLOW input never reaches ``_run``.
-_TENSOR, _PRIM, _SHAPE, _SLOW = 0, 1, 2, 3
+_TENSOR, _PRIM, _SHAPE, _SLOW, _INPLACE = 0, 1, 2, 3, 4
 _STATUS_WORDS = 4  # check code, actual, expected, spare
 _DESC_WORDS_1D = 5  # allocated, aligned, offset, size, stride
 
@@ -152,6 +156,7 @@ class _Input:
     kind: str
     type: Any
     name: str
+    inplace: bool = False  # the function writes into this array (e.g. a KV cache): no copy may be made
 
 
 class _Frame:
@@ -169,7 +174,10 @@ class Function:
 
     def __init__(self, name: str, signature: dict[str, Any], loaded: LoadedObject) -> None:
         self.name = name
-        self.inputs = [_Input(x["kind"], parse_type(x["type"]), x["name"]) for x in signature["inputs"]]
+        self.inputs = [
+            _Input(x["kind"], parse_type(x["type"]), x["name"], x.get("inplace", False))
+            for x in signature["inputs"]
+        ]
         self.outputs = [(x["kind"], parse_type(x["type"])) for x in signature["outputs"]]
         self.checks: list[str] = signature["checks"]
         self.upper_bounds: dict[str, int] = signature["upper_bounds"]
@@ -213,6 +221,7 @@ class Function:
         self._flat_params = all(s == 0 for s in self.param_structure)
         plan: list[tuple[int, np.dtype | None, int]] = []
         first: dict[str, int] = {}  # symbol -> position of the dim that defines it
+        int_at: set[int] = set()  # positions holding prim/shape values
         const_at: list[int] = []
         const_want: dict[int, int] = {}
         repeat_at: list[int] = []
@@ -227,16 +236,18 @@ class Function:
                 if dims is None or dtype is None:
                     plan.append((_SLOW, None, 0))
                     continue
-                plan.append((_TENSOR, dtype, len(dims)))
+                plan.append((_INPLACE if spec.inplace else _TENSOR, dtype, len(dims)))
             elif spec.kind == "prim":
                 dims = (t.value,)
                 plan.append((_PRIM, None, 1))
+                int_at.add(position)
             else:
                 if t.values is None:
                     plan.append((_SLOW, None, 0))
                     continue
                 dims = tuple(t.values)
                 plan.append((_SHAPE, None, len(dims)))
+                int_at.update(range(position, position + len(dims)))
             for d in dims:
                 at, position = position, position + 1
                 if d is None:
@@ -267,6 +278,11 @@ class Function:
                 self._bounds.append((first[name], bound))
             elif bound < 0:  # ``bind`` rejects an undefined symbol (0) over a negative bound
                 self._fast = False
+        # symbols that size tensors but may be defined by a prim/shape value: negative values are errors
+        self._size_symbols = {
+            x for i in self.inputs if i.kind == "tensor" for x in _free_symbols(i.type.shape)
+        }
+        self._nonnegative = [at for name, at in first.items() if name in self._size_symbols and at in int_at]
         self._n_dims = position
 
     def _env(self, dims: Sequence[int]) -> dict[str, int]:
@@ -430,6 +446,12 @@ class Function:
             expected = d.evaluate(env)
             if expected != actual:
                 raise InputError(f"@{self.name}: {what} is {actual}, expected {format_dim(d)} = {expected}")
+        for name in self._size_symbols:
+            if env.get(name, 0) < 0:
+                raise InputError(
+                    f"@{self.name}: symbol '{name}' is {env[name]} (from {origin[name]}), but it sizes tensors, "
+                    "so it must be >= 0"
+                )
         for name, bound in self.upper_bounds.items():
             if env.get(name, 0) > bound:
                 raise InputError(
@@ -452,6 +474,11 @@ class Function:
             raise InputError(
                 f"@{self.name}: {where} has rank {value.ndim} (shape {value.shape}), expected rank {len(t.shape)} {t}"
             )
+        if spec.inplace and not (value.flags.c_contiguous and value.flags.writeable):
+            raise InputError(
+                f"@{self.name}: {where} is updated in place, so it must be a C-contiguous, writeable array "
+                f"(a copy would lose the update); got strides {value.strides}, writeable={value.flags.writeable}"
+            )
         return np.ascontiguousarray(value)
 
     def _ints(self, value: Any, spec: _Input, where: str) -> list[int]:
@@ -470,14 +497,18 @@ class Function:
         dims: tuple[int, ...] = ()
         ints: list[int] = []
         for (kind, dtype, rank), value in zip(self._input_plan, flat):
-            if kind == _TENSOR:
+            if kind == _TENSOR or kind == _INPLACE:
                 if type(value) is not np.ndarray:
                     return None
                 actual = value.dtype
                 if (actual is not dtype and actual != dtype) or value.ndim != rank:
                     return None
                 if not value.flags.c_contiguous:
+                    if kind == _INPLACE:
+                        return None
                     value = np.ascontiguousarray(value)
+                elif kind == _INPLACE and not value.flags.writeable:
+                    return None
                 arrays.append(value)
                 dims += value.shape
             elif kind == _PRIM:
@@ -498,6 +529,9 @@ class Function:
             return None
         for at, bound in self._bounds:
             if dims[at] > bound:
+                return None
+        for at in self._nonnegative:
+            if dims[at] < 0:
                 return None
         if self._exprs:
             env = self._env(dims)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from relax_mlir.dialects.registry import OPS, is_resource_elements
+from relax_mlir.dialects.registry import INPLACE_ATTR, OPS, is_resource_elements
 from relax_mlir.dialects.types import (
     PrimType,
     RelaxType,
@@ -123,6 +123,7 @@ class _HostWriter:
     # -- parameters ----------------------------------------------------------------------------
     def bind_params(self) -> None:
         block = self.func.regions[0].blocks[0]
+        self.inplace = _inplace_params(self.func)
         ftype = ir.FunctionType(ir.TypeAttr(self.func.attributes["function_type"]).value)
         names = _param_names(self.func, len(block.arguments))
         for i, arg in enumerate(block.arguments):
@@ -147,10 +148,16 @@ class _HostWriter:
             memref = self.f.fresh("arg")
             self.params.append(f"{memref}: {memref_type(t)}")
             tensor = self.f.fresh("in")
+            index = len(self.signature["inputs"])
+            writable = " writable" if index in self.inplace else ""
             self.f.lines.append(
-                f"{tensor} = bufferization.to_tensor {memref} restrict : {memref_type(t)} to {builtin_tensor(t)}"
+                f"{tensor} = bufferization.to_tensor {memref} restrict{writable} : {memref_type(t)} to "
+                f"{builtin_tensor(t)}"
             )
-            self.signature["inputs"].append({"kind": "tensor", "type": str(t), "name": what})
+            spec = {"kind": "tensor", "type": str(t), "name": what}
+            if writable:
+                spec["inplace"] = True
+            self.signature["inputs"].append(spec)
             value = _Tensor(tensor, t)
             for axis, d in enumerate(t.shape or ()):
                 if d is not None and not d.is_const and len(d.free_symbols) == 1 and str(d) in d.free_symbols:
@@ -376,13 +383,16 @@ class _HostWriter:
                 raise UnsupportedOpError("only tensor and prim arguments can be passed to kernels")
         outs = [relax_type(r.type) for r in op.results]
         allocating = len(kernel.inputs) == len(op.operands)
+        inplace = memory_plan.inplace_operands(op)
         results = []
         for r, t in zip(op.results, outs):
             assert isinstance(t, TensorType)
             value = _Tensor(self.f.fresh("t"), t)
             if not allocating:
                 dest = self.direct.get(r)
-                if dest is not None:
+                if inplace[r.result_number] >= 0:  # the updated parameter's own buffer
+                    d = self.lookup(op.operands[inplace[r.result_number]]).name
+                elif dest is not None:
                     d = self.f.fresh("d")
                     self.f.lines.append(
                         f"{d} = bufferization.to_tensor {dest} restrict writable : {memref_type(t)} to {value.mlir}"
@@ -671,6 +681,57 @@ def _source(v: ir.Value) -> ir.Value:
         block = op.regions[0].blocks[0]
         v = list(block.operations)[-1].operation.operands[v.result_number]
     return v
+
+
+def _inplace_params(func: ir.Operation) -> set[int]:
+    """Indices of the parameters that call_tirs update in place (``relax.inplace``).
+
+    Such an operand must be a parameter (through match_casts) that nothing else computes with: the
+    kernel writes into the caller's array, and any other reader of the old value would make
+    bufferization copy it, silently losing the update.
+    """
+    entry = func.regions[0].blocks[0]
+    found: set[int] = set()
+
+    def root(v: ir.Value) -> ir.Value:
+        while True:
+            v = _source(v)
+            if not (isinstance(v, ir.OpResult) and v.owner.name == "relax.match_cast"):
+                return v
+            v = v.owner.operands[0]
+
+    calls: list[ir.Operation] = []
+    readers: dict[ir.Value, int] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("relax.call_tir", "relax.call_dps_library"):
+            for v in op.operands:
+                readers[root(v)] = readers.get(root(v), 0) + 1
+            if INPLACE_ATTR in op.attributes:
+                calls.append(op)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for op in calls:
+        for j in memory_plan.inplace_operands(op):
+            if j < 0:
+                continue
+            v = root(op.operands[j])
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            if not (isinstance(v, ir.BlockArgument) and v.owner == entry):
+                raise _OpError(
+                    op,
+                    f"'relax.call_tir' op: @{callee} updates operand #{j} in place, so it must be a "
+                    "parameter of the function",
+                )
+            if readers[v] > 1:
+                raise _OpError(
+                    op,
+                    f"'relax.call_tir' op: @{callee} updates parameter #{v.arg_number} in place, but "
+                    "other ops also read it; read the updated value (this op's result) instead",
+                )
+            found.add(v.arg_number)
+    return found
 
 
 def _t(text: str) -> TensorType:

@@ -15,7 +15,7 @@ from mlir import ir
 
 from relax_mlir.dialects.ops.shape_value import prim_value
 from relax_mlir.dialects.ops.structural import MatchCastOp, call_tir
-from relax_mlir.dialects.registry import OPS, RelaxOp
+from relax_mlir.dialects.registry import INPLACE_ATTR, OPS, RelaxOp
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
 from relax_mlir.pipelines.registry import PassFailed, register_pass
@@ -129,6 +129,12 @@ def _replace_with_call(op: ir.Operation, k: KernelBuilder, callee: str) -> None:
         with ip:
             args += [prim_value(s, loc=op.location) for s in k.symbol_params]
             results = call_tir(callee, args, k.result_types, loc=op.location)
+    cls = OPS[op.name.removeprefix("relax.")]
+    if cls.INPLACE:  # relax-lower-host passes these operands' buffers as the destinations
+        i64 = ir.IntegerType.get_signless(64)
+        results[0].owner.attributes[INPLACE_ATTR] = ir.ArrayAttr.get(
+            [ir.IntegerAttr.get(i64, i) for i in cls.INPLACE]
+        )
     if "relax.fusion_group" in op.attributes:  # relax-fuse-ops' grouping, for relax-fuse-kernels
         results[0].owner.attributes["relax.fusion_group"] = op.attributes["relax.fusion_group"]
     for old, new in zip(op.results, results):

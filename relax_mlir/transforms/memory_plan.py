@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from relax_mlir.dialects.registry import INPLACE_ATTR
 from relax_mlir.dialects.types import (
     PrimType,
     RelaxType,
@@ -240,6 +241,13 @@ def is_relax_function(op: ir.Operation) -> bool:
     return any(relax_type(t) is not None for t in (*ftype.inputs, *ftype.results))
 
 
+def inplace_operands(call: ir.Operation) -> list[int]:
+    """For each result of a call_tir, the operand it updates in place (``relax.inplace``), or -1."""
+    if INPLACE_ATTR not in call.attributes:
+        return [-1] * len(call.results)
+    return [ir.IntegerAttr(a).value for a in ir.ArrayAttr(call.attributes[INPLACE_ATTR])]
+
+
 def analyze(func: ir.Operation, kernels: Mapping[str, ir.FunctionType]) -> FunctionPlan:
     """Buffers with live ranges and sizes (storages not yet assigned)."""
     name = ir.StringAttr(func.attributes["sym_name"]).value
@@ -266,7 +274,11 @@ def analyze(func: ir.Operation, kernels: Mapping[str, ir.FunctionType]) -> Funct
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             kernel = kernels.get(callee)
             allocating = kernel is None or len(kernel.inputs) == len(op.operands)
+            inplace = inplace_operands(op)
             for r in op.results:
+                if inplace[r.result_number] >= 0:  # written into an operand's buffer: an alias of it
+                    roots[r] = roots.get(op.operands[inplace[r.result_number]], frozenset())
+                    continue
                 size = tensor_bytes(relax_type(r.type))
                 reason = ""
                 if allocating:

@@ -1,0 +1,232 @@
+"""Key/value-cache ops for decoding: an in-place cache append and attention that reads the cache directly.
+
+A layer's cache is one array ``[kv_len + seq, batch, kv_heads, head_dim]`` (sequence-major, so the
+caller can pass the first ``kv_len + seq`` rows of a preallocated ``[max_ctx, ...]`` buffer without a
+copy). ``kv_cache_write`` writes the new tokens' keys or values into its last ``seq`` rows in place;
+``cached_attention`` reads all rows with a causal mask shifted by ``kv_len``. Nothing copies the cache.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from mlir import ir
+
+from relax_mlir.dialects.ops.elementwise import FLOAT_DTYPES
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import RelaxType, TensorType, relax_type
+from relax_mlir.errors import ShapeError
+from relax_mlir.shape_infer.dims import join_dtype, same_dim, tensor_operand
+from relax_mlir.shape_infer.expr import Expr, as_expr
+from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, builtin_tensor, element, identity
+
+
+def _rank4(t: RelaxType | None, name: str) -> TensorType:
+    x = tensor_operand(t, name)
+    if x.shape is None or len(x.shape) != 4:
+        raise ShapeError(f"operand '{name}' must be a rank-4 tensor, got {x}")
+    if x.dtype is not None and x.dtype not in FLOAT_DTYPES:
+        raise ShapeError(f"operand '{name}' must have a float dtype, got {x.dtype}")
+    return x
+
+
+def _past(cache: TensorType, new_seq: Any) -> Expr | None:
+    """``kv_len``: the cache rows before the new tokens (cache rows minus the new tokens)."""
+    if cache.shape[0] is None or new_seq is None:
+        return None
+    return as_expr(cache.shape[0]) - as_expr(new_seq)
+
+
+@relax_op
+class KVCacheWriteOp(RelaxOp):
+    """Write ``new`` ([b, s, g, d]) into the last ``s`` rows of ``cache`` ([t, b, g, d]) in place.
+
+    ``%c1 = "relax.kv_cache_write"(%cache, %k) : (!relax.tensor<["kv_len + seq", "b", 4, 64], f32>,
+    !relax.tensor<["b", "seq", 4, 64], f32>) -> !relax.tensor<["kv_len + seq", "b", 4, 64], f32>``
+
+    The result is ``cache``'s buffer: ``cache`` must be a function parameter read by nothing else, and
+    the caller's array sees the new rows after the call.
+    """
+
+    NAME = "kv_cache_write"
+    OPERANDS = (Operand("cache"), Operand("new"))
+    INPLACE = (0,)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        cache, new = _rank4(operand_types[0], "cache"), _rank4(operand_types[1], "new")
+        dtype = join_dtype(cache, new, ("cache", "new"))
+        shape = list(cache.shape)
+        for axis, (c, n) in enumerate(zip(cache.shape[1:], (new.shape[0], *new.shape[2:])), start=1):
+            shape[axis] = same_dim(c, n, f"kv_cache_write: cache dim {axis} vs new")
+        past = _past(cache, new.shape[1])
+        if past is not None and past.is_const and past.value < 0:
+            raise ShapeError(
+                f"kv_cache_write: new has {new.shape[1]} rows, more than the cache's {cache.shape[0]}"
+            )
+        return [TensorType(tuple(shape), dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """A transposing copy of ``new`` into the subview of rows [kv_len, kv_len + s) of the destination."""
+        new, out = k.ins[1], k.outs[0]
+        seq = new.shape[1]
+        past = _past(out.type, seq)
+        if past is None:
+            raise k.fail("the cache and new-token dims must be known")
+        rows = TensorType((seq, *out.shape[1:]), out.dtype)
+        where = f"[{k.index(past)}, 0, 0, 0] [{k.dim(new, 1)}, {', '.join(k.sizes(out)[1:])}] [1, 1, 1, 1]"
+        part = k.op(f"tensor.extract_slice {out.name}{where} : {out.mlir} to {builtin_tensor(rows)}", rows)
+        [copied] = k.generic(
+            [new], [part], ["(s, b, g, d) -> (b, s, g, d)", identity(4)], ["parallel"] * 4, lambda a: [a[0]]
+        )
+        return [
+            k.op(
+                f"tensor.insert_slice {copied.name} into {out.name}{where} : {part.mlir} into {out.mlir}", out
+            )
+        ]
+
+
+def kv_cache_write(cache: ir.Value, new: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
+    """``cache`` with ``new``'s rows written over its last rows, in place."""
+    return KVCacheWriteOp.build([cache, new], loc=loc).result
+
+
+@relax_op
+class CachedAttentionOp(RelaxOp):
+    """Causal (grouped-query) attention of the new tokens' queries over every cached key and value.
+
+    ``q`` is [b, s, h, d]; ``k`` and ``v`` are caches [t, b, g, d] whose last ``s`` rows hold the new tokens
+    (``kv_len = t - s`` earlier ones); query ``i`` sees keys ``0 .. kv_len + i``. Query head ``j`` uses
+    key/value head ``j // (h / g)``. Scores are scaled by ``scale``.
+
+    ``%o = "relax.cached_attention"(%q, %k, %v) {scale = 0.125 : f64} : (!relax.tensor<["b", "seq", 12, 64], f32>,
+    !relax.tensor<["kv_len + seq", "b", 4, 64], f32>, !relax.tensor<["kv_len + seq", "b", 4, 64], f32>)
+    -> !relax.tensor<["b", "seq", 12, 64], f32>``
+    """
+
+    NAME = "cached_attention"
+    OPERANDS = (Operand("q"), Operand("k"), Operand("v"))
+    ATTRS = (Attr("scale", "float"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        q, k, v = (_rank4(t, n) for t, n in zip(operand_types, ("q", "k", "v")))
+        dtype = join_dtype(q, k, ("q", "k"))
+        join_dtype(k, v, ("k", "v"))
+        for axis in range(4):
+            same_dim(k.shape[axis], v.shape[axis], f"cached_attention: k dim {axis} vs v")
+        batch = same_dim(q.shape[0], k.shape[1], "cached_attention: q batch vs k batch")
+        head_dim = same_dim(q.shape[3], k.shape[3], "cached_attention: q head dim vs k head dim")
+        heads, groups = q.shape[2], k.shape[2]
+        if heads is None or groups is None or not (heads.is_const and groups.is_const):
+            raise ShapeError(
+                f"cached_attention: head counts must be static, got q heads {heads}, kv heads {groups}"
+            )
+        if heads.value % groups.value:
+            raise ShapeError(
+                f"cached_attention: q heads ({heads.value}) must be a multiple of kv heads ({groups.value})"
+            )
+        past = _past(k, q.shape[1])
+        if past is not None and past.is_const and past.value < 0:
+            raise ShapeError(f"cached_attention: {q.shape[1]} queries but only {k.shape[0]} cached rows")
+        if not math.isfinite(attrs["scale"]):
+            raise ShapeError(f"cached_attention: scale must be finite, got {attrs['scale']}")
+        return [TensorType((batch, q.shape[1], heads, head_dim), dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Scores, masked max, exp, sum, normalized probabilities, then probabilities times values."""
+        (q, key, value), out = k.ins, k.outs[0]
+        t = element(q.dtype)
+        batch, seq, heads, _ = out.shape
+        group = heads.value // key.shape[2].value
+        past = _past(key.type, q.shape[1])
+        if past is None:
+            raise k.fail("the query and cache dims must be known")
+        rows = key.shape[0]
+        kv = f"j, b, h floordiv {group}, e"
+        scores = k.fill(k.constant(0.0, q.dtype), k.empty((batch, heads, seq, rows), q.dtype))
+
+        def mac(a: list[str]) -> list[str]:
+            return [k.scalar(f"arith.addf {a[2]}, {k.scalar(f'arith.mulf {a[0]}, {a[1]}', t)}", t)]
+
+        [scores] = k.generic(
+            [q, key],
+            [scores],
+            [
+                "(b, h, i, j, e) -> (b, i, h, e)",
+                f"(b, h, i, j, e) -> ({kv})",
+                "(b, h, i, j, e) -> (b, h, i, j)",
+            ],
+            ["parallel"] * 4 + ["reduction"],
+            mac,
+        )
+        scale = k.constant(k.attrs["scale"], q.dtype)
+        neg_inf = k.constant(float("-inf"), q.dtype)
+        kv_len = k.index(past)
+
+        def masked(score: str) -> str:
+            i = k.scalar("linalg.index 2", "index")
+            j = k.scalar("linalg.index 3", "index")
+            seen = k.scalar(f"arith.cmpi sle, {j}, {k.scalar(f'arith.addi {i}, {kv_len}', 'index')}", "index")
+            return k.scalar(
+                f"arith.select {seen}, {k.scalar(f'arith.mulf {score}, {scale}', t)}, {neg_inf}", t
+            )
+
+        full, row = "(b, h, i, j) -> (b, h, i, j)", "(b, h, i, j) -> (b, h, i)"
+        reduce_j = ["parallel"] * 3 + ["reduction"]
+        top = k.fill(neg_inf, k.empty((batch, heads, seq), q.dtype))
+        [top] = k.generic(
+            [scores],
+            [top],
+            [full, row],
+            reduce_j,
+            lambda a: [k.scalar(f"arith.maximumf {masked(a[0])}, {a[1]}", t)],
+        )
+        probs = k.empty((batch, heads, seq, rows), q.dtype)
+        [probs] = k.generic(
+            [scores, top],
+            [probs],
+            [full, row, full],
+            ["parallel"] * 4,
+            lambda a: [k.scalar(f"math.exp {k.scalar(f'arith.subf {masked(a[0])}, {a[1]}', t)}", t)],
+        )
+        total = k.fill(k.constant(0.0, q.dtype), k.empty((batch, heads, seq), q.dtype))
+        [total] = k.generic(
+            [probs], [total], [full, row], reduce_j, lambda a: [k.scalar(f"arith.addf {a[0]}, {a[1]}", t)]
+        )
+        [probs] = k.generic(
+            [total],
+            [probs],
+            [row, full],
+            ["parallel"] * 4,
+            lambda a: [k.scalar(f"arith.divf {a[1]}, {a[0]}", t)],
+        )
+        result = k.fill(k.constant(0.0, q.dtype), out)
+        [result] = k.generic(
+            [probs, value],
+            [result],
+            [
+                "(b, i, h, e, j) -> (b, h, i, j)",
+                f"(b, i, h, e, j) -> ({kv})",
+                "(b, i, h, e, j) -> (b, i, h, e)",
+            ],
+            ["parallel"] * 4 + ["reduction"],
+            mac,
+        )
+        return [result]
+
+
+def cached_attention(
+    q: ir.Value, k: ir.Value, v: ir.Value, scale: float | None = None, *, loc: ir.Location | None = None
+) -> ir.Value:
+    """Causal attention of ``q`` over the caches ``k`` and ``v`` (scale defaults to 1/sqrt(head_dim))."""
+    if scale is None:
+        head_dim = _rank4(relax_type(k.type), "k").shape[3]
+        if head_dim is None or not head_dim.is_const:
+            raise ShapeError(f"cached_attention: give the scale explicitly; the head dim is {head_dim}")
+        scale = 1.0 / math.sqrt(head_dim.value)
+    return CachedAttentionOp.build([q, k, v], {"scale": float(scale)}, loc=loc).result
