@@ -77,7 +77,8 @@ class KVCacheWriteOp(RelaxOp):
         if past is None:
             raise k.fail("the cache and new-token dims must be known")
         rows = TensorType((seq, *out.shape[1:]), out.dtype)
-        where = f"[{k.index(past)}, 0, 0, 0] [{k.dim(new, 1)}, {', '.join(k.sizes(out)[1:])}] [1, 1, 1, 1]"
+        sizes = [*k.sizes(new)[1:2], *k.sizes(out)[1:]]
+        where = f"[{k.index(past)}, 0, 0, 0] [{', '.join(sizes)}] [1, 1, 1, 1]"
         part = k.op(f"tensor.extract_slice {out.name}{where} : {out.mlir} to {builtin_tensor(rows)}", rows)
         [copied] = k.generic(
             [new], [part], ["(s, b, g, d) -> (b, s, g, d)", identity(4)], ["parallel"] * 4, lambda a: [a[0]]

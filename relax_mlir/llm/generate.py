@@ -1,0 +1,125 @@
+"""Running the compiled model: a preallocated KV cache, prefill/decode calls and token generation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import relax_mlir
+from relax_mlir.errors import InputError
+from relax_mlir.llm.modules import CausalLM, LlamaConfig
+from relax_mlir.llm.weights import check_weights
+
+
+@dataclass
+class KVCache:
+    """Per-layer key and value buffers ``[max_context, batch, kv_heads, head_dim]``; ``length`` rows are filled."""
+
+    keys: list[np.ndarray]
+    values: list[np.ndarray]
+    length: int = 0
+
+    @classmethod
+    def allocate(cls, cfg: LlamaConfig, batch: int) -> KVCache:
+        shape = (cfg.max_context, batch, cfg.kv_heads, cfg.head_dim)
+        return cls(
+            [np.zeros(shape, np.float32) for _ in range(cfg.layers)],
+            [np.zeros(shape, np.float32) for _ in range(cfg.layers)],
+        )
+
+    @property
+    def batch(self) -> int:
+        return self.keys[0].shape[1]
+
+    def views(self, total: int) -> list[np.ndarray]:
+        """The first ``total`` rows of every buffer (contiguous views: the model writes into them)."""
+        return [buf[:total] for pair in zip(self.keys, self.values) for buf in pair]
+
+
+class LanguageModel:
+    """A Llama-style model compiled once; ``prefill`` and ``decode`` run at any batch and length."""
+
+    def __init__(self, cfg: LlamaConfig, weights: dict[str, np.ndarray], *, opt_level: int = 3) -> None:
+        self.cfg = cfg
+        model = CausalLM(cfg)
+        self.weights = check_weights(cfg, weights)
+        self.module = model.build()
+        self.executable = relax_mlir.compile(self.module, opt_level=opt_level)
+        self._weight_args = [self.weights[n] for n in model.weights()]
+
+    def new_cache(self, batch: int = 1) -> KVCache:
+        if not 1 <= batch <= self.cfg.max_batch:
+            raise InputError(f"batch {batch} is outside 1..{self.cfg.max_batch} (LlamaConfig.max_batch)")
+        return KVCache.allocate(self.cfg, batch)
+
+    def prefill(self, tokens: np.ndarray, cache: KVCache) -> np.ndarray:
+        """Logits ``[b, seq, vocab]`` of ``tokens [b, seq]`` after the ``cache.length`` cached ones."""
+        return self._run("prefill", tokens, cache)
+
+    def decode(self, tokens: np.ndarray, cache: KVCache) -> np.ndarray:
+        """Logits ``[b, vocab]`` of one new token per sequence (``tokens [b]``)."""
+        return self._run("decode", np.asarray(tokens).reshape(-1, 1), cache)[:, 0]
+
+    def _run(self, function: str, tokens: np.ndarray, cache: KVCache) -> np.ndarray:
+        tokens = np.asarray(tokens)
+        if tokens.ndim != 2 or not np.issubdtype(tokens.dtype, np.integer):
+            raise InputError(
+                f"{function}: tokens must be an integer array [batch, seq], got {tokens.dtype} {tokens.shape}"
+            )
+        if tokens.shape[0] != cache.batch:
+            raise InputError(f"{function}: tokens have batch {tokens.shape[0]}, the cache has {cache.batch}")
+        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.cfg.vocab_size):
+            raise InputError(f"{function}: token ids must be in 0..{self.cfg.vocab_size - 1}")
+        total = cache.length + tokens.shape[1]
+        if total > self.cfg.max_context:
+            raise InputError(
+                f"{function}: context of {total} tokens ({cache.length} cached + {tokens.shape[1]} new) exceeds "
+                f"the model's maximum context {self.cfg.max_context} (LlamaConfig.max_context)"
+            )
+        logits = self.executable[function](
+            tokens.astype(np.int64, copy=False), cache.length, *cache.views(total), *self._weight_args
+        )
+        cache.length = total
+        return logits
+
+    def generate(
+        self,
+        prompt: np.ndarray,
+        max_new_tokens: int,
+        *,
+        temperature: float = 0.0,
+        top_k: int | None = None,
+        seed: int | None = None,
+    ) -> np.ndarray:
+        """``max_new_tokens`` tokens per prompt row: greedy at temperature 0, else top-k/temperature sampling."""
+        prompt = np.asarray(prompt)
+        if prompt.ndim != 2 or prompt.shape[1] == 0:
+            raise InputError(f"generate: prompt must be [batch, seq] with seq >= 1, got shape {prompt.shape}")
+        cache = self.new_cache(prompt.shape[0])
+        rng = np.random.default_rng(seed)
+        logits = self.prefill(prompt, cache)[:, -1]
+        out = []
+        for step in range(max_new_tokens):
+            token = sample(logits, temperature, top_k, rng)
+            out.append(token)
+            if step + 1 < max_new_tokens:
+                logits = self.decode(token, cache)
+        return np.stack(out, axis=1) if out else np.zeros((prompt.shape[0], 0), np.int64)
+
+
+def sample(logits: np.ndarray, temperature: float, top_k: int | None, rng: np.random.Generator) -> np.ndarray:
+    """One token per row of ``logits [b, vocab]``: argmax at temperature 0, else sampled."""
+    if temperature < 0:
+        raise InputError(f"temperature must be >= 0, got {temperature}")
+    if temperature == 0:
+        return logits.argmax(axis=-1).astype(np.int64)
+    scaled = logits.astype(np.float64) / temperature
+    if top_k is not None:
+        if top_k < 1:
+            raise InputError(f"top_k must be >= 1, got {top_k}")
+        kth = np.sort(scaled, axis=-1)[:, -min(top_k, scaled.shape[-1])][:, None]
+        scaled = np.where(scaled < kth, -np.inf, scaled)
+    probs = np.exp(scaled - scaled.max(axis=-1, keepdims=True))
+    probs /= probs.sum(axis=-1, keepdims=True)
+    return np.array([rng.choice(len(p), p=p) for p in probs], np.int64)
