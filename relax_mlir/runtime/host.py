@@ -281,7 +281,8 @@ class _HostWriter:
         head = (
             f"func.func @{self.name}({', '.join(self.params)})"
             + (f" -> ({results})" if returned else "")
-            + f' attributes {{llvm.emit_c_interface, {SIGNATURE_ATTR} = "{signature}"}} {{'
+            # host code is glue between kernels: LLVM's -O3 on it costs seconds for big models and gains nothing
+            + f' attributes {{llvm.emit_c_interface, passthrough = ["noinline", "optnone"], {SIGNATURE_ATTR} = "{signature}"}} {{'
         )
         body = "\n".join("  " + x if not x.startswith("^") else x for x in lines + self.f.fail_blocks)
         return f"{head}\n{body}\n}}\n"
