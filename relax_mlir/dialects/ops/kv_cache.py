@@ -9,7 +9,7 @@ copy). ``kv_cache_write`` writes the new tokens' keys or values into its last ``
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mlir import ir
@@ -139,86 +139,156 @@ class CachedAttentionOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        """Scores, masked max, exp, sum, normalized probabilities, then probabilities times values."""
-        (q, key, value), out = k.ins, k.outs[0]
-        t = element(q.dtype)
-        batch, seq, heads, _ = out.shape
-        group = heads.value // key.shape[2].value
-        past = _past(key.type, q.shape[1])
-        if past is None:
-            raise k.fail("the query and cache dims must be known")
-        rows = key.shape[0]
-        kv = f"j, b, h floordiv {group}, e"
-        scores = k.fill(k.constant(0.0, q.dtype), k.empty((batch, heads, seq, rows), q.dtype))
+        """One query row (decode): read the cache in place. Several: batch matmuls on transposed copies."""
+        q = k.ins[0]
+        if q.shape[1] is not None and q.shape[1] == 1:
+            return [_attend_in_place(k)]
+        return [_attend_by_batch_matmul(k)]
 
-        def mac(a: list[str]) -> list[str]:
-            return [k.scalar(f"arith.addf {a[2]}, {k.scalar(f'arith.mulf {a[0]}, {a[1]}', t)}", t)]
 
-        [scores] = k.generic(
-            [q, key],
-            [scores],
-            [
-                "(b, h, i, j, e) -> (b, i, h, e)",
-                f"(b, h, i, j, e) -> ({kv})",
-                "(b, h, i, j, e) -> (b, h, i, j)",
-            ],
-            ["parallel"] * 4 + ["reduction"],
-            mac,
-        )
-        scale = k.constant(k.attrs["scale"], q.dtype)
-        neg_inf = k.constant(float("-inf"), q.dtype)
-        kv_len = k.index(past)
+def _softmax_rows(k: KernelBuilder, scores: KernelValue, visible: Callable[[], str]) -> KernelValue:
+    """Masked softmax over the last dim of ``scores`` (rank 3 or 4); ``visible()`` emits the i1 mask."""
+    t = element(scores.dtype)
+    rank = scores.rank
+    ds = [f"d{i}" for i in range(rank)]
+    full = f"({', '.join(ds)}) -> ({', '.join(ds)})"
+    row = f"({', '.join(ds)}) -> ({', '.join(ds[:-1])})"
+    reduce_last = ["parallel"] * (rank - 1) + ["reduction"]
+    scale = k.constant(k.attrs["scale"], scores.dtype)
+    neg_inf = k.constant(float("-inf"), scores.dtype)
 
-        def masked(score: str) -> str:
-            i = k.scalar("linalg.index 2", "index")
-            j = k.scalar("linalg.index 3", "index")
-            seen = k.scalar(f"arith.cmpi sle, {j}, {k.scalar(f'arith.addi {i}, {kv_len}', 'index')}", "index")
-            return k.scalar(
-                f"arith.select {seen}, {k.scalar(f'arith.mulf {score}, {scale}', t)}, {neg_inf}", t
-            )
+    def masked(score: str) -> str:
+        return k.scalar(
+            f"arith.select {visible()}, {k.scalar(f'arith.mulf {score}, {scale}', t)}, {neg_inf}", t
+        )
 
-        full, row = "(b, h, i, j) -> (b, h, i, j)", "(b, h, i, j) -> (b, h, i)"
-        reduce_j = ["parallel"] * 3 + ["reduction"]
-        top = k.fill(neg_inf, k.empty((batch, heads, seq), q.dtype))
-        [top] = k.generic(
-            [scores],
-            [top],
-            [full, row],
-            reduce_j,
-            lambda a: [k.scalar(f"arith.maximumf {masked(a[0])}, {a[1]}", t)],
+    rows = scores.shape[:-1]
+    top = k.fill(neg_inf, k.empty(rows, scores.dtype))
+    [top] = k.generic(
+        [scores],
+        [top],
+        [full, row],
+        reduce_last,
+        lambda a: [k.scalar(f"arith.maximumf {masked(a[0])}, {a[1]}", t)],
+    )
+    probs = k.empty(scores.shape, scores.dtype)
+    [probs] = k.generic(
+        [scores, top],
+        [probs],
+        [full, row, full],
+        ["parallel"] * rank,
+        lambda a: [k.scalar(f"math.exp {k.scalar(f'arith.subf {masked(a[0])}, {a[1]}', t)}", t)],
+    )
+    total = k.fill(k.constant(0.0, scores.dtype), k.empty(rows, scores.dtype))
+    [total] = k.generic(
+        [probs], [total], [full, row], reduce_last, lambda a: [k.scalar(f"arith.addf {a[0]}, {a[1]}", t)]
+    )
+    [probs] = k.generic(
+        [total],
+        [probs],
+        [row, full],
+        ["parallel"] * rank,
+        lambda a: [k.scalar(f"arith.divf {a[1]}, {a[0]}", t)],
+    )
+    return probs
+
+
+def _attend_in_place(k: KernelBuilder) -> KernelValue:
+    """Decode: contractions that read the cache in its own layout (nothing copied)."""
+    (q, key, value), out = k.ins, k.outs[0]
+    t = element(q.dtype)
+    batch, seq, heads, _ = out.shape
+    group = heads.value // key.shape[2].value
+    kv_len = k.index(_past(key.type, q.shape[1]))
+    kv = f"j, b, h floordiv {group}, e"
+
+    def mac(a: list[str]) -> list[str]:
+        return [k.scalar(f"arith.addf {a[2]}, {k.scalar(f'arith.mulf {a[0]}, {a[1]}', t)}", t)]
+
+    scores = k.fill(k.constant(0.0, q.dtype), k.empty((batch, heads, seq, key.shape[0]), q.dtype))
+    [scores] = k.generic(
+        [q, key],
+        [scores],
+        ["(b, h, i, j, e) -> (b, i, h, e)", f"(b, h, i, j, e) -> ({kv})", "(b, h, i, j, e) -> (b, h, i, j)"],
+        ["parallel"] * 4 + ["reduction"],
+        mac,
+    )
+
+    def visible() -> str:
+        i, j = k.scalar("linalg.index 2", "index"), k.scalar("linalg.index 3", "index")
+        return k.scalar(f"arith.cmpi sle, {j}, {k.scalar(f'arith.addi {i}, {kv_len}', 'index')}", "index")
+
+    probs = _softmax_rows(k, scores, visible)
+    result = k.fill(k.constant(0.0, q.dtype), out)
+    [result] = k.generic(
+        [probs, value],
+        [result],
+        ["(b, i, h, e, j) -> (b, h, i, j)", f"(b, i, h, e, j) -> ({kv})", "(b, i, h, e, j) -> (b, i, h, e)"],
+        ["parallel"] * 4 + ["reduction"],
+        mac,
+    )
+    return result
+
+
+def _attend_by_batch_matmul(k: KernelBuilder) -> KernelValue:
+    """Prefill: per (batch, kv head), the group's queries times the keys as ``linalg.batch_matmul``.
+
+    The cache's rows are copied once, transposed, per call: O(kv_len) next to the O(seq * kv_len) math.
+    """
+    (q, key, value), out = k.ins, k.outs[0]
+    batch, seq, heads, dim = out.shape
+    kv_heads = key.shape[2]
+    group = heads.value // kv_heads.value
+    rows = key.shape[0]
+    kv_len = k.index(_past(key.type, q.shape[1]))
+    seq_size = k.dim(q, 1)
+
+    def transposed(src: KernelValue, shape: tuple, src_map: str) -> KernelValue:
+        [r] = k.generic(
+            [src],
+            [k.empty(shape, src.dtype)],
+            [src_map, identity(len(shape))],
+            ["parallel"] * len(shape),
+            lambda a: [a[0]],
         )
-        probs = k.empty((batch, heads, seq, rows), q.dtype)
-        [probs] = k.generic(
-            [scores, top],
-            [probs],
-            [full, row, full],
-            ["parallel"] * 4,
-            lambda a: [k.scalar(f"math.exp {k.scalar(f'arith.subf {masked(a[0])}, {a[1]}', t)}", t)],
-        )
-        total = k.fill(k.constant(0.0, q.dtype), k.empty((batch, heads, seq), q.dtype))
-        [total] = k.generic(
-            [probs], [total], [full, row], reduce_j, lambda a: [k.scalar(f"arith.addf {a[0]}, {a[1]}", t)]
-        )
-        [probs] = k.generic(
-            [total],
-            [probs],
-            [row, full],
-            ["parallel"] * 4,
-            lambda a: [k.scalar(f"arith.divf {a[1]}, {a[0]}", t)],
-        )
-        result = k.fill(k.constant(0.0, q.dtype), out)
-        [result] = k.generic(
-            [probs, value],
-            [result],
-            [
-                "(b, i, h, e, j) -> (b, h, i, j)",
-                f"(b, i, h, e, j) -> ({kv})",
-                "(b, i, h, e, j) -> (b, i, h, e)",
-            ],
-            ["parallel"] * 4 + ["reduction"],
-            mac,
-        )
-        return [result]
+        return r
+
+    # [b, g, G, s, d] <- q[b, s, g * G + G_i, d]; [b, g, d, t] <- key[t, b, g, d]; [b, g, t, d] <- value
+    qg = transposed(q, (batch, kv_heads, as_expr(group), seq, dim), f"(b, g, x, i, e) -> (b, i, g * {group} + x, e)")
+    kt = transposed(key, (batch, kv_heads, dim, rows), "(b, g, e, j) -> (j, b, g, e)")
+    vt = transposed(value, (batch, kv_heads, rows, dim), "(b, g, j, e) -> (j, b, g, e)")
+    qg = k.collapse(qg, [[0, 1], [2, 3], [4]])
+    kt = k.collapse(kt, [[0, 1], [2], [3]])
+    vt = k.collapse(vt, [[0, 1], [2], [3]])
+    zero = k.constant(0.0, q.dtype)
+    scores = k.fill(zero, k.empty((qg.shape[0], qg.shape[1], rows), q.dtype))
+    scores = k.op(
+        f"linalg.batch_matmul ins({qg.name}, {kt.name} : {qg.mlir}, {kt.mlir}) outs({scores.name} : {scores.mlir})"
+        f" -> {scores.mlir}",
+        scores,
+    )
+
+    def visible() -> str:  # row r of a group's stacked queries is query r mod seq
+        r, j = k.scalar("linalg.index 1", "index"), k.scalar("linalg.index 2", "index")
+        i = k.scalar(f"arith.remui {r}, {seq_size}", "index")
+        return k.scalar(f"arith.cmpi sle, {j}, {k.scalar(f'arith.addi {i}, {kv_len}', 'index')}", "index")
+
+    probs = _softmax_rows(k, scores, visible)
+    ctx = k.fill(zero, k.empty((qg.shape[0], qg.shape[1], dim), q.dtype))
+    ctx = k.op(
+        f"linalg.batch_matmul ins({probs.name}, {vt.name} : {probs.mlir}, {vt.mlir}) outs({ctx.name} : {ctx.mlir})"
+        f" -> {ctx.mlir}",
+        ctx,
+    )
+    ctx = k.expand(ctx, [[0, 1], [2, 3], [4]], (batch, kv_heads, group, seq, dim))
+    [result] = k.generic(
+        [ctx],
+        [out],
+        [f"(b, i, h, e) -> (b, h floordiv {group}, h mod {group}, i, e)", identity(4)],
+        ["parallel"] * 4,
+        lambda a: [a[0]],
+    )
+    return result
 
 
 def cached_attention(
