@@ -1,14 +1,17 @@
 """Convolutions (NCW/NCHW inputs, OIW/OIHW weights) and the sliding-window arithmetic pooling shares.
 
-Lowering: the input is zero-padded with ``tensor.pad``, then one named linalg convolution writes into
-the zero-filled destination: ``linalg.conv_2d_nchw_fchw`` (groups = 1), ``linalg.depthwise_conv_2d_nchw_chw``
-(one input and one output channel per group), else ``linalg.conv_2d_ngchw_gfchw`` on views that split the
-channels into groups. ``conv1d`` runs as a 2-D convolution over a unit height.
+Lowering: the result is zero-filled. Without groups and with a constant kernel size, the convolution is
+im2col + one ``linalg.matmul`` per image (``_im2col_conv``, in an ``scf.forall`` over the images), which
+the matmul schedule tiles and vectorizes. Otherwise the input is zero-padded with ``tensor.pad`` and one
+named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw`` (groups = 1, symbolic
+kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel per group), else
+``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups; ``schedules/conv.py`` tiles
+those. ``conv1d`` runs as a 2-D convolution over a unit height.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mlir import ir
@@ -145,9 +148,12 @@ class ConvOp(RelaxOp):
             out = k.expand(out, [[0], [1], [2, 3]], (*out.shape[:2], 1, out.shape[2]))
             strides, dilation, pads = [1, *strides], [1, *dilation], [0, pads[0], 0, pads[1]]
         zero = k.constant(0.0, x.dtype)
-        xp = _pad(k, x, [0, 0, pads[0], pads[1]], [0, 0, pads[2], pads[3]], zero)
         acc = _fill(k, zero, out)
         attrs = _window_attrs(strides, dilation)
+        if groups == 1 and all(d is not None and d.is_const for d in w.shape[2:]):
+            r = _im2col_conv(k, x, w, acc, strides, dilation, pads, zero)
+            return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
+        xp = _pad(k, x, [0, 0, pads[0], pads[1]], [0, 0, pads[2], pads[3]], zero)
         if groups == 1:
             r = _named(k, "linalg.conv_2d_nchw_fchw", attrs, [xp, w], acc)
         elif group_ch == 1 and out_ch == groups:
@@ -163,6 +169,217 @@ class ConvOp(RelaxOp):
         if sp == 1:
             r = k.collapse(r, [[0], [1], [2, 3]])
         return [r]
+
+
+def _padded_image(k: KernelBuilder, x: KernelValue, n: str, pads: Sequence[int], zero: str) -> KernelValue:
+    """Image ``n`` of ``x`` [N, C, H, W] as [C, H + pads, W + pads]: per channel, a zero fill, then one copy
+    per input row.
+
+    (``tensor.pad`` of the whole batch bufferizes to a ``memref.copy`` into a strided view, which runs
+    as a slow generic loop; rows of static width are vectorized by the schedules.)
+    """
+    c, h, w = x.shape[1:]
+    image = TensorType((c, h, w), x.dtype)
+    c_s, h_s, w_s = k.sizes(x)[1:]
+    x_n = k.op(
+        f"tensor.extract_slice {x.name}[{n}, 0, 0, 0] [1, {c_s}, {h_s}, {w_s}] [1, 1, 1, 1] : "
+        f"{x.mlir} to {builtin_tensor(image)}",
+        image,
+    )
+    top, left, bottom, right = pads
+    if not any(pads):
+        return x_n
+    hp, wp = h + top + bottom, w + left + right  # type: ignore[operator]
+    padded = k.empty((c, hp, wp), x.dtype)
+    plane = TensorType((as_expr(1), hp, wp), x.dtype)
+    line = TensorType((as_expr(1), as_expr(1), w), x.dtype)
+    hp_s, wp_s = k.mixed([hp, wp])
+
+    def channel(ci: str, padded: KernelValue) -> KernelValue:
+        where = f"[{ci}, 0, 0] [1, {hp_s}, {wp_s}] [1, 1, 1]"
+        part = k.op(
+            f"tensor.extract_slice {padded.name}{where} : {padded.mlir} to {builtin_tensor(plane)}", plane
+        )
+        zeroed = k.fill(zero, part)
+        padded = k.op(
+            f"tensor.insert_slice {zeroed.name} into {padded.name}{where} : {zeroed.mlir} into {padded.mlir}",
+            padded,
+        )
+
+        def row(r: str, padded: KernelValue) -> KernelValue:
+            src = k.op(
+                f"tensor.extract_slice {x_n.name}[{ci}, {r}, 0] [1, 1, {w_s}] [1, 1, 1] : "
+                f"{x_n.mlir} to {builtin_tensor(line)}",
+                line,
+            )
+            y = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {top})>({r})")
+            where = f"[{ci}, {y}, {left}] [1, 1, {w_s}] [1, 1, 1]"
+            part = k.op(f"tensor.extract_slice {padded.name}{where} : {padded.mlir} to {src.mlir}", line)
+            copied = k.copy(src, part)
+            return k.op(
+                f"tensor.insert_slice {copied.name} into {padded.name}{where} : {src.mlir} into {padded.mlir}",
+                padded,
+            )
+
+        return k.loop(k.dim(x, 2), padded, row)
+
+    return k.loop(k.dim(x, 1), padded, channel)
+
+
+def _forall(
+    k: KernelBuilder,
+    upper: str,
+    init: KernelValue,
+    body: Callable[[str, KernelValue], tuple[KernelValue, str]],
+) -> KernelValue:
+    """``scf.forall`` over ``upper`` independent iterations sharing ``init``.
+
+    ``body(iv, shared)`` emits one iteration and returns its part and where it goes in ``shared``
+    (``[offsets] [sizes] [strides]``), written back with ``tensor.parallel_insert_slice``, which
+    bufferizes in place. (An ``scf.for`` would need a ``tensor.insert_slice`` that the schedules'
+    vectorization turns into a whole-part vector read and write, unrolled at compile time.)
+    ``relax-lower-parallel`` runs the iterations on OpenMP threads when kernels are parallel.
+    """
+    iv, shared = k.fresh("iv"), KernelValue(k.fresh("o"), init.type, init.mlir)
+    lines, (part, where) = k.capture(lambda: body(iv, shared))
+    result = KernelValue(k.fresh("t"), init.type, init.mlir)
+    k.emit(
+        f"{result.name} = scf.forall ({iv}) in ({upper}) shared_outs({shared.name} = {init.name}) "
+        f"-> ({init.mlir}) {{",
+        *("  " + line for line in lines),
+        "  scf.forall.in_parallel {",
+        f"    tensor.parallel_insert_slice {part.name} into {shared.name}{where} : {part.mlir} into {init.mlir}",
+        "  }",
+        "}",
+    )
+    return result
+
+
+def _im2col_conv(
+    k: KernelBuilder,
+    x: KernelValue,
+    w: KernelValue,
+    acc: KernelValue,
+    strides: Sequence[int],
+    dilation: Sequence[int],
+    pads: Sequence[int],
+    zero: str,
+) -> KernelValue:
+    """``acc += conv(x, w)`` as im2col + one matmul per image: W [F, C*KH*KW] x cols [C*KH*KW, OH*OW].
+
+    Each image (an ``scf.forall`` iteration) is padded on its own (``_padded_image``) and its ``cols``
+    [C, KH, KW, OH, OW] filled row by row, one row copy per kernel tap, so both stay in cache; the
+    schedules vectorize the copies when OW is static, and strided rows are one contiguous vector read
+    and a shuffle. A 1x1 stride-1 convolution without padding multiplies the image itself. The
+    contraction is a ``linalg.matmul`` that the matmul schedule tiles and vectorizes. When OH and OW are
+    both dynamic, each output row is its own matmul (``memref.expand_shape`` of one dim into two dynamic
+    ones aborts MLIR 22's expand-strided-metadata).
+    """
+    c, f = x.shape[1], acc.shape[1]
+    kh, kw = w.shape[2:]
+    oh, ow = acc.shape[2:]
+    assert kh is not None and kw is not None and kh.is_const and kw.is_const
+    per_row = sum(1 for d in (oh, ow) if d is None or not d.is_const) > 1
+    rows = as_expr(1) if per_row else oh
+    block = TensorType((f, rows, ow), acc.dtype)
+    image = TensorType((f, oh, ow), acc.dtype)
+    line = TensorType((as_expr(1), as_expr(1), ow), x.dtype)
+    f_s, oh_s, ow_s = k.sizes(acc)[1:]
+    rows_s = "1" if per_row else oh_s
+    pointwise = kh == 1 and kw == 1 and list(strides) == [1, 1] and not any(pads) and not per_row
+    w2 = k.collapse(w, [[0], [1, 2, 3]])
+
+    # A strided row of static width: one contiguous vector read and a shuffle picking every stride-th
+    # element (a strided transfer_read would become one scalar load per element).
+    span = strides[1] * (ow.value - 1) + 1 if ow is not None and ow.is_const else 0
+    deinterleave = strides[1] > 1 and 0 < span <= 256
+    c0, pad = k.const(0), k.constant(0.0, x.dtype)
+
+    def strided_row(
+        x_n: KernelValue, ci: str, y: str, x0: int, at: Sequence[str], cols: KernelValue
+    ) -> KernelValue:
+        t = element(x.dtype)
+        v = k.typed(
+            f"vector.transfer_read {x_n.name}[{ci}, {y}, {k.const(x0)}], {pad} {{in_bounds = [true]}} : "
+            f"{x_n.mlir}, vector<{span}x{t}>"
+        )
+        mask = ", ".join(str(strides[1] * e) for e in range(ow.value))  # type: ignore[union-attr]
+        picked = k.typed(f"vector.shuffle {v}, {v} [{mask}] : vector<{span}x{t}>, vector<{span}x{t}>")
+        written = k.fresh("t")
+        k.emit(
+            f"{written} = vector.transfer_write {picked}, {cols.name}[{', '.join(at)}] {{in_bounds = [true]}} : "
+            f"vector<{ow.value}x{t}>, {cols.mlir}"  # type: ignore[union-attr]
+        )
+        return KernelValue(written, cols.type, cols.mlir)
+
+    def fill_row(x_n: KernelValue, ci: str, r: str, y0: str, cols: KernelValue) -> KernelValue:
+        """Row ``r`` of every tap of channel ``ci`` in ``cols``, from input rows starting at ``y0``."""
+        for i in range(kh.value):  # type: ignore[union-attr]
+            y = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {i * dilation[0]})>({y0})")
+            for j in range(kw.value):  # type: ignore[union-attr]
+                if deinterleave:
+                    cols = strided_row(x_n, ci, y, j * dilation[1], [ci, k.const(i), k.const(j), r, c0], cols)
+                    continue
+                src = k.op(
+                    f"tensor.extract_slice {x_n.name}[{ci}, {y}, {j * dilation[1]}] [1, 1, {ow_s}] "
+                    f"[1, 1, {strides[1]}] : {x_n.mlir} to {builtin_tensor(line)}",
+                    line,
+                )
+                where = f"[{ci}, {i}, {j}, {r}, 0] [1, 1, 1, 1, {ow_s}] [1, 1, 1, 1, 1]"
+                part = k.op(f"tensor.extract_slice {cols.name}{where} : {cols.mlir} to {src.mlir}", line)
+                copied = k.copy(src, part)
+                cols = k.op(
+                    f"tensor.insert_slice {copied.name} into {cols.name}{where} : {src.mlir} into {cols.mlir}",
+                    cols,
+                )
+        return cols
+
+    def one_block(x_n: KernelValue, r0: str, out: KernelValue) -> KernelValue:
+        """Output rows ``r0`` .. ``r0 + rows`` of one image: ``out`` [F, OH, OW], padded input ``x_n``."""
+
+        def channel(ci: str, cols: KernelValue) -> KernelValue:
+            def row(r: str, cols: KernelValue) -> KernelValue:
+                y0 = k.typed(f"affine.apply affine_map<(d0, d1) -> ((d0 + d1) * {strides[0]})>({r}, {r0})")
+                return fill_row(x_n, ci, r, y0, cols)
+
+            return k.loop(k.const(1) if per_row else k.dim(acc, 2), cols, row)
+
+        if pointwise:  # the image itself is the columns [C, H*W]
+            cols2 = k.collapse(x_n, [[0], [1, 2]])
+        else:
+            cols = k.loop(k.dim(x, 1), k.empty((c, kh, kw, rows, ow), x.dtype), channel)
+            cols2 = k.collapse(cols, [[0, 1, 2], [3, 4]])
+        where = f"[0, {r0}, 0] [{f_s}, 1, {ow_s}] [1, 1, 1]"
+        o_n = out
+        if per_row:
+            o_n = k.op(
+                f"tensor.extract_slice {out.name}{where} : {out.mlir} to {builtin_tensor(block)}", block
+            )
+        o2 = k.collapse(o_n, [[0], [1, 2]])
+        r2 = k.op(
+            f"linalg.matmul ins({w2.name}, {cols2.name} : {w2.mlir}, {cols2.mlir}) "
+            f"outs({o2.name} : {o2.mlir}) -> {o2.mlir}",
+            o2,
+        )
+        sizes = [
+            None if d is not None and d.is_const else v for d, v in zip(block.shape, (f_s, rows_s, ow_s))
+        ]
+        r_n = k.expand(r2, [[0], [1, 2]], block.shape, sizes)
+        if not per_row:
+            return r_n
+        return k.op(
+            f"tensor.insert_slice {r_n.name} into {out.name}{where} : {r_n.mlir} into {out.mlir}", out
+        )
+
+    def one_image(n: str, out: KernelValue) -> tuple[KernelValue, str]:
+        x_n = _padded_image(k, x, n, pads, zero)
+        where = f"[{n}, 0, 0, 0] [1, {f_s}, {oh_s}, {ow_s}] [1, 1, 1, 1]"
+        o_img = k.op(f"tensor.extract_slice {out.name}{where} : {out.mlir} to {builtin_tensor(image)}", image)
+        if per_row:
+            return k.loop(k.dim(acc, 2), o_img, lambda r0, o: one_block(x_n, r0, o)), where
+        return one_block(x_n, k.const(0), o_img), where
+
+    return _forall(k, k.dim(acc, 0), acc, one_image)
 
 
 @relax_op

@@ -1,0 +1,69 @@
+"""Transform-dialect schedule for sliding-window kernels: depthwise and grouped convolutions and pooling.
+
+Plain convolutions become im2col + matmul (``dialects/ops/conv.py``) and get the matmul schedule. The
+ops here (NCHW, one window per output element) are tiled to one output row segment of ``OW_TILE``
+columns and one window row (``kh`` tile 1); the row-segment loop is peeled so main tiles are static;
+``transform.structured.decompose`` turns each 2-D tile into a 1-D window op (unit ``oh`` and ``kh``),
+which ``vectorize_children_and_apply_patterns`` vectorizes along the output row (one FMA or max per
+window column, on vectors of ``OW_TILE`` outputs; strided windows are unrolled per output). MLIR 22
+decomposes pooling and ``conv_2d_nchw_fchw`` only: depthwise and grouped tiles, and tiles with a
+dynamic size, stay (tiled) scalar loops.
+"""
+
+from __future__ import annotations
+
+from relax_mlir.schedules import register_schedule
+
+OW_TILE = 8
+# op -> tile sizes over its loops (in linalg's loop order): one output row segment, one window row
+WINDOW_OPS = {
+    "linalg.depthwise_conv_2d_nchw_chw": (1, 1, OW_TILE, 1, 1, 0),  # n, oh, ow, c, kh, kw
+    "linalg.pooling_nchw_max": (1, 1, 1, OW_TILE, 1, 0),  # n, c, oh, ow, kh, kw
+    "linalg.pooling_nchw_sum": (1, 1, 1, OW_TILE, 1, 0),
+    "linalg.conv_2d_nchw_fchw": (1, 1, 1, OW_TILE, 1, 1, 0),  # n, f, oh, ow, c, kh, kw
+    "linalg.conv_2d_ngchw_gfchw": (1, 1, 1, 1, OW_TILE, 1, 1, 0),  # n, g, f, oh, ow, c, kh, kw
+}
+
+
+def _any(n: int) -> str:
+    return ", ".join(["!transform.any_op"] * n)
+
+
+def _schedule(op: str, tiles: tuple[int, ...], i: str) -> str:
+    loops = sum(1 for t in tiles if t)
+    ow = sum(1 for t in tiles[: tiles.index(OW_TILE)] if t)  # the ow loop's index among the tile loops
+    return f"""
+    %w{i} = transform.structured.match ops{{["{op}"]}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %w{i} : !transform.any_op {{
+    ^bb0(%op: !transform.any_op):
+      %f = transform.get_parent_op %op {{isolated_from_above}} : (!transform.any_op) -> !transform.any_op
+      %t, %l:{loops} = transform.structured.tile_using_for %op tile_sizes {list(tiles)}
+        : (!transform.any_op) -> ({_any(loops + 1)})
+      %c = transform.cast %l#{ow} : !transform.any_op to !transform.op<"scf.for">
+      transform.sequence %c : !transform.op<"scf.for"> failures(suppress) {{
+      ^bb0(%loop: !transform.op<"scf.for">):
+        %m, %r = transform.loop.peel %loop : (!transform.op<"scf.for">) -> ({_any(2)})
+      }}
+      transform.apply_patterns to %f {{
+        transform.apply_patterns.scf.for_loop_canonicalization
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+      %tiles = transform.structured.match ops{{["{op}"]}} in %f : (!transform.any_op) -> !transform.any_op
+      transform.foreach %tiles : !transform.any_op {{
+      ^bb0(%tile: !transform.any_op):
+        transform.sequence %tile : !transform.any_op failures(suppress) {{
+        ^bb0(%one: !transform.any_op):
+          %d = transform.structured.decompose %one : (!transform.any_op) -> !transform.any_op
+        }}
+      }}
+      %fv = transform.structured.vectorize_children_and_apply_patterns %f : (!transform.any_op) -> !transform.any_op
+      transform.apply_patterns to %fv {{
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+    }}"""
+
+
+@register_schedule("conv-window", ops=tuple(WINDOW_OPS))
+def window_schedule(suffix: str) -> str:
+    """Every depthwise/grouped/symbolic-kernel conv and pooling: row-segment tiles, decomposed to 1-D, vectorized."""
+    return "".join(_schedule(op, tiles, f"{suffix}_{j}") for j, (op, tiles) in enumerate(WINDOW_OPS.items()))

@@ -1,0 +1,67 @@
+// RUN: relax-opt %s --pass-pipeline='builtin.module(relax-infer-shapes,convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels)' | FileCheck %s
+
+// A plain convolution is im2col + one matmul per image. An scf.forall over the (symbolic) images pads the
+// image per channel (a vector zero fill, then one vector copy per input row; no tensor.pad of the whole
+// batch), fills the image's columns [C, KH, KW, OH, OW] row by row (one vector row copy per kernel
+// tap), then the matmul schedule tiles W [F, C*KH*KW] x cols [C*KH*KW, OH*OW] and vectorizes it to
+// FMAs (register tile sizes are the matmul schedule's); no scalar convolution loop nest is left.
+// CHECK-LABEL: func.func private @conv2d_0(%arg0: tensor<?x8x32x32xf32>, %arg1: tensor<16x8x3x3xf32>, %arg2: tensor<?x16x32x32xf32>)
+// CHECK-NOT:     linalg.conv
+// CHECK-NOT:     tensor.pad
+// CHECK:         %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
+// CHECK:         scf.forall (%[[N:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x16x32x32xf32>)
+// CHECK:           tensor.empty() : tensor<8x34x34xf32>
+// CHECK:           %[[XP:.*]] = scf.for %[[C0:.*]] = %c0 to %c8 step %c1
+// CHECK:             vector.transfer_write %{{.*}}, %{{.*}}[%[[C0]], %c0, %c0]{{.*}} : vector<1x34x34xf32>, tensor<8x34x34xf32>
+// CHECK:             scf.for %[[H:.*]] = %c0 to %c32 step %c1
+// CHECK:               vector.transfer_read %arg0[%[[N]], %[[C0]], %[[H]], %c0]{{.*}} : tensor<?x8x32x32xf32>, vector<1x1x32xf32>
+// CHECK:               vector.transfer_write {{.*}} : vector<1x1x32xf32>, tensor<8x34x34xf32>
+// CHECK:           tensor.empty() : tensor<8x3x3x32x32xf32>
+// CHECK:           scf.for %[[C:.*]] = %c0 to %c8 step %c1
+// CHECK:             scf.for %[[R:.*]] = %c0 to %c32 step %c1
+// CHECK:               vector.transfer_read %[[XP]][%[[C]], %[[R]], %c0]{{.*}} : tensor<8x34x34xf32>, vector<1x1x32xf32>
+// CHECK:               vector.transfer_write %{{.*}}[%[[C]], %c0, %c0, %[[R]], %c0]{{.*}} : vector<1x1x32xf32>, tensor<8x3x3x32x32xf32>
+// CHECK-COUNT-8:       vector.transfer_write {{.*}} : vector<1x1x32xf32>, tensor<8x3x3x32x32xf32>
+// CHECK:           tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4]] : tensor<8x3x3x32x32xf32> into tensor<72x1024xf32>
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               scf.for
+// CHECK:                 vector.transfer_read %[[W]]{{.*}} : tensor<16x72xf32>, vector<{{[0-9]+}}x1xf32>
+// CHECK-COUNT-4:         vector.fma {{.*}} : vector<{{[0-9]+}}xf32>
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], 0, 0, 0] [1, 16, 32, 32] [1, 1, 1, 1]
+// CHECK-NOT:     linalg.conv
+// CHECK:         return
+func.func @conv(%x: !relax.tensor<["n", 8, 32, 32], f32>, %w: !relax.tensor<[16, 8, 3, 3], f32>) -> !relax.tensor<["n", 16, 32, 32], f32> {
+  %0 = "relax.conv2d"(%x, %w) {dilation = [1, 1], groups = 1 : i64, padding = [1, 1, 1, 1], strides = [1, 1]} : (!relax.tensor<["n", 8, 32, 32], f32>, !relax.tensor<[16, 8, 3, 3], f32>) -> !relax.tensor<["n", 16, 32, 32], f32>
+  return %0 : !relax.tensor<["n", 16, 32, 32], f32>
+}
+
+// Pooling: tiled to segments of 8 outputs of one row and one window row, decomposed to a 1-D window
+// and vectorized (a max of vectors per window column).
+// CHECK-LABEL: func.func private @max_pool2d_0(%arg0: tensor<?x8x32x32xf32>, %arg1: tensor<?x8x32x32xf32>)
+// CHECK-NOT:     linalg.pooling
+// CHECK:         scf.for {{.*}} step %c8
+// CHECK:           scf.for {{.*}} to %c3 step %c1
+// CHECK:             vector.transfer_read {{.*}} : tensor<?x8x34x34xf32>, vector<1x1x10xf32>
+// CHECK-COUNT-3:     arith.maximumf {{.*}} : vector<1x8x1xf32>
+// CHECK:             vector.transfer_write {{.*}} : vector<1x1x1x8xf32>, tensor<?x8x32x32xf32>
+// CHECK-NOT:     linalg.pooling
+// CHECK:         return
+func.func @max_pool(%x: !relax.tensor<["n", 8, 32, 32], f32>) -> !relax.tensor<["n", 8, 32, 32], f32> {
+  %0 = "relax.max_pool2d"(%x) {ceil_mode = false, dilation = [1, 1], kernel = [3, 3], padding = [1, 1, 1, 1], strides = [1, 1]} : (!relax.tensor<["n", 8, 32, 32], f32>) -> !relax.tensor<["n", 8, 32, 32], f32>
+  return %0 : !relax.tensor<["n", 8, 32, 32], f32>
+}
+
+// Stride 2: each im2col row is one contiguous vector read of 2 * OW - 1 elements and a shuffle
+// picking every second one (a strided vector read would be one scalar load per element).
+// CHECK-LABEL: func.func private @conv2d_1(%arg0: tensor<?x4x16x16xf32>, %arg1: tensor<8x4x3x3xf32>, %arg2: tensor<?x8x8x8xf32>)
+// CHECK:         scf.forall
+// CHECK:           %[[ROW:.*]] = vector.transfer_read {{.*}} : tensor<4x18x18xf32>, vector<15xf32>
+// CHECK:           %[[PICK:.*]] = vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<15xf32>, vector<15xf32>
+// CHECK:           vector.transfer_write %[[PICK]], {{.*}} : vector<8xf32>, tensor<4x3x3x8x8xf32>
+// CHECK:         vector.fma
+func.func @conv_stride2(%x: !relax.tensor<["n", 4, 16, 16], f32>, %w: !relax.tensor<[8, 4, 3, 3], f32>) -> !relax.tensor<["n", 8, 8, 8], f32> {
+  %0 = "relax.conv2d"(%x, %w) {dilation = [1, 1], groups = 1 : i64, padding = [1, 1, 1, 1], strides = [2, 2]} : (!relax.tensor<["n", 4, 16, 16], f32>, !relax.tensor<[8, 4, 3, 3], f32>) -> !relax.tensor<["n", 8, 8, 8], f32>
+  return %0 : !relax.tensor<["n", 8, 8, 8], f32>
+}
