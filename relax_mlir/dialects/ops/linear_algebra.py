@@ -7,7 +7,7 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.dialects.registry import Operand, RelaxOp, relax_op
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import (
@@ -18,7 +18,14 @@ from relax_mlir.shape_infer.dims import (
     tensor_operand,
 )
 from relax_mlir.shape_infer.expr import Expr, as_expr, format_dim
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, is_float, unit_groups
+from relax_mlir.transforms.kernel import (
+    KernelBuilder,
+    KernelValue,
+    builtin_tensor,
+    element,
+    is_float,
+    unit_groups,
+)
 
 
 @relax_op
@@ -96,6 +103,74 @@ class MatmulOp(RelaxOp):
 def matmul(lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
     """Matrix product (numpy.matmul semantics)."""
     return MatmulOp.build([lhs, rhs], loc=loc).result
+
+
+@relax_op
+class MatmulPackedOp(RelaxOp):
+    """``lhs @ W`` with ``W`` [k, n] stored as column panels: ``packed`` [np, k, nr] holds
+    ``W[:, p*nr:(p+1)*nr]`` at ``packed[p]`` (the last panels zero-padded). Internal: made by
+    ``relax-pack-weights``, not by frontends. Leading dims of ``lhs`` are batch rows, as in matmul.
+
+    ``%z = "relax.matmul_packed"(%x, %wp) {n = 2000} : (!relax.tensor<["b", "s", 512], f32>,
+    !relax.tensor<[126, 512, 16], f32>) -> !relax.tensor<["b", "s", 2000], f32>``
+    """
+
+    NAME = "matmul_packed"
+    FUSION = "matmul"
+    OPERANDS = (Operand("lhs"), Operand("packed"))
+    ATTRS = (Attr("n", "int"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        lhs = tensor_operand(operand_types[0], "lhs")
+        packed = tensor_operand(operand_types[1], "packed")
+        dtype = join_dtype(lhs, packed, ("lhs", "packed"))
+        n = attrs["n"]
+        if (
+            packed.shape is None
+            or len(packed.shape) != 3
+            or not all(d is not None and d.is_const for d in packed.shape)
+        ):
+            raise ShapeError(f"operand 'packed' must be [panels, k, width] with constant dims, got {packed}")
+        panels, k, width = (d.value for d in packed.shape)
+        if not 0 < n <= panels * width:
+            raise ShapeError(f"n = {n} does not fit {panels} panels of width {width}")
+        if lhs.shape is None:
+            return [TensorType(None, dtype)]
+        if len(lhs.shape) < 2:
+            raise ShapeError(f"operand 'lhs' must have rank >= 2, got {fmt_shape(lhs.shape)}")
+        if provably_different(lhs.shape[-1], packed.shape[1]):
+            raise ShapeError(
+                f"contraction dims differ: 'lhs' {fmt_shape(lhs.shape)} has {format_dim(lhs.shape[-1])}, "
+                f"'packed' {fmt_shape(packed.shape)} has {k}"
+            )
+        return [TensorType((*lhs.shape[:-1], as_expr(n)), dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """A ``linalg.mmt4d`` with unit inner tiles on rows (``[m, k, 1, 1] x [np, k, nr, 1]``), which
+        ``schedules/packed_matmul.py`` tiles into register blocks. Leading dims with at most one symbol
+        collapse into the rows; ``[b, s, k]`` with two symbols loops over ``b``; more fall back to an
+        untiled ``linalg.generic``."""
+        lhs, packed = k.ins
+        if lhs.shape[-1] != packed.shape[1]:
+            k.assume(0, (*lhs.shape[:-1], packed.shape[1]))
+            lhs = k.ins[0]
+        out = k.destination(0)
+        lead = lhs.rank - 1
+        if _dynamic(lhs.shape[:-1]) <= 1:
+            x2, _ = _leading(k, lhs, lead)
+            o2, groups = _leading(k, out, lead)
+            r = _packed_2d(k, x2, packed, o2, k.attrs["n"], k.dim(x2, 0))
+            return [_restore(k, r, out, groups)]
+        if lead == 2:
+            return [_packed_rows_loop(k, lhs, packed, out)]
+        return [_packed_generic(k, lhs, packed, out)]
+
+
+def matmul_packed(lhs: ir.Value, packed: ir.Value, n: int, *, loc: ir.Location | None = None) -> ir.Value:
+    """``lhs @ W`` for ``W`` [k, n] packed as column panels ``packed`` [np, k, nr]."""
+    return MatmulPackedOp.build([lhs, packed], {"n": n}, loc=loc).result
 
 
 # -- lowering helpers ------------------------------------------------------------------------------------
@@ -284,4 +359,176 @@ def _broadcast_matmul(k: KernelBuilder, a: KernelValue, b: KernelValue, c: Kerne
         return [k.scalar(f"{add} {x[2]}, {k.scalar(f'{mul} {x[0]}, {x[1]}', t)}", t)]
 
     [r] = k.generic([a, b], [c], maps, ["parallel"] * (nb + 2) + ["reduction"], body)
+    return r
+
+
+PACKED_ROWS = 8  # rows of a register block of the packed matmul (schedules/packed_matmul.py)
+PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" (row blocks) or "rest"
+
+
+def _packed_2d(
+    k: KernelBuilder,
+    x: KernelValue,
+    w: KernelValue,
+    o: KernelValue,
+    n: int,
+    size: str,
+) -> KernelValue:
+    """``o`` [m, n] = ``x`` [m, k] @ panels ``w`` [np, k, nr]; ``size`` is ``m`` as an index value.
+
+    Two ``linalg.generic`` ops on views, both with static inner dims whatever ``m`` is: the first
+    ``8 * (m floordiv 8)`` rows as blocks [m1, 8, np, nr] (``"main"``), the last ``m mod 8`` rows one
+    by one (``"rest"``). When ``n`` is not a multiple of ``nr`` they write a padded temporary that is
+    copied into ``o``.
+    """
+    panels, depth, width = (d.value for d in w.shape)  # type: ignore[union-attr]
+    cols = panels * width
+    padded = n != cols
+    rows, t = PACKED_ROWS, element(o.dtype)
+
+    def ty(*dims: int | str) -> str:
+        return "tensor<" + "".join(f"{d if isinstance(d, int) else '?'}x" for d in dims) + t + ">"
+
+    def tt(*dims: int | str) -> TensorType:
+        return TensorType(tuple(as_expr(d) if isinstance(d, int) else None for d in dims), o.dtype)
+
+    def op(text: str, *dims: int | str) -> KernelValue:
+        return k.op(text, tt(*dims))
+
+    od, o2, x2 = ty("?", n), ty("?", cols), ty("?", depth)
+    dest = o if o.mlir == od else op(f"tensor.cast {o.name} : {o.mlir} to {od}", "?", n)
+    target = op(f"tensor.empty({size}) : {o2}", "?", cols) if padded else dest
+    blocks = k.typed(f"arith.divui {size}, {k.const(rows)} : index")
+    main = k.typed(f"arith.muli {blocks}, {k.const(rows)} : index")
+    rest = k.typed(f"arith.subi {size}, {main} : index")
+
+    def part(v: str, v_type: str, start: str, count: str, columns: int | str) -> KernelValue:
+        return op(
+            f"tensor.extract_slice {v}[{start}, 0] [{count}, {columns}] [1, 1] : {v_type} to {ty('?', columns)}",
+            "?",
+            columns,
+        )
+
+    def contract(xv: KernelValue, ov: KernelValue, kind: str) -> KernelValue:
+        lead = ov.rank - 2
+        dims = [f"d{i}" for i in range(lead + 3)]
+        rows_, n1, n0, red = dims[:lead], dims[lead], dims[lead + 1], dims[lead + 2]
+        head = f"({', '.join(dims)}) -> "
+        maps = [
+            head + f"({', '.join([*rows_, red])})",
+            head + f"({n1}, {red}, {n0})",
+            head + f"({', '.join([*rows_, n1, n0])})",
+        ]
+        its = ", ".join(['"parallel"'] * (lead + 2) + ['"reduction"'])
+        zero = _fill_zero(k, ov)
+        a, b, c = k.fresh("a"), k.fresh("a"), k.fresh("a")
+        r = KernelValue(k.fresh("r"), ov.type, ov.mlir)
+        mul, add = k.fresh("v"), k.fresh("v")
+        map_attrs = ", ".join(f"affine_map<{m}>" for m in maps)
+        k.emit(
+            f"{r.name} = linalg.generic {{indexing_maps = [{map_attrs}], iterator_types = [{its}], "
+            f'{PACKED_ATTR} = "{kind}"}} ins({xv.name}, {w.name} : {xv.mlir}, {w.mlir}) '
+            f"outs({zero.name} : {zero.mlir}) {{",
+            f"^bb0({a}: {t}, {b}: {t}, {c}: {t}):",
+            f"  {mul} = arith.mulf {a}, {b} : {t}",
+            f"  {add} = arith.addf {c}, {mul} : {t}",
+            f"  linalg.yield {add} : {t}",
+            f"}} -> {ov.mlir}",
+        )
+        return r
+
+    # row blocks
+    xm = part(x.name, x.mlir, "0", main, depth)
+    xm3 = op(
+        f"tensor.expand_shape {xm.name} [[0, 1], [2]] output_shape [{blocks}, {rows}, {depth}] : {x2} into "
+        f"{ty('?', rows, depth)}",
+        "?",
+        rows,
+        depth,
+    )
+    om = part(target.name, o2, "0", main, cols)
+    om4 = op(
+        f"tensor.expand_shape {om.name} [[0, 1], [2, 3]] output_shape [{blocks}, {rows}, {panels}, {width}] : "
+        f"{o2} into {ty('?', rows, panels, width)}",
+        "?",
+        rows,
+        panels,
+        width,
+    )
+    rm = contract(xm3, om4, "main")
+    rm2 = op(f"tensor.collapse_shape {rm.name} [[0, 1], [2, 3]] : {rm.mlir} into {o2}", "?", cols)
+    target = op(
+        f"tensor.insert_slice {rm2.name} into {target.name}[0, 0] [{main}, {cols}] [1, 1] : {o2} into {o2}",
+        "?",
+        cols,
+    )
+    # remaining rows
+    xr = part(x.name, x.mlir, main, rest, depth)
+    orr = part(target.name, o2, main, rest, cols)
+    or3 = op(
+        f"tensor.expand_shape {orr.name} [[0], [1, 2]] output_shape [{rest}, {panels}, {width}] : {o2} into "
+        f"{ty('?', panels, width)}",
+        "?",
+        panels,
+        width,
+    )
+    rr = contract(xr, or3, "rest")
+    rr2 = op(f"tensor.collapse_shape {rr.name} [[0], [1, 2]] : {rr.mlir} into {o2}", "?", cols)
+    target = op(
+        f"tensor.insert_slice {rr2.name} into {target.name}[{main}, 0] [{rest}, {cols}] [1, 1] : {o2} into {o2}",
+        "?",
+        cols,
+    )
+    if padded:
+        view = op(f"tensor.extract_slice {target.name}[0, 0] [{size}, {n}] [1, 1] : {o2} to {od}", "?", n)
+        target = k.copy(view, dest)
+    return k.op(f"tensor.cast {target.name} : {od} to {o.mlir}", o.type) if o.mlir != od else target
+
+
+def _packed_rows_loop(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue) -> KernelValue:
+    """``[b, s, k] x panels`` with symbolic ``b`` and ``s``: one 2-D packed product per ``b``."""
+    s, depth, n = x.shape[1], x.shape[2], out.shape[2]
+    rows = k.dim(x, 1)
+    x_row = TensorType((s, depth), x.dtype)
+    o_row = TensorType((s, n), out.dtype)
+
+    def body(i: str, acc: KernelValue) -> KernelValue:
+        xs = k.op(
+            f"tensor.extract_slice {x.name}[{i}, 0, 0] [1, {rows}, {depth}] [1, 1, 1] : {x.mlir} to "
+            f"{builtin_tensor(x_row)}",
+            x_row,
+        )
+        os_ = k.op(
+            f"tensor.extract_slice {acc.name}[{i}, 0, 0] [1, {rows}, {n}] [1, 1, 1] : {acc.mlir} to "
+            f"{builtin_tensor(o_row)}",
+            o_row,
+        )
+        r = _packed_2d(k, xs, w, os_, k.attrs["n"], rows)
+        return k.op(
+            f"tensor.insert_slice {r.name} into {acc.name}[{i}, 0, 0] [1, {rows}, {n}] [1, 1, 1] : "
+            f"{r.mlir} into {acc.mlir}",
+            acc,
+        )
+
+    return k.loop(k.dim(x, 0), out, body)
+
+
+def _packed_generic(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue) -> KernelValue:
+    """The packed product as one untiled ``linalg.generic`` (leading dims with several symbols)."""
+    lead = x.rank - 1
+    width = w.shape[2].value  # type: ignore[union-attr]
+    dims = [f"d{i}" for i in range(lead + 2)]
+    rows, col, red = dims[:lead], dims[lead], dims[lead + 1]
+    head = f"({', '.join(dims)}) -> "
+    maps = [
+        head + f"({', '.join([*rows, red])})",
+        head + f"({col} floordiv {width}, {red}, {col} mod {width})",
+        head + f"({', '.join([*rows, col])})",
+    ]
+    t = element(out.dtype)
+
+    def body(a: list[str]) -> list[str]:
+        return [k.scalar(f"arith.addf {a[2]}, {k.scalar(f'arith.mulf {a[0]}, {a[1]}', t)}", t)]
+
+    [r] = k.generic([x, w], [_fill_zero(k, out)], maps, ["parallel"] * (lead + 1) + ["reduction"], body)
     return r

@@ -1,0 +1,85 @@
+"""Transform-dialect schedule for the packed-weight matmul (``relax.matmul_packed``).
+
+Its lowering (``dialects/ops/linear_algebra.py``) writes two ``linalg.generic`` ops marked
+``relax.packed_matmul``: ``"main"`` over row blocks ``x`` [m1, 8, k] x panels [np, k, nr] ->
+[m1, 8, np, nr], and ``"rest"`` over the last ``m mod 8`` rows. Panels are contiguous, so a register
+block streams its weights from consecutive addresses whatever the row stride of ``W`` was, and both
+ops have static inner dims whatever ``m`` is: nothing falls back to scalar code.
+
+Each op is blocked for the caches (rows x panels x depth), then tiled into register blocks
+(8 rows x ``PANELS`` panels for ``main``, 1 row x ``REST_PANELS`` panels for ``rest``) with the depth loop
+innermost; the panel loop is peeled (a cache block that is not a multiple of the register block);
+unit dims are folded, the static blocks vectorized, the accumulators hoisted out of the depth loop,
+and the products contracted to FMAs (``relax-fuse-multiply-add``). bench/bench_packed.py measures it.
+"""
+
+from __future__ import annotations
+
+from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR
+from relax_mlir.schedules import register_schedule
+
+ROW_BLOCKS = 8  # row blocks of 8 per cache block
+CACHE_PANELS = 16  # panels per cache block
+DEPTH = 1024  # depth per cache block
+PANELS = 2  # panels per register block (main): 8 x 2 vectors of accumulators
+REST_PANELS = 8  # panels per register block (remaining rows)
+
+
+def _tile_type(loops: int) -> str:
+    return f"(!transform.any_op) -> ({', '.join(['!transform.any_op'] * (loops + 1))})"
+
+
+def _tile(kind: str, outer: list[int], inner: list[int], peel: int, s: str) -> str:
+    """Tile the ops marked ``kind`` twice and peel inner loop ``peel`` (suppressed when nothing to peel)."""
+    n1 = sum(1 for t in outer if t)
+    n2 = sum(1 for t in inner if t)
+    return f"""
+    %{kind}{s} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PACKED_ATTR} = "{kind}"}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %{kind}{s} : !transform.any_op {{
+    ^bb0(%op: !transform.any_op):
+      %t1, %l1:{n1} = transform.structured.tile_using_for %op tile_sizes {outer} : {_tile_type(n1)}
+      %t2, %l2:{n2} = transform.structured.tile_using_for %t1 tile_sizes {inner} : {_tile_type(n2)}
+      %c = transform.cast %l2#{peel} : !transform.any_op to !transform.op<"scf.for">
+      transform.sequence %c : !transform.op<"scf.for"> failures(suppress) {{
+      ^bb1(%loop: !transform.op<"scf.for">):
+        %main, %rest = transform.loop.peel %loop : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      }}
+    }}"""
+
+
+@register_schedule("packed_matmul", ops=("linalg.generic",))
+def packed_matmul_schedule(s: str) -> str:
+    """The marked generics: cache blocks, peeled register blocks, vectorized to FMAs."""
+    main = _tile("main", [ROW_BLOCKS, 0, CACHE_PANELS, 0, DEPTH], [1, 0, PANELS, 0, 1], 1, s)
+    rest = _tile("rest", [0, CACHE_PANELS, 0, DEPTH], [1, REST_PANELS, 0, 1], 1, s)
+    return f"""{main}{rest}
+    %pm{s} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PACKED_ATTR} = "main"}} in %root : (!transform.any_op) -> !transform.any_op
+    %pr{s} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PACKED_ATTR} = "rest"}} in %root : (!transform.any_op) -> !transform.any_op
+    %pk{s} = transform.merge_handles %pm{s}, %pr{s} : !transform.any_op
+    %pf{s} = transform.get_parent_op %pk{s} {{isolated_from_above, deduplicate}} : (!transform.any_op) -> !transform.any_op
+    transform.foreach %pf{s} : !transform.any_op {{
+    ^bb0(%f: !transform.any_op):
+      transform.apply_patterns to %f {{
+        transform.apply_patterns.scf.for_loop_canonicalization
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+      %fv = transform.structured.vectorize_children_and_apply_patterns %f : (!transform.any_op) -> !transform.any_op
+      transform.apply_patterns to %fv {{
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+      %loops = transform.structured.match ops{{["scf.for"]}} in %fv : (!transform.any_op) -> !transform.any_op
+      transform.foreach %loops : !transform.any_op {{
+      ^bb3(%l: !transform.any_op):
+        transform.loop.hoist_loop_invariant_subsets %l : !transform.any_op
+      }}
+      transform.apply_patterns to %fv {{
+        transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+        transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+      transform.apply_patterns to %fv {{
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+        transform.apply_patterns.vector.lower_outerproduct
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+    }}"""

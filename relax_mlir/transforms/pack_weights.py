@@ -1,0 +1,193 @@
+"""``relax-pack-weights``: matmuls by constant weights use weights packed at compile time.
+
+A ``relax.matmul(x, W)`` with ``x`` [..., k] (rank >= 2) and ``W`` a 2-D f32 constant [k, n] (or a
+``permute_dims`` of one, as ONNX ``Gemm(transB=1)`` gives) becomes ``relax.matmul_packed(x, P)`` with
+``P`` [np, k, 16] the column panels of ``W`` (``n`` padded with zeros to a multiple of 32), computed
+once at compile time: in numpy when the weight's bytes can be read (inline ``dense``, or a
+``dense_resource`` blob read from bytecode), else as relax ops (``pad``, ``reshape``, ``permute_dims``)
+evaluated like ``relax-fold-constants`` does. Packed weights stream from consecutive addresses
+whatever ``n`` is, and the kernel (``schedules/packed_matmul.py``) never repacks them per call as BLAS
+does. The pipelines run it before ``relax-dispatch-blas``, so constant weights get the packed kernel
+and other matmuls are left to BLAS or the generated kernels.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from mlir import ir
+
+from relax_mlir.dialects.ops.linear_algebra import matmul_packed
+from relax_mlir.dialects.ops.manipulate import permute_dims, reshape
+from relax_mlir.dialects.ops.pad import pad
+from relax_mlir.dialects.ops.structural import constant
+from relax_mlir.dialects.registry import is_resource_elements
+from relax_mlir.dialects.types import TensorType, relax_type
+from relax_mlir.errors import RelaxError
+from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.shape_infer.dims import provably_different
+from relax_mlir.transforms.fold_constants import _Folder
+from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, walk_relax_ops
+
+try:  # reads dense_resource blobs from bytecode without printing them
+    from relax_mlir.runtime.weights import resource_blobs
+except ImportError:  # pragma: no cover
+    resource_blobs = None
+
+WIDTH = 16  # columns per panel: one AVX-512 vector of f32
+ALIGN = 2  # panels: n is padded to a multiple of WIDTH * ALIGN (the kernel's register block)
+
+
+def _tensor(v: ir.Value) -> TensorType | None:
+    t = relax_type(v.type)
+    return t if isinstance(t, TensorType) and t.shape is not None and t.dtype is not None else None
+
+
+def _constant_weight(v: ir.Value) -> bool:
+    """``v`` is a relax.constant, or a 2-D transpose of one."""
+    if not isinstance(v, ir.OpResult):
+        return False
+    op = v.owner.operation
+    if op.name == "relax.constant":
+        return True
+    return op.name == "relax.permute_dims" and _constant_weight(op.operands[0])
+
+
+def _packable(op: ir.Operation) -> tuple[int, int] | None:
+    """(k, n) when ``op`` multiplies by a constant 2-D f32 weight the packed kernel handles."""
+    lhs, rhs = _tensor(op.operands[0]), _tensor(op.operands[1])
+    if lhs is None or rhs is None or lhs.dtype != "f32" or rhs.dtype != "f32":
+        return None
+    assert lhs.shape is not None and rhs.shape is not None
+    if len(lhs.shape) < 2 or len(rhs.shape) != 2 or not all(d is not None and d.is_const for d in rhs.shape):
+        return None
+    k, n = (d.value for d in rhs.shape)  # type: ignore[union-attr]
+    if k == 0 or n == 0 or provably_different(lhs.shape[-1], rhs.shape[0]):
+        return None
+    if not _constant_weight(op.operands[1]):
+        return None
+    return k, n
+
+
+def _pack(w: ir.Value, k: int, n: int, loc: ir.Location) -> ir.Value:
+    """Relax ops computing the panels [np, k, WIDTH] of ``w`` [k, n]."""
+    step = WIDTH * ALIGN
+    cols = -(-n // step) * step
+    if cols != n:
+        w = pad(w, [0, 0, 0, cols - n], loc=loc)
+    return permute_dims(reshape(w, [k, cols // WIDTH, WIDTH], loc=loc), [1, 0, 2], loc=loc)
+
+
+def pack_weights(module: ir.Operation, opt_level: int = 3) -> int:
+    """Rewrite every packable matmul of ``module``; the number rewritten."""
+    total = 0
+    for f in functions(module):
+        ops = [op for op in walk_relax_ops(f.regions[0].blocks[0]) if op.name == "relax.matmul"]
+        ops = [(op, kn) for op in ops if (kn := _packable(op)) is not None]
+        if not ops:
+            continue
+        arrays = _weights([op.operands[1] for op, _ in ops])
+        pending: list[ir.Value] = []
+        for op, (k, n) in ops:
+            weight = op.operands[1]
+            with ir.InsertionPoint(op), op.location:
+                array = arrays.get(weight)
+                if array is not None:
+                    p = constant(_pack_array(array.reshape(k, n)), loc=op.location)
+                else:
+                    p = _pack(weight, k, n, op.location)
+                    pending.append(p)
+                y = matmul_packed(op.operands[0], p, n, loc=op.location)
+            if y.type != op.results[0].type:  # the deduced type must be the matmul's, as spelled
+                pending = [v for v in pending if v != p]
+                erase_dead_producers([y])
+                continue
+            op.results[0].replace_all_uses_with(y)
+            op.erase()
+            erase_dead_producers([weight])
+            total += 1
+        if pending:
+            _evaluate(f, pending, opt_level)
+    return total
+
+
+def _pack_array(w: np.ndarray) -> np.ndarray:
+    """``_pack`` in numpy."""
+    k, n = w.shape
+    step = WIDTH * ALIGN
+    cols = -(-n // step) * step
+    padded = np.zeros((k, cols), np.float32)
+    padded[:, :n] = w
+    return np.ascontiguousarray(padded.reshape(k, cols // WIDTH, WIDTH).transpose(1, 0, 2))
+
+
+def _weights(values: list[ir.Value]) -> dict[ir.Value, np.ndarray]:
+    """The data of the weights (constants, or transposes of constants) that can be read directly: inline
+    ``dense`` values, and ``dense_resource`` blobs read from bytecode (``runtime/weights.py``); the others
+    are packed by compiling relax ops on them (``_evaluate``)."""
+    sources: dict[ir.Value, tuple[ir.Operation, bool]] = {}
+    for v in values:
+        op, transposed = v.owner.operation, False
+        if op.name == "relax.permute_dims":
+            axes = op.attributes["axes"]
+            transposed = isinstance(axes, ir.UnitAttr) or [ir.IntegerAttr(a).value for a in axes] == [1, 0]
+            op = op.operands[0].owner.operation
+        if op.name == "relax.constant":
+            sources[v] = (op, transposed)
+    resources = [op for op, _ in sources.values() if is_resource_elements(op.attributes["value"])]
+    blobs = _blobs(resources) if resources else {}
+    arrays: dict[ir.Value, np.ndarray] = {}
+    for v, (op, transposed) in sources.items():
+        attr = op.attributes["value"]
+        shape = ir.ShapedType(attr.type).shape
+        if is_resource_elements(attr):
+            blob = blobs.get(str(attr).removeprefix("dense_resource<").split(">", 1)[0])
+            if blob is None or len(blob) != 4 * int(np.prod(shape)):
+                continue
+            array = np.frombuffer(blob, np.float32).reshape(shape)
+        elif (dense := ir.DenseFPElementsAttr(attr)).is_splat:
+            array = np.full(shape, ir.FloatAttr(dense.get_splat_value()).value, np.float32)
+        else:
+            array = np.array(dense, np.float32).reshape(shape)
+        arrays[v] = array.T if transposed else array
+    return arrays
+
+
+def _blobs(ops: list[ir.Operation]) -> dict[str, memoryview]:
+    """The blobs of ``dense_resource`` constants ``ops``, by name."""
+    if resource_blobs is None:
+        return {}
+    holder = ir.Module.create()
+    with ir.InsertionPoint(holder.body):
+        for op in ops:
+            holder.body.append(op.clone())
+    buffer = io.BytesIO()
+    holder.operation.write_bytecode(buffer)
+    return resource_blobs(buffer.getvalue())
+
+
+def _evaluate(f: ir.Operation, values: list[ir.Value], opt_level: int) -> None:
+    """Replace ``values`` (relax ops on constants) by the constants they compute, compiled like
+    ``relax-fold-constants`` does."""
+    folder = _Folder(f, 1 << 62, opt_level)
+    folder.collect()
+    results = folder.evaluate(values)
+    if results is None:
+        raise RelaxError("relax-pack-weights: evaluating the packed weights failed")
+    for v, r in zip(values, results):
+        producer = v.owner.operation
+        with ir.InsertionPoint(producer), producer.location:
+            c = constant(np.ascontiguousarray(r, np.float32), loc=producer.location)
+        v.replace_all_uses_with(c)
+    erase_dead_producers(values)
+
+
+@register_pass("relax-pack-weights")
+class PackWeights:
+    """Matmuls by constant 2-D f32 weights use weights packed into column panels at compile time."""
+
+    opt_level: int = 3
+
+    def run(self, module: ir.Operation) -> None:
+        pack_weights(module, self.opt_level)
