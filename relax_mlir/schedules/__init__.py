@@ -4,6 +4,8 @@ A schedule is a function registered with ``@register_schedule(name, ops=...)`` i
 package; it returns the body of a transform sequence over ``%root`` (the module) whose SSA names end in
 the given suffix. The pass runs, in registration order (module name order), every schedule whose
 trigger ops occur in the module, all in one ``@__transform_main`` and one transform-interpreter run.
+A schedule may also give ``prepare(module)``, run before the transform: it marks the ops to match with
+attributes, for choices that transform-dialect matchers cannot express.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from dataclasses import dataclass
 from mlir import ir, passmanager
 
 from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.fuse_kernels import pin_results
+from relax_mlir.transforms.kernel import DESTINATIONS_ATTR
 
 
 @dataclass(frozen=True)
@@ -23,16 +27,19 @@ class Schedule:
     name: str
     ops: frozenset[str]
     body: Callable[[str], str]
+    prepare: Callable[[ir.Operation], None] | None = None
 
 
 SCHEDULES: dict[str, Schedule] = {}
 
 
-def register_schedule(name: str, *, ops: tuple[str, ...]) -> Callable[[Callable[[str], str]], Callable]:
+def register_schedule(
+    name: str, *, ops: tuple[str, ...], prepare: Callable[[ir.Operation], None] | None = None
+) -> Callable[[Callable[[str], str]], Callable]:
     """Register ``fn(suffix) -> transform IR`` as the schedule ``name``, triggered by ``ops``."""
 
     def wrap(fn: Callable[[str], str]) -> Callable[[str], str]:
-        SCHEDULES[name] = Schedule(name, frozenset(ops), fn)
+        SCHEDULES[name] = Schedule(name, frozenset(ops), fn, prepare)
         return fn
 
     return wrap
@@ -70,6 +77,9 @@ class ScheduleKernels:
         active = [s for s in SCHEDULES.values() if s.ops & present]
         if not active:
             return
+        for s in active:
+            if s.prepare is not None:
+                s.prepare(module)
         body = module.regions[0].blocks[0]
         schedule = ir.Module.parse("module {\n" + transform_text(active) + "}")  # the inner module moves
         transform_module = schedule.body.operations[0].operation
@@ -79,3 +89,8 @@ class ScheduleKernels:
             pm.run(module)
         finally:
             transform_module.erase()
+        # canonicalization may fold a kernel's write into its destination away (an identity copy
+        # becomes ``return %input``); the host relies on every result being in its destination
+        for op in body.operations:
+            if DESTINATIONS_ATTR in op.operation.attributes:
+                pin_results(op.operation)

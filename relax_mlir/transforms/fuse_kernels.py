@@ -212,7 +212,7 @@ class FuseKernels:
             if _safe_to_fuse_loops(f):
                 f = _fuse_loops(f, kernel_pm)
             cleanup_pm.run(f)
-            _pin_results(f)
+            pin_results(f)
         _drop_unused(module, set(kernels))
 
     @staticmethod
@@ -295,7 +295,7 @@ def _tied_init(v: ir.Value) -> tuple[ir.Operation, int] | None:
     return op, len(op.operands) - len(op.results) + r
 
 
-def _pin_results(f: ir.Operation) -> None:
+def pin_results(f: ir.Operation) -> None:
     """Make each result be written into its destination argument (the host relies on it).
 
     linalg-fuse-elementwise-ops replaces unread destinations by ``tensor.empty``: follow each

@@ -46,15 +46,15 @@ class FuseMultiplyAdd:
                 if mul is None:
                     continue
                 for op in (mul, add):
-                    op.attributes["fastmath"] = _contract(op)
+                    op.attributes["fastmath"] = with_fastmath_flag(op, "contract")
                 break
 
 
-def _contract(op: ir.Operation) -> ir.Attribute:
-    """The op's fastmath flags plus ``contract``."""
+def with_fastmath_flag(op: ir.Operation, flag: str) -> ir.Attribute:
+    """The op's fastmath flags plus ``flag``."""
     flags = set()
     if "fastmath" in op.attributes:
         text = str(op.attributes["fastmath"])  # #arith.fastmath<nnan,contract> or #arith.fastmath<none>
         flags = {f.strip() for f in text[text.index("<") + 1 : -1].split(",")} - {"none"}
-    flags.add("contract")
+    flags.add(flag)
     return ir.Attribute.parse(f"#arith.fastmath<{','.join(sorted(flags))}>")

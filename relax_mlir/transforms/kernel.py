@@ -465,10 +465,14 @@ class KernelBuilder:
         result_types = ", ".join(r.mlir for r in results)
         body = "\n".join("  " + line for line in self._lines[0])
         returned = ", ".join(r.name for r in results)
+        marker = "" if self.allocating else f" attributes {{{DESTINATIONS_ATTR}}}"
         return (
-            f"func.func private @{name}({', '.join(params)}) -> ({result_types}) {{\n{body}\n"
+            f"func.func private @{name}({', '.join(params)}) -> ({result_types}){marker} {{\n{body}\n"
             f"  return {returned} : {result_types}\n}}\n"
         )
+
+
+DESTINATIONS_ATTR = "relax.destinations"  # on a kernel: its trailing arguments are the results' destinations
 
 
 def unit_groups(rank: int, units: Sequence[int]) -> list[list[int]]:

@@ -77,20 +77,37 @@ class SoftmaxBaseOp(RelaxOp):
         neg_inf = k.constant(float("-inf"), x.dtype)
         top = _reduce(k, x, [axis], neg_inf, lambda a: f"arith.maximumf {a[1]}, {a[0]}")
 
-        def exp_sum(a: list[str]) -> list[str]:
+        total = _stat(k, x, [axis], k.constant(0.0, x.dtype))
+        if cls.NAME == "softmax":
+            # one exp per element: e = exp(x - max) is kept while summing, then out = e * (1 / sum)
+            def exp_sum(a: list[str]) -> list[str]:
+                e = k.scalar(f"math.exp {k.scalar(f'arith.subf {a[0]}, {a[1]}', t)}", t)
+                return [e, k.scalar(f"arith.addf {a[3]}, {e}", t)]
+
+            exps = _empty_dims(k, [(x, i) for i in range(x.rank)], x.dtype)
+            maps = [red.full, red.kept, red.full, red.kept]
+            exps, total = k.generic([x, top], [exps, total], maps, red.iterators, exp_sum)
+            one = k.constant(1.0, x.dtype)
+            inv = _map_in_place(k, total, lambda v: k.scalar(f"arith.divf {one}, {v}", t))
+            maps = [red.full, red.kept, red.full]
+            [r] = k.generic(
+                [exps, inv],
+                [out],
+                maps,
+                ["parallel"] * x.rank,
+                lambda a: [k.scalar(f"arith.mulf {a[0]}, {a[1]}", t)],
+            )
+            return [r]
+
+        def log_sum_exp(a: list[str]) -> list[str]:
             e = k.scalar(f"math.exp {k.scalar(f'arith.subf {a[0]}, {a[1]}', t)}", t)
             return [k.scalar(f"arith.addf {a[2]}, {e}", t)]
 
-        total = _stat(k, x, [axis], k.constant(0.0, x.dtype))
-        [total] = k.generic([x, top], [total], [red.full, red.kept, red.kept], red.iterators, exp_sum)
-        if cls.NAME == "log_softmax":
-            total = _map_in_place(k, total, lambda v: k.scalar(f"math.log {v}", t))
+        [total] = k.generic([x, top], [total], [red.full, red.kept, red.kept], red.iterators, log_sum_exp)
+        total = _map_in_place(k, total, lambda v: k.scalar(f"math.log {v}", t))
 
         def normalize(a: list[str]) -> list[str]:
-            centered = k.scalar(f"arith.subf {a[0]}, {a[1]}", t)
-            if cls.NAME == "log_softmax":
-                return [k.scalar(f"arith.subf {centered}, {a[2]}", t)]
-            return [k.scalar(f"arith.divf {k.scalar(f'math.exp {centered}', t)}, {a[2]}", t)]
+            return [k.scalar(f"arith.subf {k.scalar(f'arith.subf {a[0]}, {a[1]}', t)}, {a[2]}", t)]
 
         maps = [red.full, red.kept, red.kept, red.full]
         [r] = k.generic([x, top, total], [out], maps, ["parallel"] * x.rank, normalize)

@@ -41,17 +41,20 @@
 // CHECK:         "relax.call_tir"(%arg0) {callee = @[[RESIZE:resize_[0-9]+]]}
 
 // CHECK-LABEL: func.func private @softmax_0(%arg0: tensor<?x?x16xf32>, %arg1: tensor<?x?x16xf32>)
+// CHECK-SAME:    attributes {relax.destinations}
 // CHECK:         %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK:         %[[MAX0:.*]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.*}} : tensor<?x16xf32>)
 // CHECK:         %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg0 : tensor<?x?x16xf32>) outs(%[[MAX0]] : tensor<?x16xf32>)
 // CHECK:           arith.maximumf
-// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg0, %[[MAX]] : tensor<?x?x16xf32>, tensor<?x16xf32>)
+// One exp per element: the exps and their sum in one generic, then a multiply by 1 / sum.
+// CHECK:         %[[EXP:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg0, %[[MAX]] : tensor<?x?x16xf32>, tensor<?x16xf32>)
 // CHECK:           arith.subf
 // CHECK:           math.exp
 // CHECK:           arith.addf
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %[[MAX]], %[[SUM]] : {{.*}}) outs(%arg1 : tensor<?x?x16xf32>)
-// CHECK:           math.exp
+// CHECK:         %[[INV:.*]] = linalg.generic {{.*}} outs(%[[EXP]]#1 : tensor<?x16xf32>)
 // CHECK:           arith.divf
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[EXP]]#0, %[[INV]] : {{.*}}) outs(%arg1 : tensor<?x?x16xf32>)
+// CHECK:           arith.mulf
 
 // CHECK-LABEL: func.func private @layer_norm_0(%arg0: tensor<?x?x64xf32>, %arg1: tensor<64xf32>, %arg2: tensor<64xf32>, %arg3: tensor<?x?x64xf32>)
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<?x?x64xf32>) outs(%{{.*}} : tensor<?x?xf32>)
@@ -68,14 +71,24 @@
 // CHECK:         %[[R:.*]] = tensor.collapse_shape %[[Y]] {{\[}}[0], [1, 2], [3], [4]] : tensor<?x4x?x?x?xf32> into tensor<?x?x?x?xf32>
 // CHECK:         return %[[R]]
 
+// A plain conv2d is im2col + linalg.matmul per image, in an scf.forall over images (dialects/ops/conv.py). With both output spatial
+// dims symbolic, each output row is its own matmul: W [16, 27] x cols [27, ow], stride-2 row copies.
 // CHECK-LABEL: func.func private @conv2d_0(%arg0: tensor<?x3x?x?xf32>, %arg1: tensor<16x3x3x3xf32>, %arg2: tensor<?x16x?x?xf32>)
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.0{{.*}} : f32
-// CHECK:         %[[XP:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK:           tensor.yield %[[ZERO]] : f32
-// CHECK:         } : tensor<?x3x?x?xf32> to tensor<?x3x?x?xf32>
 // CHECK:         %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%arg2 : tensor<?x16x?x?xf32>)
-// CHECK:         %[[C:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[XP]], %arg1 : tensor<?x3x?x?xf32>, tensor<16x3x3x3xf32>) outs(%[[ACC]] : tensor<?x16x?x?xf32>)
-// CHECK:         return %[[C]]
+// CHECK:         %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x3x3x3xf32> into tensor<16x27xf32>
+// CHECK:         %[[R:.*]] = scf.forall (%{{.*}}) in (%{{.*}}) shared_outs(%{{.*}} = %[[ACC]]) -> (tensor<?x16x?x?xf32>)
+// CHECK:           tensor.empty(%{{.*}}, %{{.*}}) : tensor<3x?x?xf32>
+// CHECK:           linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x?x?xf32>)
+// CHECK:           linalg.copy ins(%{{.*}} : tensor<1x1x?xf32>)
+// CHECK:           scf.for
+// CHECK:             tensor.empty(%{{.*}}) : tensor<3x3x3x1x?xf32>
+// CHECK-COUNT-9:     tensor.extract_slice %{{.*}} [1, 1, %{{.*}}] [1, 1, 2] : tensor<3x?x?xf32> to tensor<1x1x?xf32>
+// CHECK:             %[[COLS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4]] : tensor<3x3x3x1x?xf32> into tensor<27x?xf32>
+// CHECK:             linalg.matmul ins(%[[W]], %[[COLS]] : tensor<16x27xf32>, tensor<27x?xf32>) outs(%{{.*}} : tensor<16x?xf32>)
+// CHECK:           tensor.parallel_insert_slice
+// CHECK-NOT:     linalg.conv
+// CHECK:         return %[[R]]
 
 // CHECK-LABEL: func.func private @conv2d_1(%arg0: tensor<?x8x?x?xf32>, %arg1: tensor<8x1x3x3xf32>, %arg2: tensor<?x8x?x?xf32>)
 // CHECK:         %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0, 1], [2], [3]] : tensor<8x1x3x3xf32> into tensor<8x3x3xf32>
