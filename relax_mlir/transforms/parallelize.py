@@ -1,0 +1,510 @@
+"""``relax-parallelize-kernels``: split kernels into ``scf.forall`` chunks that OpenMP runs on all cores.
+
+For each kernel (a private ``func.func`` on tensors), every linalg op that produces a result of the
+kernel (a *root*) is tiled with ``transform.structured.tile_using_forall`` along its first two output
+dims (not the innermost one of a rank >= 2 result when the kernel also has a reduction that is not a
+contraction or convolution: softmax, norms and sums reduce along it), and the root's linalg producers
+(reductions, fills, matmuls...) are fused into the loop with ``fuse_into_containing_op``; ``cse`` merges
+producers fused for several uses. The number of chunks is decided at run time: ``min(threads, size)``
+per tiled dim when the loop's work (the iteration-space sizes of the root and its producers) is at least
+``min-work``, else 1. ``relax-lower-parallel`` (in ``host-to-llvm``) runs a single chunk on the calling
+thread without entering OpenMP, and several in an ``omp.parallel`` of ``min(threads, chunks)`` threads.
+Kernel schedules (``relax-schedule-kernels``) run after this and match the tiled ops inside the loops.
+Ops a kernel already wraps in loops of its own stay outside the chunks (serial).
+
+The thread count is the pass option ``num-threads``; 0 (the default) reads ``$RELAX_MLIR_NUM_THREADS``
+and otherwise uses the cores available to the process. With one thread, or without the OpenMP runtime
+(``libomp``: ``scripts/install-system-deps.sh``), the pass leaves kernels serial (the latter with a
+one-time ``RuntimeWarning``). The chosen count is recorded as the module attribute
+``relax.num_threads``, which ``relax-lower-parallel`` (in ``host-to-llvm``) bakes into ``omp.parallel``.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+from mlir import ir, passmanager
+from mlir.dialects import arith, linalg, scf, tensor
+
+from relax_mlir.errors import PassError
+from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.runtime import libs
+
+THREADS_ENV = "RELAX_MLIR_NUM_THREADS"
+THREADS_ATTR = "relax.num_threads"
+TAG = "relax.parallel"  # temporary marks naming ops for the transform script
+# Work (summed iteration-space sizes; a contraction's or convolution's iterations count 1/4) below which
+# a kernel stays serial: waking the second thread costs a few microseconds. With it, the 784-512-512-10
+# MLP at batch 1 stays serial (its call costs ~37 us; splitting its matmuls made it slower).
+MIN_WORK = 1 << 18
+CONTRACTION_WEIGHT = 4
+_DYNAMIC = -(2**63)  # ShapedType::kDynamic in static bound lists
+MAX_TILED_DIMS = 2
+
+
+def default_threads() -> int:
+    """``$RELAX_MLIR_NUM_THREADS`` if set, else the number of cores this process may run on."""
+    env = os.environ.get(THREADS_ENV, "").strip()
+    if env:
+        if not env.isdigit() or int(env) < 1:
+            raise PassError(f"${THREADS_ENV} must be a positive integer, got {env!r}")
+        return int(env)
+    return len(os.sched_getaffinity(0))
+
+
+_warned = False
+
+
+def _warn_no_openmp() -> None:
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    warnings.warn(
+        f"relax_mlir: the OpenMP runtime (libomp.so.5) was not found, so kernels run on one thread; install "
+        f"it with scripts/install-system-deps.sh (Debian: apt-get install libomp5-14), or set "
+        f"{THREADS_ENV}=1 to silence this warning",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+
+def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
+    """The indexing maps of a structured linalg op (one per operand), else None."""
+    if not op.name.startswith("linalg.") or not op.results:
+        return None
+    try:
+        maps = [ir.AffineMapAttr(a).value for a in linalg.get_indexing_maps(op)]
+    except Exception:  # noqa: BLE001  (not a LinalgOp: no indexing maps)
+        return None
+    return maps if maps and len(maps) == len(op.operands) else None
+
+
+def _is_linalg(op: ir.Operation) -> bool:
+    """A structured linalg op on tensors: operands are inputs then one init per result."""
+    return _maps(op) is not None
+
+
+def _is_kernel(func: ir.Operation) -> bool:
+    attrs = func.attributes
+    if "sym_visibility" not in attrs or ir.StringAttr(attrs["sym_visibility"]).value != "private":
+        return False
+    if not func.regions or not func.regions[0].blocks:
+        return False
+    return any(_is_linalg(op.operation) for op in func.regions[0].blocks[0].operations)
+
+
+def _reduces_rows(op: ir.Operation) -> bool:
+    """A linalg op with reduction loops that is not a contraction or convolution (softmax, norms, sums):
+    splitting the innermost dim of a result it feeds would make every chunk redo its whole reduction."""
+    maps = _maps(op)
+    if maps is None:
+        return False
+    n_inits = len(op.results)
+    kept = {
+        e.position for m in maps[len(maps) - n_inits :] for e in m.results if isinstance(e, ir.AffineDimExpr)
+    }
+    if len(kept) == maps[0].n_dims:
+        return False
+    return not (linalg.isa_contraction_op(op) or linalg.isa_convolution_op(op))
+
+
+class _Kernel:
+    """One kernel function: picks roots and emits, before each, the run-time chunk counts."""
+
+    def __init__(self, func: ir.Operation, threads: int, min_work: int, ids: list[int]) -> None:
+        self.func = func
+        self.block = func.regions[0].blocks[0]
+        self.threads = threads
+        self.min_work = min_work
+        self.ids = ids  # a counter shared by every kernel of the module: tags are unique
+        self.ops = [op.operation for op in self.block.operations]
+        self.index = ir.IndexType.get()
+
+    def tag(self, op: ir.Operation, kind: str) -> str:
+        """Mark ``op`` for the transform script (once: a producer of two roots keeps its first tag)."""
+        if TAG in op.attributes:
+            return ir.StringAttr(op.attributes[TAG]).value
+        self.ids[0] += 1
+        name = f"{kind}{self.ids[0]}"
+        op.attributes[TAG] = ir.StringAttr.get(name)
+        return name
+
+    def roots(self) -> list[ir.Operation]:
+        ret = self.ops[-1]
+        out: list[ir.Operation] = []
+        for v in ret.operands:
+            owner = v.owner
+            if not isinstance(owner, (ir.Operation, ir.OpView)):
+                continue
+            op = owner.operation
+            if _is_linalg(op) and op.parent == self.func and op not in out:
+                out.append(op)
+        return sorted(out, key=self.ops.index)
+
+    # -- sizes ------------------------------------------------------------------------------------
+
+    def _source(self, v: ir.Value) -> ir.Value:
+        """Follow linalg results to their inits (block arguments or tensor.empty), for tensor.dim."""
+        while isinstance(v.owner, (ir.Operation, ir.OpView)) and _is_linalg(v.owner.operation):
+            op = v.owner.operation
+            n_results = len(op.results)
+            v = op.operands[len(op.operands) - n_results + ir.OpResult(v).result_number]
+        return v
+
+    def dim(self, v: ir.Value, axis: int) -> int | ir.Value:
+        t = ir.RankedTensorType(v.type)
+        if not t.is_dynamic_dim(axis):
+            return t.shape[axis]
+        src = self._source(v)
+        return tensor.dim(src, arith.constant(self.index, axis))
+
+    def loop_ranges(self, op: ir.Operation) -> list[int | ir.Value] | None:
+        """The size of each loop dim of a linalg op, from the first operand that indexes it directly."""
+        maps = _maps(op)
+        if maps is None:
+            return None
+        operands = list(op.operands)
+        ranges: list[int | ir.Value | None] = [None] * maps[0].n_dims
+        for value, amap in zip(operands, maps, strict=True):
+            if not isinstance(value.type, ir.RankedTensorType):
+                continue
+            for axis, expr in enumerate(amap.results):
+                if isinstance(expr, ir.AffineDimExpr):
+                    d = expr.position
+                    if ranges[d] is None:
+                        ranges[d] = self.dim(value, axis)
+        if any(r is None for r in ranges):
+            return None
+        return ranges  # type: ignore[return-value]
+
+    def product(self, factors: list[int | ir.Value]) -> int | ir.Value:
+        static = 1
+        dynamic: ir.Value | None = None
+        for f in factors:
+            if isinstance(f, int):
+                static *= f
+            else:
+                dynamic = f if dynamic is None else arith.muli(dynamic, f)
+        if dynamic is None:
+            return static
+        return dynamic if static == 1 else arith.muli(dynamic, arith.constant(self.index, static))
+
+    def work(self, ops: list[ir.Operation]) -> int | ir.Value:
+        """The summed iteration-space sizes of ``ops`` (what the loop will run; contractions and
+        convolutions weighted 1/``CONTRACTION_WEIGHT``)."""
+        total: int | ir.Value = 0
+        for op in ops:
+            ranges = self.loop_ranges(op)
+            if ranges is None:
+                continue
+            vol = self.product(ranges)
+            if linalg.isa_contraction_op(op) or linalg.isa_convolution_op(op):  # vectorized FMAs: cheap
+                vol = (
+                    vol // CONTRACTION_WEIGHT
+                    if isinstance(vol, int)
+                    else arith.divui(vol, self._value(CONTRACTION_WEIGHT))
+                )
+            if isinstance(total, int) and isinstance(vol, int):
+                total += vol
+            else:
+                total = arith.addi(self._value(total), self._value(vol))
+        return total
+
+    def _value(self, x: int | ir.Value) -> ir.Value:
+        return arith.constant(self.index, x) if isinstance(x, int) else x
+
+    # -- chunking -----------------------------------------------------------------------------------
+
+    def tiled_dims(self, root: ir.Operation) -> list[tuple[int, int | ir.Value]]:
+        """(loop dim, size) of the root's leading output dims worth splitting."""
+        maps = _maps(root)
+        if maps is None:
+            return []
+        out_value = root.operands[len(root.operands) - len(root.results)]
+        out_map = maps[len(root.operands) - len(root.results)]
+        rank = len(out_map.results)
+        if any(self.dim(out_value, axis) == 0 for axis in range(rank)):
+            return []  # nothing to split (and MLIR 22's tiling asserts on such an op)
+        row_reduction = any(_reduces_rows(op) for op in self.ops[: self.ops.index(root) + 1])
+        candidates = range(rank - 1 if rank >= 2 and row_reduction else rank)
+        dims: list[tuple[int, int | ir.Value]] = []
+        for axis in candidates:
+            expr = out_map.results[axis]
+            if not isinstance(expr, ir.AffineDimExpr):
+                continue
+            size = self.dim(out_value, axis)
+            if isinstance(size, int) and size < 2:
+                continue
+            dims.append((expr.position, size))
+            if len(dims) == MAX_TILED_DIMS:
+                break
+        return dims
+
+    def chunks(self, root: ir.Operation, producers: list[ir.Operation]) -> list[int | str] | None:
+        """Emit the run-time chunk count of each tiled dim before ``root``; per loop dim of the root:
+        0 (not tiled), a static count, or the tag of the op computing it. None: leave the root serial."""
+        with ir.InsertionPoint(root), root.location:
+            dims = self.tiled_dims(root)
+            if not dims:
+                return None
+            work = self.work([root, *producers])
+            if isinstance(work, int) and work < self.min_work:
+                return None
+            counts: list[int | str] = [0] * _maps(root)[0].n_dims  # type: ignore[index]
+            for d, size in dims:
+                counts[d] = self._chunk_count(size, work)
+        if all(c == 1 for c in counts if c):
+            return None
+        return counts
+
+    def _chunk_count(self, size: int | ir.Value, work: int | ir.Value) -> int | str:
+        t = self.threads
+        if isinstance(size, int) and isinstance(work, int):
+            return min(t, size)
+        if isinstance(size, int):
+            count = self._value(min(t, size))
+        else:  # at least 1: a dim of size 0 makes an empty loop, not a division by zero
+            count = arith.maxui(arith.minui(size, self._value(t)), self._value(1))
+        if not isinstance(work, int):
+            big = arith.cmpi(arith.CmpIPredicate.uge, work, self._value(self.min_work))
+            count = arith.select(big, count, self._value(1))
+        return self.tag(count.owner.operation, "n")
+
+    def producers(self, root: ir.Operation, roots: list[ir.Operation]) -> list[ir.Operation]:
+        """The linalg ops of the kernel whose results reach ``root`` through linalg ops only, last first."""
+        found: set[int] = set()
+        stack = [root]
+        while stack:
+            op = stack.pop()
+            for v in op.operands:
+                owner = v.owner
+                if not isinstance(owner, (ir.Operation, ir.OpView)):
+                    continue
+                p = owner.operation
+                if p.parent != self.func or not _is_linalg(p) or p in roots:
+                    continue
+                i = self.ops.index(p)
+                if i not in found:
+                    found.add(i)
+                    stack.append(p)
+        return [self.ops[i] for i in sorted(found, reverse=True)]
+
+    def script(self, roots: list[ir.Operation]) -> str:
+        """Tag the roots worth splitting and their producers; the transform IR that tiles and fuses them."""
+        body = ""
+        for root in roots:
+            producers = self.producers(root, roots)
+            counts = self.chunks(root, producers)
+            if counts is None:
+                continue
+            r = self.tag(root, "r")
+            handles = [f"%{c}" for c in counts if isinstance(c, str)]
+            body += _match(r) + "".join(_match(c) for c in counts if isinstance(c, str))
+            sizes = ", ".join(f"%{c}" if isinstance(c, str) else str(c) for c in counts)
+            types = ", ".join(["!transform.any_op"] * (1 + len(handles)))
+            body += (
+                f"    %t{r}, %l{r} = transform.structured.tile_using_forall %{r} num_threads [{sizes}] "
+                f": ({types}) -> (!transform.any_op, !transform.any_op)\n"
+            )
+            for p in producers:
+                name = self.tag(p, "p")
+                body += _match(name) + (
+                    f"    transform.sequence %l{r} : !transform.any_op failures(suppress) {{\n"
+                    f"    ^bb0(%x: !transform.any_op):\n"
+                    f"      %f{name}, %c{name} = transform.structured.fuse_into_containing_op %{name} into %l{r} "
+                    f": (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
+                    f"    }}\n"
+                )
+        return body
+
+
+def _scripts(module: ir.Operation, threads: int, min_work: int) -> tuple[str, bool]:
+    """The transform IR for every kernel, and whether any size computation was emitted (to clean up)."""
+    ids = [0]
+    body = ""
+    emitted = False
+    for op in module.regions[0].blocks[0].operations:
+        func = op.operation
+        if func.name != "func.func" or not _is_kernel(func):
+            continue
+        kernel = _Kernel(func, threads, min_work, ids)
+        body += kernel.script(kernel.roots())
+        emitted |= len(kernel.block.operations) != len(kernel.ops)
+    return body, emitted
+
+
+def _match(tag: str) -> str:
+    return (
+        f'    %{tag} = transform.structured.match attributes {{{TAG} = "{tag}"}} in %root '
+        f": (!transform.any_op) -> !transform.any_op\n"
+    )
+
+
+def _strip_tags(module: ir.Operation) -> None:
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if TAG in op.attributes:
+            del op.attributes[TAG]
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+
+
+@register_pass("relax-parallelize-kernels")
+class ParallelizeKernels:
+    """Tile kernels' leading parallel dims into scf.forall chunks (OpenMP threads), fusing producers."""
+
+    num_threads: int = 0  # 0: $RELAX_MLIR_NUM_THREADS, else the cores available
+    min_work: int = MIN_WORK  # kernels doing less (summed iteration-space sizes) stay serial
+
+    def run(self, module: ir.Operation) -> None:
+        threads = self.num_threads or default_threads()
+        if threads <= 1:
+            return
+        if libs.openmp_library() is None:
+            _warn_no_openmp()
+            return
+        body, emitted = _scripts(module, threads, self.min_work)
+        if not body:
+            if emitted:  # sizes computed for kernels left serial
+                passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(module)
+            return
+        text = (
+            "module attributes {transform.with_named_sequence} {\n"
+            "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
+            f"{body}    transform.yield\n  }}\n}}\n"
+        )
+        holder = ir.Module.parse("module {\n" + text + "}")  # keep alive: its inner module moves
+        transform_module = holder.body.operations[0].operation
+        module.regions[0].blocks[0].append(transform_module)
+        try:
+            pm = passmanager.PassManager.parse("builtin.module(transform-interpreter,canonicalize,cse)")
+            pm.run(module)
+        finally:
+            transform_module.erase()
+        _strip_tags(module)
+        module.attributes[THREADS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), threads)
+
+
+def _ops_named(root: ir.Operation, name: str) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == name:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
+
+
+def _defined_outside(v: ir.Value, region_op: ir.Operation) -> bool:
+    """Whether ``v`` is defined outside ``region_op`` (then, used inside it, it dominates it)."""
+    owner = v.owner
+    op = owner.owner if isinstance(owner, ir.Block) else owner.operation
+    while op is not None and op.name != "builtin.module":
+        if op == region_op:
+            return False
+        op = op.parent
+    return True
+
+
+@register_pass("relax-lower-parallel")
+class LowerParallel:
+    """Lower scf.forall chunk loops (bufferized) to OpenMP: one omp.parallel per loop, forked only when
+    it has more than one chunk, on ``relax.num_threads`` threads; without that attribute, serial loops."""
+
+    def run(self, module: ir.Operation) -> None:
+        if not _ops_named(module, "scf.forall"):
+            return
+        attr = module.attributes[THREADS_ATTR] if THREADS_ATTR in module.attributes else None
+        threads = ir.IntegerAttr(attr).value if attr is not None else 1
+        if threads <= 1:
+            passmanager.PassManager.parse("builtin.module(func.func(scf-forall-to-for))").run(module)
+            return
+        for forall in _ops_named(module, "scf.forall"):
+            _serial_path_for_one_chunk(forall)
+        passmanager.PassManager.parse(
+            f"builtin.module(func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={threads}}})"
+        ).run(module)
+        for parallel in _ops_named(module, "omp.parallel"):
+            _fork_only_when_split(parallel, threads)
+        for scope in _ops_named(module, "memref.alloca_scope"):
+            _inline_loop_scope(scope)
+
+
+def _serial_path_for_one_chunk(forall: ir.Operation) -> None:
+    """``scf.if chunks > 1 {forall} else {its body at chunk 0}``: a loop whose chunk count is decided at
+    run time runs a single chunk on the calling thread, without entering the OpenMP runtime (whose
+    serialized parallel region still costs microseconds: too much for tiny calls)."""
+    attrs = forall.attributes
+    if any(v != 0 for v in ir.DenseI64ArrayAttr(attrs["staticLowerBound"])) or any(
+        v != 1 for v in ir.DenseI64ArrayAttr(attrs["staticStep"])
+    ):
+        return
+    if len(forall.results) or forall.parent is None or forall.parent.name != "func.func":
+        return
+    static = [v for v in ir.DenseI64ArrayAttr(attrs["staticUpperBound"]) if v != _DYNAMIC]
+    dynamic = list(forall.operands)
+    if not dynamic or any(v > 1 for v in static):  # always several chunks: always parallel
+        return
+    index = ir.IndexType.get()
+    with ir.InsertionPoint(forall), forall.location:
+        chunks = dynamic[0]
+        for v in dynamic[1:]:
+            chunks = arith.muli(chunks, v)
+        several = arith.cmpi(arith.CmpIPredicate.ugt, chunks, arith.constant(index, 1))
+        branch = scf.IfOp(several, [], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([])
+    forall.move_before(branch.then_block.operations[0])
+    serial = forall.clone(ir.InsertionPoint(branch.else_block.operations[0]))
+    body = serial.regions[0].blocks[0]
+    with ir.InsertionPoint(serial), serial.location:
+        zero = arith.constant(index, 0)
+    for iv in body.arguments:
+        iv.replace_all_uses_with(zero)
+    for op in list(body.operations)[:-1]:
+        op.operation.move_before(serial)
+    serial.erase()
+
+
+def _inline_loop_scope(scope: ir.Operation) -> None:
+    """Inline the ``memref.alloca_scope`` convert-scf-to-openmp wraps each chunk in: it must stay a single
+    block, which later loop lowering (``convert-scf-to-cf``) breaks. Its few iterations (chunks) make
+    the stack it would release negligible."""
+    parent = scope.parent
+    if parent is None or parent.name != "omp.loop_nest" or len(scope.results):
+        return
+    for op in list(scope.regions[0].blocks[0].operations)[:-1]:
+        op.operation.move_before(scope)
+    scope.erase()
+
+
+def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
+    """Give ``omp.parallel`` min(threads, trip count) threads (one runs it on the calling thread, without
+    waking the pool); loops over several dims get a dynamic schedule (their chunks may be empty)."""
+    nests = _ops_named(parallel, "omp.loop_nest")
+    if len(nests) != 1 or len(parallel.operands) != 1:
+        return
+    nest = nests[0]
+    n = len(nest.regions[0].blocks[0].arguments)
+    bounds = list(nest.operands)
+    if len(bounds) != 3 * n or not all(_defined_outside(v, parallel) for v in bounds):
+        return
+    index = ir.IndexType.get()
+    with ir.InsertionPoint(parallel), parallel.location:
+        trips: ir.Value | None = None
+        for lb, ub, step in zip(bounds[:n], bounds[n : 2 * n], bounds[2 * n :], strict=True):
+            trip = arith.ceildivui(arith.subi(ub, lb), step)
+            trips = trip if trips is None else arith.muli(trips, trip)
+        assert trips is not None
+        one, most = arith.constant(index, 1), arith.constant(index, threads)
+        count = arith.maxui(arith.minui(trips, most), one)
+        parallel.operands[0] = arith.index_cast(ir.IntegerType.get_signless(32), count)
+    if n > 1:
+        for wsloop in _ops_named(parallel, "omp.wsloop"):
+            wsloop.attributes["schedule_kind"] = ir.Attribute.parse("#omp<schedulekind dynamic>")

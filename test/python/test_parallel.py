@@ -1,0 +1,162 @@
+"""relax-parallelize-kernels + relax-lower-parallel: kernels split into OpenMP chunks compute what serial
+kernels and numpy compute, at every shape (symbolic dims, sizes 0, 1, odd); small kernels stay serial;
+without libomp, compile falls back to serial kernels with one RuntimeWarning."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from oprun import build_fn, rand
+
+import relax_mlir.builder as rb
+from relax_mlir.dialects import relax as R
+from relax_mlir.errors import CompileError
+from relax_mlir.examples import reference
+from relax_mlir.examples.models import small_cnn, transformer_block
+from relax_mlir.pipelines.cpu import LEVELS
+from relax_mlir.runtime import libs
+from relax_mlir.runtime.compiler import compile
+from relax_mlir.transforms import parallelize
+
+pytestmark = pytest.mark.skipif(libs.openmp_library() is None, reason="libomp is not installed")
+
+# O2 with every kernel split, however small (min-work=0), on 2 and 3 threads (3: chunks of unequal size).
+PASS = "relax-parallelize-kernels"
+
+
+def pipeline(threads: int, min_work: int = 0, level: int = 2) -> str:
+    return LEVELS[level].replace(PASS, f"{PASS}{{num-threads={threads} min-work={min_work}}}")
+
+
+def host_ir(module, pipe: str) -> str:
+    texts: dict[str, str] = {}
+    compile(module, pipeline=pipe, on_stage=texts.__setitem__)
+    return texts["host"]
+
+
+def run_all(module, inputs: list[np.ndarray], expected: np.ndarray | tuple, rtol: float = 1e-5) -> None:
+    """Serial, 2 and 3 threads: equal to numpy within ``rtol``, and to each other."""
+    serial = compile(module, pipeline=pipeline(1))(*inputs)
+    for threads in (2, 3):
+        texts: dict[str, str] = {}
+        exe = compile(module, pipeline=pipeline(threads), on_stage=texts.__setitem__)
+        assert "scf.forall" in texts["host"]  # the kernels were split
+        assert "omp.parallel" in texts.get("llvm", "omp.parallel")  # (no llvm stage on a cache hit)
+        out = exe(*inputs)
+        for got, want, ser in zip(_tuple(out), _tuple(expected), _tuple(serial), strict=True):
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+            np.testing.assert_allclose(got, ser, rtol=1e-6, atol=1e-6)
+
+
+def _tuple(x) -> tuple:
+    return x if isinstance(x, tuple) else (x,)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 130])
+def test_elementwise_broadcast(n: int) -> None:
+    module = build_fn({"x": rb.tensor(["n", "m"]), "b": rb.tensor(["m"])}, lambda x, b: R.exp(R.add(x, b)))
+    x, b = rand((n, 9), low=-1, high=1), rand((9,), low=-1, high=1)
+    run_all(module, [x, b], np.exp(x + b))
+
+
+@pytest.mark.parametrize("shape", [(1, 5), (3, 1), (5, 33), (64, 7), (0, 4)])
+def test_layer_norm_and_softmax_rows(shape: tuple[int, int]) -> None:
+    def body(x, g, b):
+        return R.softmax(R.layer_norm(x, g, b, axes=[-1]), axis=-1)
+
+    module = build_fn({"x": rb.tensor(["n", "m"]), "g": rb.tensor(["m"]), "b": rb.tensor(["m"])}, body)
+    x, g, b = rand(shape), rand(shape[1:]), rand(shape[1:])
+    y = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * g + b
+    e = np.exp(y - y.max(-1, keepdims=True)) if y.size else y
+    run_all(module, [x, g, b], e / e.sum(-1, keepdims=True) if y.size else y, rtol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 4), (2, 3, 4), (1, 9, 4), (5, 2, 3)])
+def test_reductions_over_leading_and_trailing_axes(shape: tuple[int, ...]) -> None:
+    """A reduction along a split dim is recomputed whole in each chunk: still the right numbers."""
+    module = build_fn(
+        {"x": rb.tensor(["a", "b", "c"])},
+        lambda x: (R.sum(x, [2]), R.softmax(x, axis=0), R.max(x, [0, 1])),
+    )
+    x = rand(shape)
+    e = np.exp(x - x.max(0, keepdims=True))
+    run_all(module, [x], (x.sum(2), e / e.sum(0, keepdims=True), x.max((0, 1))), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "m, k, n", [(1, 1, 1), (1, 64, 3), (7, 5, 9), (33, 17, 70), (130, 64, 40), (0, 3, 4)]
+)
+def test_matmul_and_batch_matmul(m: int, k: int, n: int) -> None:
+    module = build_fn(
+        {"a": rb.tensor(["m", "k"]), "b": rb.tensor(["k", "n"]), "c": rb.tensor([2, "m", "k"])},
+        lambda a, b, c: (R.add(R.matmul(a, b), R.matmul(a, b)), R.matmul(c, b)),
+    )
+    a, b, c = rand((m, k), low=-1, high=1), rand((k, n), low=-1, high=1), rand((2, m, k), low=-1, high=1)
+    run_all(module, [a, b, c], (2 * (a @ b), c @ b), rtol=1e-4)
+
+
+@pytest.mark.parametrize("n, h, w", [(1, 8, 8), (2, 9, 13), (3, 2, 3)])
+def test_small_cnn(n: int, h: int, w: int) -> None:
+    image = np.random.default_rng(h * w).standard_normal((n, 3, h, w)).astype(np.float32)
+    run_all(small_cnn(), [image], reference.small_cnn(image), rtol=1e-4)
+
+
+@pytest.mark.parametrize("b, s", [(1, 1), (2, 7), (1, 33)])
+def test_transformer_block(b: int, s: int) -> None:
+    weights = reference.transformer_weights(64, 96, seed=b * 10 + s)
+    x = np.random.default_rng(s).standard_normal((b, s, 64)).astype(np.float32)
+    expected = reference.transformer_block(x, 4, weights)
+    run_all(transformer_block(64, 4, 96), [x, *weights.values()], expected, rtol=1e-4)
+
+
+def test_o3_splits_generated_kernels_and_keeps_blas() -> None:
+    module = transformer_block(64, 4, 96)
+    text = host_ir(module, pipeline(2, level=3))
+    assert "scf.forall" in text and "relax_blas_gemm" in text
+    assert "relax.num_threads = 2" in text
+
+
+def test_kernels_stay_serial_with_one_thread_or_little_work() -> None:
+    module = build_fn({"x": rb.tensor([4, 8])}, lambda x: R.exp(x))
+    assert "scf.forall" not in host_ir(module, pipeline(1))
+    assert "scf.forall" not in host_ir(module, pipeline(2, min_work=1 << 15))  # 32 elements, static
+    assert "scf.forall" in host_ir(module, pipeline(2, min_work=0))
+
+
+def test_dynamic_work_decides_at_run_time() -> None:
+    """Below min-work the loop has one chunk (no fork); above it, two; both compute the same."""
+    module = build_fn({"x": rb.tensor(["n", 64])}, lambda x: R.exp(x))
+    text = host_ir(module, pipeline(2, min_work=4096))
+    assert "scf.forall" in text and "arith.cmpi uge" in text
+    exe = compile(module, pipeline=pipeline(2, min_work=4096))
+    for n in (1, 63, 64, 65, 1000):
+        x = rand((n, 64), low=-1, high=1)
+        np.testing.assert_allclose(exe(x), np.exp(x), rtol=1e-6)
+
+
+def test_thread_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = build_fn({"x": rb.tensor(["n", 64])}, lambda x: R.exp(x))
+    monkeypatch.setenv(parallelize.THREADS_ENV, "3")
+    assert "relax.num_threads = 3" in host_ir(module, LEVELS[2].replace(PASS, f"{PASS}{{min-work=0}}"))
+    monkeypatch.setenv(parallelize.THREADS_ENV, "1")
+    assert "scf.forall" not in host_ir(module, LEVELS[2].replace(PASS, f"{PASS}{{min-work=0}}"))
+    monkeypatch.setenv(parallelize.THREADS_ENV, "two")
+    with pytest.raises(CompileError, match="RELAX_MLIR_NUM_THREADS must be a positive integer, got 'two'"):
+        compile(module, opt_level=2)
+
+
+def test_missing_libomp_falls_back_to_serial_with_one_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(libs, "openmp_library", lambda: None)
+    monkeypatch.setattr(parallelize, "_warned", False)
+    module = build_fn({"x": rb.tensor(["n", 64])}, lambda x: R.sigmoid(x))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        text = host_ir(module, pipeline(2))
+        exe = compile(module, pipeline=pipeline(2))
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(messages) == 1 and "libomp" in messages[0] and "install-system-deps.sh" in messages[0]
+    assert "scf.forall" not in text
+    x = rand((300, 64))
+    np.testing.assert_allclose(exe(x), 1 / (1 + np.exp(-x)), rtol=1e-5)
