@@ -30,13 +30,14 @@ _STARTS_WITH_MODULE = re.compile(r'(?:\s|//[^\n]*\n|#[\w.$-]+\s*=[^\n]*\n)*(?:mo
 _TOP_LEVEL_COUNT = re.compile(r"single top-level operation, found: \d+")
 
 
-def parse_module(text: str, source_name: str = "<stdin>") -> ir.Operation:
-    """Parse textual IR into a verified ``builtin.module`` (top-level ops get an implicit one, as in mlir-opt).
+def parse_module(text: str | bytes, source_name: str = "<stdin>") -> ir.Operation:
+    """Parse textual IR (or MLIR bytecode) into a verified ``builtin.module`` (top-level ops get an
+    implicit one, as in mlir-opt).
 
     Locations keep the file's own line and column numbers. Raises ``ir.MLIRError`` when MLIR rejects the
     text, and ``ParseError`` after emitting a located diagnostic for each malformed relax op or type.
     """
-    module = _parse(text, source_name)
+    module = ir.Module.parse(text).operation if isinstance(text, bytes) else _parse(text, source_name)
     problems = check_structure(module)
     for p in problems:
         p.loc.emit_error(p.message)

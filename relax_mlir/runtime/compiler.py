@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Callable
@@ -12,15 +13,19 @@ from mlir import ir, passmanager
 from relax_mlir.context import make_context, parse_module
 from relax_mlir.errors import CompileError, RelaxError
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
-from relax_mlir.runtime import codegen
+from relax_mlir.runtime import cache, codegen, weights
 from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.host import SIGNATURE_ATTR
-from relax_mlir.runtime.loader import LoadedObject
 
 
 @dataclass
 class CompileStats:
-    """Where a compile spent its time (seconds), and whether the object cache was hit."""
+    """Where a compile spent its time (seconds), and whether the compile cache was hit.
+
+    Stages: ``cache key`` (digesting the input), then on a hit ``load``; on a miss ``cache lookup``,
+    ``relax to host``, ``to llvm``, ``weights`` (taking large constants out of the object), ``llvm
+    codegen`` and ``load`` (writing the cache entry and linking it); ``total``.
+    """
 
     stages: dict[str, float] = field(default_factory=dict)
     cache_hit: bool = False
@@ -40,9 +45,11 @@ def compile(  # noqa: A001  (the public name users expect)
     ``module`` is a module built with the builder, or relax IR text. ``opt_level`` (0-3) picks the
     relax pipeline ``relax-O<n>`` and LLVM's level; ``pipeline`` replaces the relax-level pipeline
     with any pass list that ends in host code (``"relax-verify,relax-infer-shapes,relax-fuse-ops,
-    convert-relax-to-linalg,relax-fuse-kernels,relax-lower-host"``). ``on_stage(name, ir_text)`` is called with the IR after each stage
-    (for printing). Returns an ``Executable``; compiled objects are cached on disk
-    (``$RELAX_MLIR_CACHE``, default ``~/.cache/relax_mlir``) keyed by the lowered IR.
+    convert-relax-to-linalg,relax-fuse-kernels,relax-lower-host"``). ``on_stage(name, ir_text)`` is called
+    with the IR after each stage run (for printing; it makes a cache hit still run the relax pipeline).
+    Returns an ``Executable``. Compiled objects are cached on disk (``$RELAX_MLIR_CACHE``, default
+    ``~/.cache/relax_mlir``) keyed by the input module and options (``cache.py``); a hit skips every
+    pass. ``use_cache=False`` compiles anyway (and refreshes the entry).
     """
     if target != "cpu":
         raise RelaxError(f"unknown target '{target}'; available targets: cpu")
@@ -50,48 +57,79 @@ def compile(  # noqa: A001  (the public name users expect)
         raise CompileError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
     stats = CompileStats()
     start = time.perf_counter()
-    ctx = make_context()
-    with ctx, ir.Location.unknown():
-        text = module if isinstance(module, str) else _text_with_locations(module)
-        try:
-            op = parse_module(text, "<compile>")
-        except ir.MLIRError as e:
-            raise CompileError(_diagnostics(e)) from None
-        _run(op, pipeline or f"relax-O{opt_level}")
-        stats.stages["relax to host"] = time.perf_counter() - start
-        host_text = str(op)
-        if on_stage:
-            on_stage("host", host_text)
-        signatures = _signatures(op)
-        key = codegen.cache_key(host_text, opt_level)
-        obj = codegen.cache_dir() / f"{key}.o"
-        meta = obj.with_suffix(".json")
-        if use_cache and obj.exists() and meta.exists():
-            stats.cache_hit = True
-        else:
-            t = time.perf_counter()
-            _run(op, "host-to-llvm")
-            stats.stages["to llvm"] = time.perf_counter() - t
-            if on_stage:
-                on_stage("llvm", str(op))
-            t = time.perf_counter()
-            codegen.object_code(_as_module(op), opt_level, obj)
-            meta.write_text(json.dumps(signatures))
-            stats.stages["llvm codegen"] = time.perf_counter() - t
-    loaded = LoadedObject(obj)
-    functions = {name: Function(name, sig, loaded) for name, sig in json.loads(meta.read_text()).items()}
+    op = module if isinstance(module, str) else _operation(module)
+    relax_pipeline = pipeline or f"relax-O{opt_level}"
+    key = cache.cache_key(cache.module_digest(op), relax_pipeline, opt_level)
+    stats.stages["cache key"] = time.perf_counter() - start
+    functions = None
+    if use_cache:
+        t = time.perf_counter()
+        functions = cache.load(key)
+        stats.cache_hit = functions is not None
+        stats.stages["cache lookup" if functions is None else "load"] = time.perf_counter() - t
+    if functions is None or on_stage:
+        source = op if isinstance(op, str) else _bytecode(op)
+        functions = _compile(source, relax_pipeline, opt_level, key, stats, on_stage, functions)
     stats.stages["total"] = time.perf_counter() - start
     return Executable(functions, stats)
 
 
-def _text_with_locations(module: ir.Module | ir.Operation) -> str:
-    """The module's text with locations, so errors point at the user's builder lines."""
+def _compile(
+    source: str | bytes,
+    pipeline: str,
+    opt_level: int,
+    key: str,
+    stats: CompileStats,
+    on_stage: Callable[[str, str], None] | None,
+    functions: dict[str, Function] | None,
+) -> dict[str, Function]:
+    """Run the passes (the relax pipeline only when ``functions`` came from the cache), then LLVM."""
+    with make_context(), ir.Location.unknown():
+        t = time.perf_counter()
+        try:
+            op = parse_module(source, "<compile>")
+        except ir.MLIRError as e:
+            raise CompileError(_diagnostics(e)) from None
+        _run(op, pipeline)
+        stats.stages["relax to host"] = time.perf_counter() - t
+        if on_stage:
+            on_stage("host", str(op))
+        if functions is not None:
+            return functions
+        signatures = _signatures(op)
+        t = time.perf_counter()
+        _run(op, "host-to-llvm")
+        stats.stages["to llvm"] = time.perf_counter() - t
+        if on_stage:
+            on_stage("llvm", str(op))
+        t = time.perf_counter()
+        llvm_module = _as_module(op)
+        blobs = weights.externalize(llvm_module)
+        stats.stages["weights"] = time.perf_counter() - t
+        t = time.perf_counter()
+        data = codegen.object_code(llvm_module, opt_level)
+        stats.stages["llvm codegen"] = time.perf_counter() - t
+        t = time.perf_counter()
+        cache.store(key, data, signatures, blobs)
+        functions = cache.open_stored(key)
+        stats.stages["load"] = time.perf_counter() - t
+    return functions
+
+
+def _operation(module: ir.Module | ir.Operation) -> ir.Operation:
     op = module.operation if isinstance(module, ir.Module) else module
     if not isinstance(op, (ir.Operation, ir.OpView)):
         raise CompileError(
             f"compile() takes an ir.Module, a builtin.module operation or IR text, got {type(module).__name__}"
         )
-    return op.get_asm(enable_debug_info=True)
+    return op.operation
+
+
+def _bytecode(op: ir.Operation) -> bytes:
+    """The module as bytecode: weights as raw bytes, and locations, so errors point at the builder lines."""
+    buffer = io.BytesIO()
+    op.write_bytecode(buffer)
+    return buffer.getvalue()
 
 
 def _run(op: ir.Operation, pipeline: str) -> None:

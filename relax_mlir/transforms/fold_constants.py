@@ -169,7 +169,7 @@ class _Folder:
 
         try:
             # relax-O0: the fold function is all constants, and the O1-O3 pipelines run this pass
-            exe = compile(module.operation.get_asm(), opt_level=self.opt_level, pipeline="relax-O0")
+            exe = compile(module, opt_level=self.opt_level, pipeline="relax-O0")
             outs = exe["fold"]()
         except RelaxError:
             return None

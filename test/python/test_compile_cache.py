@@ -1,0 +1,244 @@
+"""The compile cache: a hit skips every pass, anything that changes the code misses, damage recompiles."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mlir import ir
+
+import relax_mlir.builder as rb
+from relax_mlir.context import make_context
+from relax_mlir.dialects import relax as R
+from relax_mlir.runtime import cache
+from relax_mlir.runtime.compiler import compile
+from relax_mlir.runtime.weights import externalize, resource_blobs
+
+K, N = 128, 160  # the weight is 80 KiB: a dense_resource blob
+
+
+def weights(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((K, N)).astype(np.float32), rng.standard_normal(N).astype(np.float32)
+
+
+def build(seed: int = 0, activation: str = "tanh") -> ir.Module:
+    """``activation(x @ w + b)`` with ``x: [n, K]`` and constant ``w``, ``b``."""
+    w, b = weights(seed)
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", K])}, upper_bounds={"n": 4096}) as (x,):
+        with bb.dataflow():
+            y = getattr(R, activation)(R.add(R.matmul(x, R.constant(w)), R.constant(b)))
+            out = bb.emit_output(y)
+        bb.ret(out)
+    return bb.module
+
+
+def expected(x: np.ndarray, seed: int = 0, activation: str = "tanh") -> np.ndarray:
+    w, b = weights(seed)
+    return getattr(np, activation)(x.astype(np.float64) @ w + b)
+
+
+def check(exe, seed: int = 0, activation: str = "tanh") -> None:
+    for n in (1, 7, 300):
+        x = np.random.default_rng(n).standard_normal((n, K)).astype(np.float32)
+        np.testing.assert_allclose(exe(x), expected(x, seed, activation), rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RELAX_MLIR_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def main_entry(directory: Path) -> Path:
+    """The object of the entry holding ``@main`` (passes may compile helpers of their own)."""
+    (obj,) = [
+        o
+        for o in directory.glob("*.o")
+        if "main" in json.loads(o.with_suffix(".json").read_text())["signatures"]
+    ]
+    return obj
+
+
+def test_hit_skips_every_pass_and_computes_the_same() -> None:
+    cold = compile(build(), opt_level=1)
+    assert not cold.stats.cache_hit
+    assert {"relax to host", "to llvm", "llvm codegen"} <= set(cold.stats.stages)
+    warm = compile(build(), opt_level=1)
+    assert warm.stats.cache_hit
+    assert "relax to host" not in warm.stats.stages and "llvm codegen" not in warm.stats.stages
+    check(cold)
+    check(warm)
+
+
+def test_hit_in_a_new_process(private_cache: Path) -> None:
+    compile(build(), opt_level=1)
+    here = Path(__file__).parent
+    code = (
+        f"import sys; sys.path.insert(0, {str(here)!r}); import test_compile_cache as t; "
+        "from relax_mlir import compile; from relax_mlir.runtime import cache; "
+        "exe = compile(t.build(), opt_level=1); t.check(exe); "
+        "print(cache._toolchain(), exe.stats.cache_hit, sorted(exe.stats.stages))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ
+    )
+    toolchain, result = out.stdout.strip().splitlines()[-1].split(" ", 1)
+    if toolchain != cache._toolchain():
+        pytest.skip("relax_mlir's sources changed while the test ran (a miss is then right)")
+    assert result == "True ['cache key', 'load', 'total']"
+
+
+def test_text_input_hits_too() -> None:
+    text = str(build())
+    assert not compile(text, opt_level=1).stats.cache_hit
+    exe = compile(text, opt_level=1)
+    assert exe.stats.cache_hit
+    check(exe)
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["weights", "ir", "opt level", "pipeline", "codegen env"],
+)
+def test_a_change_misses(private_cache: Path, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    compile(build(), opt_level=1)
+    seed, activation, opt_level, pipeline = 0, "tanh", 1, None
+    if change == "weights":
+        seed = 1
+    elif change == "ir":
+        activation = "exp"
+    elif change == "opt level":
+        opt_level = 2
+    elif change == "pipeline":
+        pipeline = "relax-O0"
+    else:
+        monkeypatch.setenv("RELAX_MLIR_SOMETHING_NEW", "1")
+    exe = compile(build(seed, activation), opt_level=opt_level, pipeline=pipeline)
+    assert not exe.stats.cache_hit
+    check(exe, seed, activation)
+
+
+def test_run_time_env_still_hits(monkeypatch: pytest.MonkeyPatch) -> None:
+    compile(build(), opt_level=1)
+    monkeypatch.setenv("RELAX_MLIR_BLAS_THREADS", "1")
+    assert compile(build(), opt_level=1).stats.cache_hit
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage object", "truncated object", "changed weights", "no weights", "no metadata", "bad metadata"],
+)
+def test_damaged_entry_is_recompiled(private_cache: Path, damage: str) -> None:
+    compile(build(), opt_level=1)
+    obj = main_entry(private_cache)
+    meta = obj.with_suffix(".json")
+    weights_file = private_cache / json.loads(meta.read_text())["weights"][0]
+    if damage == "garbage object":  # same size, so only the digest can tell
+        obj.write_bytes(np.random.default_rng(0).bytes(obj.stat().st_size))
+    elif damage == "truncated object":
+        obj.write_bytes(obj.read_bytes()[:1000])
+    elif damage == "changed weights":
+        weights_file.write_bytes(weights_file.read_bytes()[:-4] + b"\1\2\3\4")
+    elif damage == "no weights":
+        weights_file.unlink()
+    elif damage == "no metadata":
+        meta.unlink()
+    else:
+        meta.write_text('{"size": ')
+    exe = compile(build(), opt_level=1)
+    assert not exe.stats.cache_hit
+    check(exe)
+    assert compile(build(), opt_level=1).stats.cache_hit  # repaired
+
+
+def test_use_cache_false_compiles_and_on_stage_sees_the_host_ir_on_a_hit() -> None:
+    compile(build(), opt_level=1)
+    assert not compile(build(), opt_level=1, use_cache=False).stats.cache_hit
+    stages: dict[str, str] = {}
+    exe = compile(build(), opt_level=1, on_stage=stages.__setitem__)
+    assert exe.stats.cache_hit and list(stages) == ["host"] and "func.func @main" in stages["host"]
+    check(exe)
+
+
+def test_key_covers_the_toolchain_and_ignores_run_time_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    key = cache.cache_key("module", "relax-O1", 1)
+    assert key == cache.cache_key("module", "relax-O1", 1)
+    assert key != cache.cache_key("module", "relax-O1", 2)
+    monkeypatch.setenv("RELAX_MLIR_CACHE", "/elsewhere")
+    assert key == cache.cache_key("module", "relax-O1", 1)
+    cache._toolchain.cache_clear()
+    monkeypatch.setattr(cache, "shared_libs", lambda: ["/other/libblas.so"])
+    try:
+        assert key != cache.cache_key("module", "relax-O1", 1)
+    finally:
+        cache._toolchain.cache_clear()
+
+
+def test_weights_stay_out_of_the_object(private_cache: Path) -> None:
+    exe = compile(build(), opt_level=1)
+    obj = main_entry(private_cache)
+    meta = json.loads(obj.with_suffix(".json").read_text())
+    assert len(meta["pointers"]) >= 1 and obj.stat().st_size < K * N * 4
+    assert (private_cache / meta["weights"][0]).stat().st_size >= K * N * 4
+    check(exe)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.float16, np.int8])
+@pytest.mark.parametrize("n", [65537, 100_003])
+def test_blobs_read_from_bytecode_match_the_arrays(dtype, n: int) -> None:
+    arrays = [np.random.default_rng(k).integers(0, 100, n).astype(dtype) for k in (1, 3)]  # odd sizes
+    arrays.append(np.arange(7, dtype=np.float32))  # small: inline dense, not a blob
+    bb = rb.BlockBuilder()
+    with bb.function(
+        "main", {"x": rb.tensor([n], np.dtype(dtype).name.replace("float", "f").replace("int", "i"))}
+    ):
+        with bb.dataflow():
+            values = [R.constant(a) for a in arrays]
+            out = bb.emit_output(R.add(values[0], values[1]))
+        bb.ret(out)
+    buffer = io.BytesIO()
+    bb.module.operation.write_bytecode(buffer)
+    blobs = resource_blobs(buffer.getvalue())
+    assert len(blobs) == 2
+    for a in arrays[:2]:
+        (match,) = [b for b in blobs.values() if bytes(b) == a.tobytes()]
+        assert len(match) == a.nbytes
+
+
+LLVM_WITH_BLOB = """
+llvm.mlir.global private constant @w(dense_resource<blob> : tensor<2x2xf32>) {alignment = 64 : i64} : !llvm.array<2 x array<2 x f32>>
+llvm.mlir.global private constant @small(dense<1.0> : tensor<2xf32>) : !llvm.array<2 x f32>
+llvm.func @first() -> f32 {
+  %0 = llvm.mlir.addressof @w : !llvm.ptr
+  %1 = llvm.load %0 : !llvm.ptr -> f32
+  llvm.return %1 : f32
+}
+{-#
+  dialect_resources: { builtin: { blob: "0x040000000000803F000000400000404000008040" } }
+#-}
+"""
+
+
+def test_externalize_turns_blob_globals_into_pointers_loaded_before_use() -> None:
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.parse(LLVM_WITH_BLOB)
+        (weight,) = externalize(module)
+        text = str(module)
+    assert weight.symbol == "w" and weight.alignment == 64
+    assert np.array_equal(np.frombuffer(weight.data, np.float32), [1, 2, 3, 4])
+    assert "llvm.mlir.global external @w() {addr_space = 0 : i32, alignment = 8 : i64} : !llvm.ptr" in text
+    assert "llvm.mlir.global private constant @small(dense<1.000000e+00>" in text
+    assert "dense_resource" not in text
+    body = text[text.index("llvm.func @first") :]
+    lines = [line.strip() for line in body.splitlines()[1:4]]
+    assert lines[0] == "%0 = llvm.mlir.addressof @w : !llvm.ptr"
+    assert lines[1] == "%1 = llvm.load %0 : !llvm.ptr -> !llvm.ptr"
+    assert lines[2] == "%2 = llvm.load %1 : !llvm.ptr -> f32"
