@@ -291,8 +291,9 @@ def _compile_table(results: list[dict[str, Any]]) -> list[str]:
         w = warm.get(name)
         warm_s = "-"
         if w:
-            host = w["first_stages"].get("relax to host", 0.0)
-            warm_s = f"{w['first_s']:.3f} ({'hit' if w['first_hit'] else 'miss'}; relax to host {host:.3f})"
+            st = w["first_stages"]
+            where = " / ".join(f"{k} {st[k]:.3f}" for k in ("cache key", "load", "relax to host") if k in st)
+            warm_s = f"{w['first_s']:.3f} ({'hit' if w['first_hit'] else 'miss'}; {where})"
         lines.append(f"| {name} | {c['import_s']:.3f} | {cold_s} | {again} | {warm_s} |")
     return lines
 

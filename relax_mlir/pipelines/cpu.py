@@ -3,7 +3,7 @@
 | level | relax-level passes (before ``relax-lower-host``) |
 | --- | --- |
 | ``relax-O0`` | verify, infer shapes, lower every op to a kernel |
-| ``relax-O1`` | + cleanups (canonicalize, fold constants, CSE, DCE), tiled and vectorized matmul kernels |
+| ``relax-O1`` | + cleanups (canonicalize, fold constants, CSE, DCE), weights packed at compile time, tiled and vectorized matmul kernels |
 | ``relax-O2`` | + fusion (``relax-fuse-ops`` / ``relax-fuse-kernels``) and static memory planning |
 | ``relax-O3`` | + matmul (and bias) offload to OpenBLAS (``relax-dispatch-blas``) |
 
@@ -26,14 +26,14 @@ def cleanup(opt_level: int) -> str:
 
 LEVELS = {
     0: f"{VERIFY},convert-relax-to-linalg,relax-lower-host",
-    1: f"{VERIFY},{cleanup(1)},convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels",
+    1: f"{VERIFY},{cleanup(1)},relax-pack-weights{{opt-level=1}},convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels",
     2: (
-        f"{VERIFY},{cleanup(2)},relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,"
-        "relax-lower-host,relax-schedule-kernels"
+        f"{VERIFY},{cleanup(2)},relax-pack-weights{{opt-level=2}},relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,"
+        "relax-lower-host,relax-parallelize-kernels,relax-schedule-kernels"
     ),
     3: (
-        f"{VERIFY},{cleanup(3)},relax-dispatch-blas,relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,"
-        "relax-plan-memory,relax-lower-host,relax-schedule-kernels"
+        f"{VERIFY},{cleanup(3)},relax-pack-weights{{opt-level=3}},relax-dispatch-blas,relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,"
+        "relax-plan-memory,relax-lower-host,relax-parallelize-kernels,relax-schedule-kernels"
     ),
 }
 SUMMARIES = {

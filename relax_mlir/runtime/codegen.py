@@ -1,15 +1,14 @@
-"""From host code and kernels on tensors to native code: bufferize, lower to LLVM, JIT, cache objects.
+"""From host code and kernels on tensors to native code: bufferize, lower to LLVM, JIT.
 
 ``llvm_pipeline()`` is the upstream pipeline that takes the output of ``relax-lower-host`` to the
-LLVM dialect. ``object_code()`` turns that into an ELF object with MLIR's ExecutionEngine, and
-caches it on disk keyed by the IR and the options, so a second compile of the same module skips LLVM.
+LLVM dialect. ``object_code()`` turns that into an ELF object with MLIR's ExecutionEngine (the compile
+cache, ``cache.py``, keeps it on disk).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-from pathlib import Path
+import tempfile
 
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
@@ -17,11 +16,11 @@ from mlir.execution_engine import ExecutionEngine
 from relax_mlir.pipelines.registry import PassFailed, register_pass
 from relax_mlir.runtime.libs import shared_libs
 
-CACHE_VERSION = "1"
-
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
     "canonicalize,"
+    # temporaries of row-fused kernels (schedules/rows.py) are allocated once, not once per row
+    "func.func(buffer-loop-hoisting),"
     "drop-equivalent-buffer-results,"
     # buffer-deallocation-pipeline, spelled out to split multi-buffer deallocs (relax-split-deallocs)
     "expand-realloc{emit-deallocs=false},"
@@ -37,7 +36,10 @@ BUFFERIZE = (
 )
 
 TO_LLVM = (
+    "relax-lower-parallel,"
+    "relax-reassociate-reductions,"
     "convert-linalg-to-loops,"
+    "relax-approximate-math,"
     "convert-vector-to-scf{full-unroll=true},"
     "relax-fuse-multiply-add,"
     "convert-vector-to-llvm,"
@@ -56,6 +58,7 @@ TO_LLVM = (
     "convert-cf-to-llvm,"
     "convert-func-to-llvm,"
     "convert-ub-to-llvm,"
+    "convert-openmp-to-llvm,"
     "reconcile-unrealized-casts"
 )
 
@@ -65,27 +68,17 @@ def llvm_pipeline() -> str:
     return f"builtin.module({BUFFERIZE},{TO_LLVM})"
 
 
-def cache_dir() -> Path:
-    """Where compiled objects are kept: ``$RELAX_MLIR_CACHE``, else ``~/.cache/relax_mlir``."""
-    env = os.environ.get("RELAX_MLIR_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "relax_mlir"
-
-
-def cache_key(ir_text: str, opt_level: int) -> str:
-    h = hashlib.sha256()
-    for part in (CACHE_VERSION, str(opt_level), llvm_pipeline(), ir_text):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()[:32]
-
-
-def object_code(llvm_module: ir.Module, opt_level: int, path: Path) -> None:
-    """Compile an LLVM-dialect module to an ELF object at ``path`` (written atomically)."""
+def object_code(llvm_module: ir.Module, opt_level: int) -> bytes:
+    """Compile an LLVM-dialect module to an ELF object."""
     engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=shared_libs())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    engine.dump_to_object_file(str(tmp))
-    os.replace(tmp, path)
+    fd, path = tempfile.mkstemp(suffix=".o", prefix="relax_mlir_")
+    os.close(fd)
+    try:
+        engine.dump_to_object_file(path)
+        with open(path, "rb") as f:
+            return f.read()
+    finally:
+        os.unlink(path)
 
 
 def _bool_memref(t: ir.Type) -> bool:
