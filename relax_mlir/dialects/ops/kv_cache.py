@@ -254,7 +254,9 @@ def _attend_by_batch_matmul(k: KernelBuilder) -> KernelValue:
         return r
 
     # [b, g, G, s, d] <- q[b, s, g * G + G_i, d]; [b, g, d, t] <- key[t, b, g, d]; [b, g, t, d] <- value
-    qg = transposed(q, (batch, kv_heads, as_expr(group), seq, dim), f"(b, g, x, i, e) -> (b, i, g * {group} + x, e)")
+    qg = transposed(
+        q, (batch, kv_heads, as_expr(group), seq, dim), f"(b, g, x, i, e) -> (b, i, g * {group} + x, e)"
+    )
     kt = transposed(key, (batch, kv_heads, dim, rows), "(b, g, e, j) -> (j, b, g, e)")
     vt = transposed(value, (batch, kv_heads, rows, dim), "(b, g, j, e) -> (j, b, g, e)")
     qg = k.collapse(qg, [[0, 1], [2, 3], [4]])
