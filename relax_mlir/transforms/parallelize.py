@@ -309,6 +309,8 @@ class _Kernel:
                 f": ({types}) -> (!transform.any_op, !transform.any_op)\n"
             )
             for p in producers:
+                if TAG in p.attributes:  # shared with an earlier root: fused (cloned) there, kept here
+                    continue
                 name = self.tag(p, "p")
                 body += _match(name) + (
                     f"    transform.sequence %l{r} : !transform.any_op failures(suppress) {{\n"
