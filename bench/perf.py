@@ -136,8 +136,25 @@ def _check(name: str, got: Any, want: Any, np: Any) -> float:
     return float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-30))
 
 
-def run_child(threads: int, out: Path) -> None:
-    """Compile, check and time every model at ``threads`` threads; write the results as JSON."""
+def _paths() -> dict[str, str]:
+    """relax_mlir's other code paths as relax pipelines, next to the default (relax-O3: constant weights
+    packed for generated kernels, other matmuls to OpenBLAS): every matmul generated (no library
+    dispatch), and every matmul to OpenBLAS (no packing)."""
+    from relax_mlir.pipelines.cpu import LEVELS
+
+    o3 = LEVELS[3]
+    paths = {
+        "generated": o3.replace("relax-dispatch-blas,", ""),
+        "BLAS": o3.replace("relax-pack-weights{opt-level=3},", ""),
+    }
+    assert all(p != o3 for p in paths.values()), "relax-O3 changed: update the path pipelines"
+    return paths
+
+
+def run_child(threads: int, out: Path, warm_only: bool = False) -> None:
+    """Compile, check and time every model at ``threads`` threads; write the results as JSON.
+
+    ``warm_only``: only compile (into the cache the previous child filled) and record the times."""
     assert os.environ.get("OPENBLAS_NUM_THREADS") == str(threads), "set by the parent before numpy loads"
     import numpy as np
     import onnxruntime as ort
@@ -173,11 +190,15 @@ def run_child(threads: int, out: Path) -> None:
             "again_s": second,
             "again_hit": again.stats.cache_hit,
         }
+        if warm_only:
+            continue
+        paths = {p: relax_mlir.compile(module, pipeline=pipeline) for p, pipeline in _paths().items()}
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
         for shape in shapes:
             x = np.random.default_rng(len(cases)).standard_normal(shape).astype(np.float32)
             fns = {
                 "relax_mlir": lambda x=x, exe=exe: exe(x),
+                **{p: (lambda x=x, e=e: e(x)) for p, e in paths.items()},
                 "onnxruntime": lambda x=x, s=session: s.run(None, {"x": x})[0],
                 "numpy": lambda x=x, ref=reference, w=weights: ref(x, w),
             }
@@ -191,6 +212,8 @@ def run_child(threads: int, out: Path) -> None:
             err_ort = _check(
                 f"{label}: relax_mlir vs onnxruntime", outs["relax_mlir"], outs["onnxruntime"], np
             )
+            for p in paths:
+                _check(f"{label}: relax_mlir ({p}) vs numpy", outs[p], outs["numpy"], np)
             ms, others, attempts = _measure(fns, estimate)
             case = {"model": name, "shape": list(shape), "ms": ms, "err_numpy": err_np, "err_ort": err_ort}
             cases.append(case | {"others": others, "attempts": attempts})
@@ -262,22 +285,25 @@ def _run_table(result: dict[str, Any]) -> list[str]:
     threads = result["threads"]
     lines = [
         f"| model | input | relax_mlir ms | onnxruntime ms ({threads}T) | numpy ms | relax_mlir / ORT "
-        "| relax_mlir / numpy | other processes (cores) |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| relax_mlir / numpy | generated-only ms | BLAS-for-all ms | fastest relax path | other processes (cores) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     for case in result["cases"]:
         ms = case["ms"]
         r, o, n = ms["relax_mlir"], ms["onnxruntime"], ms["numpy"]
+        paths = {"default (O3)": r, "generated only": ms["generated"], "BLAS for all": ms["BLAS"]}
+        fastest = min(paths, key=paths.__getitem__)
         lines.append(
             f"| {case['model']} | {'x'.join(map(str, case['shape']))} | {r:.3f} | {o:.3f} | {n:.3f} "
-            f"| {_ratio(r, o)} | {_ratio(r, n)} | {case['others']:.2f} |"
+            f"| {_ratio(r, o)} | {_ratio(r, n)} | {ms['generated']:.3f} | {ms['BLAS']:.3f} | {fastest} "
+            f"| {case['others']:.2f} |"
         )
     return lines
 
 
-def _compile_table(results: list[dict[str, Any]]) -> list[str]:
+def _compile_table(results: list[dict[str, Any]], warm_result: dict[str, Any]) -> list[str]:
     cold = results[0]["compiles"]
-    warm = results[1]["compiles"] if len(results) > 1 else {}
+    warm = warm_result["compiles"]
     lines = [
         "| model | from_onnx s | cold compile s (relax to host / to LLVM / LLVM codegen) "
         "| same-process recompile s (cache hit?) | warm compile s, new process (cache hit?) |",
@@ -298,7 +324,7 @@ def _compile_table(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _targets(results: list[dict[str, Any]]) -> list[str]:
+def _targets(results: list[dict[str, Any]], warm_result: dict[str, Any]) -> list[str]:
     """Issue 7's targets against this run: workloads at <= 1.0x onnxruntime, 4-layer GPT compile times."""
     lines = []
     for result in results:
@@ -317,8 +343,8 @@ def _targets(results: list[dict[str, Any]]) -> list[str]:
             f"- 4-layer GPT cold compile {cold['first_s']:.2f} s (target <= 5 s: "
             f"{'met' if cold['first_s'] <= 5 else 'not met'})."
         )
-    if len(results) > 1 and gpt4 in results[1]["compiles"]:
-        warm = results[1]["compiles"][gpt4]["first_s"]
+    if gpt4 in warm_result["compiles"]:
+        warm = warm_result["compiles"][gpt4]["first_s"]
         lines.append(
             f"- 4-layer GPT warm compile {warm:.3f} s (target <= 0.3 s: "
             f"{'met' if warm <= 0.3 else 'not met'})."
@@ -326,7 +352,7 @@ def _targets(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _console(results: list[dict[str, Any]]) -> None:
+def _console(results: list[dict[str, Any]], warm: dict[str, Any]) -> None:
     for result in results:
         print(f"\n{result['threads']} thread(s): ms (medians); ratio <= 1.0 means relax_mlir is faster")
         print(
@@ -340,12 +366,14 @@ def _console(results: list[dict[str, Any]]) -> None:
                 f"{case['model']:<20} {shape:<12} {r:10.3f} {o:9.3f} {n:9.3f} {r / o:6.2f} {r / n:6.2f} {case['others']:6.2f}"
             )
     print("\ntargets:")
-    print("\n".join(_targets(results)))
+    print("\n".join(_targets(results, warm)))
     print("\ncompile times:")
-    print("\n".join(_compile_table(results)))
+    print("\n".join(_compile_table(results, warm)))
 
 
-def _markdown(results: list[dict[str, Any]], machine: dict[str, str], wall: float, load: list[str]) -> str:
+def _markdown(
+    results: list[dict[str, Any]], warm: dict[str, Any], machine: dict[str, str], wall: float, load: list[str]
+) -> str:
     versions = results[0]["versions"]
     out = [
         "# relax_mlir vs onnxruntime vs numpy",
@@ -369,13 +397,17 @@ def _markdown(results: list[dict[str, Any]], machine: dict[str, str], wall: floa
         f"atol {ATOL:g}); every case passed (largest error relative to the output's scale: "
         f"{max(c[k] for r in results for c in r['cases'] for k in ('err_numpy', 'err_ort')):.1e}).",
         f"- Times are medians in ms after {WARMUP} warm-up calls per engine, over {ROUNDS} rounds of one "
-        "block of calls per engine (relax_mlir, onnxruntime, numpy; each block starts with an untimed call "
+        "block of calls per engine (relax_mlir's three paths, onnxruntime, numpy; each block starts with an untimed call "
         "so that the previous engine's spinning worker threads have gone idle), repeats sized to about "
         f"{BUDGET_S:g} s per engine per case (at least {MIN_REPS}). The machine has 2 cores; other jobs "
         "may run meanwhile, and rounds spread such drifts over the three engines alike.",
         "- Threads: each thread count T runs in its own process with `OPENBLAS_NUM_THREADS=T` (numpy's "
-        "OpenBLAS) and `RELAX_MLIR_BLAS_THREADS=T`. **relax_mlir's generated kernels are single-threaded "
-        "today**: at T=2 only the matmuls dispatched to OpenBLAS (`relax-dispatch-blas`) use the second core.",
+        "OpenBLAS), `RELAX_MLIR_BLAS_THREADS=T` (relax_mlir's OpenBLAS calls) and `RELAX_MLIR_NUM_THREADS=T` "
+        "(relax_mlir's generated kernels, OpenMP through libomp).",
+        "- Paths: *relax_mlir* is the default `relax-O3` (constant weights packed at compile time for "
+        "generated kernels, other matmuls to OpenBLAS); *generated-only* drops `relax-dispatch-blas` (every "
+        "matmul generated); *BLAS-for-all* drops `relax-pack-weights` (every matmul to OpenBLAS). Each is "
+        "compiled once and timed in the same blocks as the other engines.",
         f"- *other processes*: CPU cores other processes kept busy while a case was timed (`/proc/stat` "
         f"busy time minus this process's CPU time). A case is measured when they use less than {QUIET:g} "
         f"cores, waiting for that if needed, and measured again (up to {ATTEMPTS} times) if they got busy "
@@ -389,7 +421,7 @@ def _markdown(results: list[dict[str, Any]], machine: dict[str, str], wall: floa
         "convs), GlobalAveragePool, Gemm to 10.",
         "",
     ]
-    out += ["## Targets (issue 7)", "", *_targets(results), ""]
+    out += ["## Targets (issue 7)", "", *_targets(results, warm), ""]
     for result in results:
         t = result["threads"]
         out += [f"## Run time, {t} thread{'s' if t > 1 else ''}", "", *_run_table(result), ""]
@@ -398,14 +430,29 @@ def _markdown(results: list[dict[str, Any]], machine: dict[str, str], wall: floa
         "",
         "Cold: first compile into an empty `$RELAX_MLIR_CACHE` (a temporary directory), in the 1-thread "
         "process, models in the order shown (the first one also pays one-time set-up in the process). "
-        "Same-process recompile: `compile()` of the same module right after. Warm: the 2-thread process "
-        "(a new process on the same cache) compiling the same models in the same order. Targets for the "
+        "Same-process recompile: `compile()` of the same module right after. Warm: a new process with the "
+        "first run's settings, on the same cache, compiling the same models in the same order. Targets for the "
         "4-layer GPT: cold <= 5 s, warm <= 0.3 s.",
         "",
-        *_compile_table(results),
+        *_compile_table(results, warm),
         "",
     ]
     return "\n".join(out)
+
+
+def _run(threads: int, cache: Path, out: Path, *flags: str) -> dict[str, Any]:
+    """Run a child at ``threads`` threads on the compile cache ``cache``; its JSON result."""
+    env = dict(os.environ)
+    env.update(
+        OPENBLAS_NUM_THREADS=str(threads),
+        RELAX_MLIR_BLAS_THREADS=str(threads),
+        RELAX_MLIR_NUM_THREADS=str(threads),
+        OMP_NUM_THREADS=str(threads),
+        RELAX_MLIR_CACHE=str(cache),
+    )
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(threads), "--json", str(out), *flags]
+    subprocess.run(cmd, env=env, check=True)
+    return json.loads(out.read_text())
 
 
 def main() -> int:
@@ -417,9 +464,10 @@ def main() -> int:
     parser.add_argument("--output", default=str(HERE / "RESULTS.md"))
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
+    parser.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        run_child(args.child, Path(args.json))
+        run_child(args.child, Path(args.json), warm_only=args.warm)
         return 0
     start = time.perf_counter()
     load = [Path("/proc/loadavg").read_text().split(" ")[0]]
@@ -428,22 +476,13 @@ def main() -> int:
         cache = Path(tmp) / "cache"
         cache.mkdir()
         for threads in (int(t) for t in args.threads.split(",")):
-            env = dict(os.environ)
-            env.update(
-                OPENBLAS_NUM_THREADS=str(threads),
-                RELAX_MLIR_BLAS_THREADS=str(threads),
-                OMP_NUM_THREADS=str(threads),
-                RELAX_MLIR_CACHE=str(cache),
-            )
-            out = Path(tmp) / f"t{threads}.json"
-            cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(threads), "--json", str(out)]
-            subprocess.run(cmd, env=env, check=True)
-            results.append(json.loads(out.read_text()))
+            results.append(_run(threads, cache, Path(tmp) / f"t{threads}.json"))
+        warm = _run(results[0]["threads"], cache, Path(tmp) / "warm.json", "--warm")
     load.append(Path("/proc/loadavg").read_text().split(" ")[0])
     wall = time.perf_counter() - start
-    _console(results)
+    _console(results, warm)
     if not args.no_write:
-        Path(args.output).write_text(_markdown(results, _machine(), wall, load))
+        Path(args.output).write_text(_markdown(results, warm, _machine(), wall, load))
         print(f"\nwrote {args.output} ({wall:.0f} s)")
     return 0
 
