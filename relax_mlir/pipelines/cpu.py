@@ -1,14 +1,19 @@
 """The CPU pipelines: relax to host code at each optimization level, host code to LLVM, and both.
 
-| level | relax-level passes (before ``relax-lower-host``) |
+| level | relax-level passes (around ``relax-lower-host``) |
 | --- | --- |
 | ``relax-O0`` | verify, infer shapes, lower every op to a kernel |
-| ``relax-O1`` | + cleanups (canonicalize, fold constants, CSE, DCE), weights packed at compile time, tiled and vectorized matmul kernels |
-| ``relax-O2`` | + fusion (``relax-fuse-ops`` / ``relax-fuse-kernels``) and static memory planning |
-| ``relax-O3`` | + matmul (and bias) offload to OpenBLAS (``relax-dispatch-blas``) |
+| ``relax-O1`` | + cleanups (canonicalize, fold constants, CSE, DCE), constant weights packed at compile time
+  (``relax-pack-weights``), kernels scheduled (``relax-schedule-kernels``: matmuls, packed matmuls, convs,
+  pooling, row reductions) |
+| ``relax-O2`` | + fusion (``relax-fuse-ops`` / ``relax-fuse-kernels``), static memory planning, kernels split
+  over threads (``relax-parallelize-kernels``, OpenMP) |
+| ``relax-O3`` | + other matmuls (and their bias) offloaded to OpenBLAS (``relax-dispatch-blas``) |
 
-``compile(opt_level=n)`` runs ``relax-O<n>`` then ``host-to-llvm`` (LLVM at -O<n>); ``relax-to-host`` is
-``relax-O3`` and ``cpu`` is ``relax-to-host,host-to-llvm``.
+Every level's LLVM lowering (``host-to-llvm``) also vectorizes reductions and inlines exp/erf/tanh
+(``relax-reassociate-reductions``, ``relax-approximate-math``). ``compile(opt_level=n)`` runs
+``relax-O<n>`` then ``host-to-llvm`` (LLVM at -O<n>, at most -O2: ``codegen.llvm_level``);
+``relax-to-host`` is ``relax-O3`` and ``cpu`` is ``relax-to-host,host-to-llvm``.
 """
 
 from __future__ import annotations
@@ -38,9 +43,9 @@ LEVELS = {
 }
 SUMMARIES = {
     0: "Relax to host code without optimizations: every op its own kernel, untiled",
-    1: "Relax to host code with relax-level cleanups and tiled, vectorized matmul kernels",
-    2: "O1 plus operator fusion and static memory planning",
-    3: "O2 plus matmul offload to OpenBLAS (numpy's)",
+    1: "Relax to host code with relax-level cleanups, packed constant weights and scheduled kernels",
+    2: "O1 plus operator fusion, static memory planning and multi-threaded kernels",
+    3: "O2 plus offload of the remaining matmuls to OpenBLAS (numpy's)",
 }
 
 for _level, _pipeline in LEVELS.items():
