@@ -6,6 +6,8 @@ Its lowering (``dialects/ops/linear_algebra.py``) writes two ``linalg.generic`` 
 block streams its weights from consecutive addresses whatever the row stride of ``W`` was, and both
 ops have static inner dims whatever ``m`` is: nothing falls back to scalar code.
 
+With several threads, ``relax-parallelize-kernels`` has already split each op along its panels into
+``scf.forall`` chunks of whole register blocks (``PACKED_PANELS``); the schedule tiles the chunks alike.
 Each op is blocked for the caches (rows x panels x depth), then tiled into register blocks
 (8 rows x ``PANELS`` panels for ``main``, 1 row x ``REST_PANELS`` panels for ``rest``) with the depth loop
 innermost; the panel loop is peeled (a cache block that is not a multiple of the register block);
@@ -15,13 +17,13 @@ and the products contracted to FMAs (``relax-fuse-multiply-add``). bench/bench_p
 
 from __future__ import annotations
 
-from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR
+from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
 from relax_mlir.schedules import register_schedule
 
 ROW_BLOCKS = 8  # row blocks of 8 per cache block
 CACHE_PANELS = 16  # panels per cache block
 DEPTH = 1024  # depth per cache block
-PANELS = 2  # panels per register block (main): 8 x 2 vectors of accumulators
+PANELS = PACKED_PANELS  # panels per register block (main): 8 x 2 vectors of accumulators
 REST_PANELS = 8  # panels per register block (remaining rows)
 
 

@@ -10,7 +10,10 @@ per tiled dim when the loop's work (the iteration-space sizes of the root and it
 ``min-work``, else 1. ``relax-lower-parallel`` (in ``host-to-llvm``) runs a single chunk on the calling
 thread without entering OpenMP, and several in an ``omp.parallel`` of ``min(threads, chunks)`` threads.
 Kernel schedules (``relax-schedule-kernels``) run after this and match the tiled ops inside the loops.
-Ops a kernel already wraps in loops of its own stay outside the chunks (serial).
+Ops a kernel already wraps in loops of its own stay outside the chunks (serial), except the packed-weight
+matmul's generics (marked ``relax.packed_matmul``, maybe inside the lowering's loop over a batch dim):
+they are split along the weight panels (independent columns; rows may be as few as 1), in chunks of
+whole register blocks (``PACKED_PANELS``), with their zero fill fused, by the same run-time rule.
 
 The thread count is the pass option ``num-threads``; 0 (the default) reads ``$RELAX_MLIR_NUM_THREADS``
 and otherwise uses the cores available to the process. With one thread, or without the OpenMP runtime
@@ -27,6 +30,7 @@ import warnings
 from mlir import ir, passmanager
 from mlir.dialects import arith, linalg, scf, tensor
 
+from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
 from relax_mlir.errors import PassError
 from relax_mlir.pipelines.registry import register_pass
 from relax_mlir.runtime import libs
@@ -92,7 +96,23 @@ def _is_kernel(func: ir.Operation) -> bool:
         return False
     if not func.regions or not func.regions[0].blocks:
         return False
-    return any(_is_linalg(op.operation) for op in func.regions[0].blocks[0].operations)
+    ops = func.regions[0].blocks[0].operations
+    return any(_is_linalg(op.operation) for op in ops) or bool(_packed_generics(func))
+
+
+def _packed_generics(func: ir.Operation) -> list[ir.Operation]:
+    """The packed-matmul generics of a kernel at any loop depth, unless already split."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "scf.forall":
+            return ir.WalkResult.SKIP
+        if op.name == "linalg.generic" and PACKED_ATTR in op.attributes:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
 
 
 def _reduces_rows(op: ir.Operation) -> bool:
@@ -227,6 +247,8 @@ class _Kernel:
         rank = len(out_map.results)
         if any(self.dim(out_value, axis) == 0 for axis in range(rank)):
             return []  # nothing to split (and MLIR 22's tiling asserts on such an op)
+        if PACKED_ATTR in root.attributes:
+            return _panel_dims(root, maps)
         row_reduction = any(_reduces_rows(op) for op in self.ops[: self.ops.index(root) + 1])
         candidates = range(rank - 1 if rank >= 2 and row_reduction else rank)
         dims: list[tuple[int, int | ir.Value]] = []
@@ -244,7 +266,9 @@ class _Kernel:
 
     def chunks(self, root: ir.Operation, producers: list[ir.Operation]) -> list[int | str] | None:
         """Emit the run-time chunk count of each tiled dim before ``root``; per loop dim of the root:
-        0 (not tiled), a static count, or the tag of the op computing it. None: leave the root serial."""
+        0 (not tiled), a static count, or the tag of the op computing it (for a packed matmul: the
+        chunk's size, see ``_panel_tile``). None: leave the root serial."""
+        packed = PACKED_ATTR in root.attributes
         with ir.InsertionPoint(root), root.location:
             dims = self.tiled_dims(root)
             if not dims:
@@ -254,10 +278,22 @@ class _Kernel:
                 return None
             counts: list[int | str] = [0] * _maps(root)[0].n_dims  # type: ignore[index]
             for d, size in dims:
-                counts[d] = self._chunk_count(size, work)
-        if all(c == 1 for c in counts if c):
+                counts[d] = self._panel_tile(size, work) if packed else self._chunk_count(size, work)
+        whole = [size if packed else 1 for _, size in dims]
+        if all(counts[d] == w for (d, _), w in zip(dims, whole, strict=True)):
             return None
         return counts
+
+    def _panel_tile(self, panels: int, work: int | ir.Value) -> int | str:
+        """Panels per chunk of a packed matmul (a tile size): ``min(threads, blocks)`` chunks of whole
+        register blocks when the work reaches min-work, else all ``panels`` (one chunk)."""
+        blocks = -(-panels // PACKED_PANELS)
+        tile = -(-blocks // min(self.threads, blocks)) * PACKED_PANELS
+        if isinstance(work, int) or tile >= panels:
+            return min(tile, panels)
+        big = arith.cmpi(arith.CmpIPredicate.uge, work, self._value(self.min_work))
+        size = arith.select(big, self._value(tile), self._value(panels))
+        return self.tag(size.owner.operation, "n")
 
     def _chunk_count(self, size: int | ir.Value, work: int | ir.Value) -> int | str:
         t = self.threads
@@ -273,7 +309,9 @@ class _Kernel:
         return self.tag(count.owner.operation, "n")
 
     def producers(self, root: ir.Operation, roots: list[ir.Operation]) -> list[ir.Operation]:
-        """The linalg ops of the kernel whose results reach ``root`` through linalg ops only, last first."""
+        """The linalg ops of ``root``'s block whose results reach it through linalg ops only, last first."""
+        parent = root.parent
+        ops = self.ops if parent == self.func else [op.operation for op in root.block.operations]
         found: set[int] = set()
         stack = [root]
         while stack:
@@ -283,13 +321,13 @@ class _Kernel:
                 if not isinstance(owner, (ir.Operation, ir.OpView)):
                     continue
                 p = owner.operation
-                if p.parent != self.func or not _is_linalg(p) or p in roots:
+                if p.parent != parent or not _is_linalg(p) or p in roots:
                     continue
-                i = self.ops.index(p)
+                i = ops.index(p)
                 if i not in found:
                     found.add(i)
                     stack.append(p)
-        return [self.ops[i] for i in sorted(found, reverse=True)]
+        return [ops[i] for i in sorted(found, reverse=True)]
 
     def script(self, roots: list[ir.Operation]) -> str:
         """Tag the roots worth splitting and their producers; the transform IR that tiles and fuses them."""
@@ -304,8 +342,9 @@ class _Kernel:
             body += _match(r) + "".join(_match(c) for c in counts if isinstance(c, str))
             sizes = ", ".join(f"%{c}" if isinstance(c, str) else str(c) for c in counts)
             types = ", ".join(["!transform.any_op"] * (1 + len(handles)))
+            how = "tile_sizes" if PACKED_ATTR in root.attributes else "num_threads"
             body += (
-                f"    %t{r}, %l{r} = transform.structured.tile_using_forall %{r} num_threads [{sizes}] "
+                f"    %t{r}, %l{r} = transform.structured.tile_using_forall %{r} {how} [{sizes}] "
                 f": ({types}) -> (!transform.any_op, !transform.any_op)\n"
             )
             for p in producers:
@@ -322,6 +361,16 @@ class _Kernel:
         return body
 
 
+def _panel_dims(root: ir.Operation, maps: list[ir.AffineMap]) -> list[tuple[int, int | ir.Value]]:
+    """The weight-panel loop dim of a packed-matmul generic and its (static) size, when there are
+    several panels: the packed operand [np, k, nr] is indexed by (panel, depth, column)."""
+    panel = maps[1].results[0]
+    weights = ir.RankedTensorType(root.operands[1].type)
+    if not isinstance(panel, ir.AffineDimExpr) or weights.is_dynamic_dim(0) or weights.shape[0] < 2:
+        return []
+    return [(panel.position, weights.shape[0])]
+
+
 def _scripts(module: ir.Operation, threads: int, min_work: int) -> tuple[str, bool]:
     """The transform IR for every kernel, and whether any size computation was emitted (to clean up)."""
     ids = [0]
@@ -332,7 +381,8 @@ def _scripts(module: ir.Operation, threads: int, min_work: int) -> tuple[str, bo
         if func.name != "func.func" or not _is_kernel(func):
             continue
         kernel = _Kernel(func, threads, min_work, ids)
-        body += kernel.script(kernel.roots())
+        roots = kernel.roots()
+        body += kernel.script([*roots, *(op for op in _packed_generics(func) if op not in roots)])
         emitted |= len(kernel.block.operations) != len(kernel.ops)
     return body, emitted
 
@@ -445,7 +495,7 @@ def _serial_path_for_one_chunk(forall: ir.Operation) -> None:
         v != 1 for v in ir.DenseI64ArrayAttr(attrs["staticStep"])
     ):
         return
-    if len(forall.results) or forall.parent is None or forall.parent.name != "func.func":
+    if len(forall.results) or forall.parent is None:
         return
     static = [v for v in ir.DenseI64ArrayAttr(attrs["staticUpperBound"]) if v != _DYNAMIC]
     dynamic = list(forall.operands)

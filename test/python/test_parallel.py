@@ -160,3 +160,63 @@ def test_missing_libomp_falls_back_to_serial_with_one_warning(monkeypatch: pytes
     assert "scf.forall" not in text
     x = rand((300, 64))
     np.testing.assert_allclose(exe(x), 1 / (1 + np.exp(-x)), rtol=1e-5)
+
+
+def _packed_parents(module, threads: int, min_work: int) -> list[str]:
+    """The op enclosing each packed-matmul generic after relax-parallelize-kernels."""
+    from mlir import ir
+
+    from relax_mlir.context import make_context
+    from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR
+
+    pipe = pipeline(threads, min_work).split(",relax-schedule-kernels")[0]
+    with make_context():
+        parents: list[str] = []
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "linalg.generic" and PACKED_ATTR in op.attributes:
+                parents.append(op.parent.name)
+            return ir.WalkResult.ADVANCE
+
+        ir.Module.parse(host_ir(module, pipe)).operation.walk(visit)
+    return parents
+
+
+@pytest.mark.parametrize(
+    "rows, k, n, shapes",
+    [
+        (["m"], 64, 200, [(1,), (7,), (8,), (19,)]),  # 14 panels: chunks of 8 + 6 (2 threads), 6 + 6 + 2 (3)
+        (["b", "s"], 32, 64, [(1, 1), (2, 9), (3, 16)]),  # the lowering loops over b: split inside it
+        ([2, "s"], 48, 96, [(2, 5), (2, 8)]),
+    ],
+)
+def test_packed_matmul_split_along_panels(rows: list, k: int, n: int, shapes: list[tuple[int, ...]]) -> None:
+    """relax.matmul_packed is split along its weight panels (every row count, even 1), with the same bits
+    as the serial kernel at 2 and 3 threads: panels are independent and chunks hold whole register blocks."""
+    w, b = rand((k, n), low=-1, high=1), rand((n,), low=-1, high=1)
+    module = build_fn(
+        {"x": rb.tensor([*rows, k])}, lambda x: R.relu(R.add(R.matmul(x, R.constant(w)), R.constant(b)))
+    )
+    assert set(_packed_parents(module, 2, 0)) == {"scf.forall"}
+    assert "scf.forall" not in _packed_parents(module, 1, 0)
+    exes = {t: compile(module, pipeline=pipeline(t)) for t in (1, 2, 3)}
+    for shape in shapes:
+        x = rand((*shape, k), low=-1, high=1)
+        serial = exes[1](x)
+        np.testing.assert_allclose(serial, np.maximum(x @ w + b, 0), rtol=1e-4, atol=1e-4)
+        for t in (2, 3):
+            np.testing.assert_array_equal(exes[t](x), serial)
+
+
+def test_packed_matmul_small_calls_stay_serial() -> None:
+    """At the default min-work the chunk count of a 64x64 weight's product is decided per call: one chunk
+    (no fork) for few rows, two once the work (m * 64 * 64 / 4, plus the fill's m * 64) reaches 2**18 at
+    about 250 rows."""
+    w = rand((64, 64), low=-1, high=1)
+    module = build_fn({"x": rb.tensor(["m", 64])}, lambda x: R.matmul(x, R.constant(w)))
+    text = host_ir(module, LEVELS[2].replace(PASS, f"{PASS}{{num-threads=2}}"))
+    assert "scf.forall" in text and "arith.cmpi uge" in text
+    exe = compile(module, pipeline=LEVELS[2].replace(PASS, f"{PASS}{{num-threads=2}}"))
+    for m in (1, 8, 64, 257):
+        x = rand((m, 64), low=-1, high=1)
+        np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
