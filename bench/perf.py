@@ -48,6 +48,8 @@ QUIET = 0.25  # cores used by other processes below which a measurement counts a
 ATTEMPTS = 3  # measurements of a case at most, when others disturb it
 MAX_WAIT_S = 90.0  # total time a child may wait for a quiet machine
 _waited = 0.0
+# RESULTS.md keeps what follows this line (hand-written analysis) when it is regenerated
+NOTES_MARKER = "<!-- hand-written notes below: kept when perf.py rewrites this file -->"
 
 
 # -- child: one thread count ---------------------------------------------------------------------------
@@ -482,7 +484,10 @@ def main() -> int:
     wall = time.perf_counter() - start
     _console(results, warm)
     if not args.no_write:
-        Path(args.output).write_text(_markdown(results, warm, _machine(), wall, load))
+        output = Path(args.output)
+        kept = output.read_text().partition(NOTES_MARKER)[2] if output.exists() else ""
+        text = _markdown(results, warm, _machine(), wall, load)
+        output.write_text(text + (f"\n{NOTES_MARKER}{kept}" if kept else ""))
         print(f"\nwrote {args.output} ({wall:.0f} s)")
     return 0
 
