@@ -13,7 +13,7 @@ Each thread count runs in its own child process, so that ``OPENBLAS_NUM_THREADS`
 is set to the same count and onnxruntime gets ``intra_op_num_threads``. relax_mlir's generated kernels
 are single-threaded; only its OpenBLAS calls use the second thread. The three engines are timed
 in one process after warm-up, in three rounds of one block of calls per engine (each block starts
-with an untimed call, so another engine's spinning worker threads do not steal the second core), and
+with a 50 ms pause and an untimed call, so another engine's spinning worker threads do not steal the second core), and
 medians are reported.
 
 Compile times: the first child compiles every model into an empty ``$RELAX_MLIR_CACHE`` (a temporary
@@ -44,6 +44,7 @@ RTOL = 1e-3
 ATOL = 1e-4
 BUDGET_S = 2.0  # timing budget per engine per case
 MIN_REPS, MAX_REPS, WARMUP, ROUNDS = 9, 300, 2, 3
+IDLE_S = 0.05  # pause before each engine's block
 QUIET = 0.25  # cores used by other processes below which a measurement counts as undisturbed
 ATTEMPTS = 3  # measurements of a case at most, when others disturb it
 MAX_WAIT_S = 90.0  # total time a child may wait for a quiet machine
@@ -58,8 +59,8 @@ NOTES_MARKER = "<!-- hand-written notes below: kept when perf.py rewrites this f
 def _timed_blocks(fns: dict[str, Callable[[], object]], estimate: dict[str, float]) -> dict[str, float]:
     """Median ms of each function, timed in ``ROUNDS`` rounds of one block of calls per engine.
 
-    Each block starts with an untimed call, so that one engine's spinning worker threads (OpenBLAS,
-    onnxruntime's pool) have settled before the next engine is timed; rounds spread slow drifts in
+    Each block starts with a 50 ms pause and an untimed call, so that one engine's spinning worker
+    threads (OpenBLAS, onnxruntime's pool, OpenMP) have settled before the next engine is timed; rounds spread slow drifts in
     machine load over all engines alike. Repeats are sized to the time budget.
     """
     for _ in range(WARMUP):
@@ -71,6 +72,7 @@ def _timed_blocks(fns: dict[str, Callable[[], object]], estimate: dict[str, floa
     times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(ROUNDS):
         for k, fn in fns.items():
+            time.sleep(IDLE_S)  # let the previous engine's spinning worker threads go idle
             fn()
             for _ in range(per_block):
                 t = time.perf_counter()
@@ -399,7 +401,7 @@ def _markdown(
         f"atol {ATOL:g}); every case passed (largest error relative to the output's scale: "
         f"{max(c[k] for r in results for c in r['cases'] for k in ('err_numpy', 'err_ort')):.1e}).",
         f"- Times are medians in ms after {WARMUP} warm-up calls per engine, over {ROUNDS} rounds of one "
-        "block of calls per engine (relax_mlir's three paths, onnxruntime, numpy; each block starts with an untimed call "
+        "block of calls per engine (relax_mlir's three paths, onnxruntime, numpy; each block starts with a 50 ms pause and an untimed call "
         "so that the previous engine's spinning worker threads have gone idle), repeats sized to about "
         f"{BUDGET_S:g} s per engine per case (at least {MIN_REPS}). The machine has 2 cores; other jobs "
         "may run meanwhile, and rounds spread such drifts over the three engines alike.",

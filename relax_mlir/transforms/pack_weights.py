@@ -26,14 +26,10 @@ from relax_mlir.dialects.registry import is_resource_elements
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
 from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.runtime.weights import resource_blobs  # dense_resource blobs from bytecode, not text
 from relax_mlir.shape_infer.dims import provably_different
 from relax_mlir.transforms.fold_constants import _Folder
 from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, walk_relax_ops
-
-try:  # reads dense_resource blobs from bytecode without printing them
-    from relax_mlir.runtime.weights import resource_blobs
-except ImportError:  # pragma: no cover
-    resource_blobs = None
 
 WIDTH = 16  # columns per panel: one AVX-512 vector of f32
 ALIGN = 2  # panels: n is padded to a multiple of WIDTH * ALIGN (the kernel's register block)
@@ -156,9 +152,7 @@ def _weights(values: list[ir.Value]) -> dict[ir.Value, np.ndarray]:
 
 def _blobs(ops: list[ir.Operation]) -> dict[str, memoryview]:
     """The blobs of ``dense_resource`` constants ``ops``, by name."""
-    if resource_blobs is None:
-        return {}
-    holder = ir.Module.create()
+    holder = ir.Module.create(loc=ir.Location.unknown())
     with ir.InsertionPoint(holder.body):
         for op in ops:
             holder.body.append(op.clone())
