@@ -121,7 +121,7 @@ def test_large_weight_both_packing_paths(read_blobs: bool, monkeypatch: pytest.M
     import relax_mlir.transforms.pack_weights as pw  # noqa: PLC0415
 
     if not read_blobs:
-        monkeypatch.setattr(pw, "resource_blobs", None)
+        monkeypatch.setattr(pw, "_blobs", lambda ops: {})  # no blob could be read
     k, n = 96, 200  # 75 KiB
     w = rand(k, n)
     bb = rb.BlockBuilder()
