@@ -45,6 +45,41 @@ def register_schedule(
     return wrap
 
 
+def vectorize_to_outer_products(extra_patterns: str = "") -> str:
+    """Transform IR on a function handle ``%f`` whose contractions are tiled to static register tiles:
+    canonicalize the loops, vectorize, hoist the accumulators out of the reduction loops (loop-invariant
+    subsets), apply ``extra_patterns`` (pattern ops, one per line), then lower contractions to outer
+    products (FMAs). Shared by the matmul schedules."""
+    extra = "".join(f"        {line.strip()}\n" for line in extra_patterns.strip().splitlines())
+    extra_block = (
+        f"""      transform.apply_patterns to %fv {{
+{extra}        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+"""
+        if extra
+        else ""
+    )
+    return f"""      transform.apply_patterns to %f {{
+        transform.apply_patterns.scf.for_loop_canonicalization
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+      %fv = transform.structured.vectorize_children_and_apply_patterns %f : (!transform.any_op) -> !transform.any_op
+      transform.apply_patterns to %fv {{
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+      %loops = transform.structured.match ops{{["scf.for"]}} in %fv : (!transform.any_op) -> !transform.any_op
+      transform.foreach %loops : !transform.any_op {{
+      ^bb0(%l: !transform.any_op):
+        transform.loop.hoist_loop_invariant_subsets %l : !transform.any_op
+      }}
+{extra_block}      transform.apply_patterns to %fv {{
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+        transform.apply_patterns.vector.lower_outerproduct
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+"""
+
+
 def _present_ops(root: ir.Operation, wanted: set[str]) -> set[str]:
     found: set[str] = set()
 

@@ -13,7 +13,7 @@ Dynamic dims stay dynamic: the peeled remainders handle edges. bench/bench_matmu
 
 from __future__ import annotations
 
-from relax_mlir.schedules import register_schedule
+from relax_mlir.schedules import register_schedule, vectorize_to_outer_products
 
 # (op, outer tile sizes, register tile sizes, indices of the register loops to peel, innermost first)
 MATMUL_LIKE = (
@@ -46,25 +46,7 @@ def _schedule(op: str, outer: tuple[int, ...], inner: tuple[int, ...], peel: tup
       %t{i}a, %l{i}a:{n} = transform.structured.tile_using_for %op tile_sizes {list(outer)} : {tile_type}
       %t{i}b, %l{i}b:{n} = transform.structured.tile_using_for %t{i}a tile_sizes {list(inner)} : {tile_type}
 {peels}
-      transform.apply_patterns to %f {{
-        transform.apply_patterns.scf.for_loop_canonicalization
-        transform.apply_patterns.canonicalization
-      }} : !transform.any_op
-      %fv = transform.structured.vectorize_children_and_apply_patterns %f : (!transform.any_op) -> !transform.any_op
-      transform.apply_patterns to %fv {{
-        transform.apply_patterns.canonicalization
-      }} : !transform.any_op
-      %loops = transform.structured.match ops{{["scf.for"]}} in %fv : (!transform.any_op) -> !transform.any_op
-      transform.foreach %loops : !transform.any_op {{
-      ^bb0(%l: !transform.any_op):
-        transform.loop.hoist_loop_invariant_subsets %l : !transform.any_op
-      }}
-      transform.apply_patterns to %fv {{
-        transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
-        transform.apply_patterns.vector.lower_outerproduct
-        transform.apply_patterns.canonicalization
-      }} : !transform.any_op
-    }}"""
+{vectorize_to_outer_products()}    }}"""
 
 
 @register_schedule("matmul", ops=tuple(op for op, *_ in MATMUL_LIKE))

@@ -18,13 +18,18 @@ and the products contracted to FMAs (``relax-fuse-multiply-add``). bench/bench_p
 from __future__ import annotations
 
 from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
-from relax_mlir.schedules import register_schedule
+from relax_mlir.schedules import register_schedule, vectorize_to_outer_products
 
 ROW_BLOCKS = 8  # row blocks of 8 per cache block
 CACHE_PANELS = 16  # panels per cache block
 DEPTH = 1024  # depth per cache block
 PANELS = PACKED_PANELS  # panels per register block (main): 8 x 2 vectors of accumulators
 REST_PANELS = 8  # panels per register block (remaining rows)
+# the contractions keep unit dims (one row, one panel): drop them before lowering to outer products
+UNIT_DIM_PATTERNS = """
+transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
+"""
 
 
 def _tile_type(loops: int) -> str:
@@ -61,27 +66,4 @@ def packed_matmul_schedule(s: str) -> str:
     %pf{s} = transform.get_parent_op %pk{s} {{isolated_from_above, deduplicate}} : (!transform.any_op) -> !transform.any_op
     transform.foreach %pf{s} : !transform.any_op {{
     ^bb0(%f: !transform.any_op):
-      transform.apply_patterns to %f {{
-        transform.apply_patterns.scf.for_loop_canonicalization
-        transform.apply_patterns.canonicalization
-      }} : !transform.any_op
-      %fv = transform.structured.vectorize_children_and_apply_patterns %f : (!transform.any_op) -> !transform.any_op
-      transform.apply_patterns to %fv {{
-        transform.apply_patterns.canonicalization
-      }} : !transform.any_op
-      %loops = transform.structured.match ops{{["scf.for"]}} in %fv : (!transform.any_op) -> !transform.any_op
-      transform.foreach %loops : !transform.any_op {{
-      ^bb3(%l: !transform.any_op):
-        transform.loop.hoist_loop_invariant_subsets %l : !transform.any_op
-      }}
-      transform.apply_patterns to %fv {{
-        transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-        transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
-        transform.apply_patterns.canonicalization
-      }} : !transform.any_op
-      transform.apply_patterns to %fv {{
-        transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
-        transform.apply_patterns.vector.lower_outerproduct
-        transform.apply_patterns.canonicalization
-      }} : !transform.any_op
-    }}"""
+{vectorize_to_outer_products(UNIT_DIM_PATTERNS)}    }}"""
