@@ -33,3 +33,7 @@ class InputError(RelaxError):
 
 class CompileError(RelaxError):
     """A module could not be compiled; the message holds the located diagnostics."""
+
+
+class DeviceUnavailableError(RelaxError):
+    """Compiled code cannot run here: no usable device or driver (e.g. a CUDA build without a GPU)."""

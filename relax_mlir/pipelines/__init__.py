@@ -21,6 +21,7 @@ _PASS_PACKAGES = (
     "relax_mlir.shape_infer",
     "relax_mlir.transforms",
     "relax_mlir.runtime",
+    "relax_mlir.runtime.gpu",
     "relax_mlir.schedules",
     "relax_mlir.pipelines",
 )

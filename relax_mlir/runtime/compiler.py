@@ -39,8 +39,9 @@ def compile(  # noqa: A001  (the public name users expect)
     pipeline: str | None = None,
     use_cache: bool = True,
     on_stage: Callable[[str, str], None] | None = None,
+    chip: str = "sm_80",
 ) -> Executable:
-    """Compile every public relax function of ``module`` for ``target`` (``"cpu"``).
+    """Compile every public relax function of ``module`` for ``target`` (``"cpu"`` or ``"cuda"``).
 
     ``module`` is a module built with the builder, or relax IR text. ``opt_level`` (0-3) picks the
     relax pipeline ``relax-O<n>`` and LLVM's level; ``pipeline`` replaces the relax-level pipeline
@@ -50,11 +51,25 @@ def compile(  # noqa: A001  (the public name users expect)
     Returns an ``Executable``. Compiled objects are cached on disk (``$RELAX_MLIR_CACHE``, default
     ``~/.cache/relax_mlir``) keyed by the input module and options (``cache.py``); a hit skips every
     pass. ``use_cache=False`` compiles anyway (and refreshes the entry).
+
+    ``target="cuda"`` builds PTX for ``chip`` (default sm_80) and host code that launches it
+    (``runtime/gpu``; ``pipeline`` then replaces ``relax-to-host-gpu``). It needs no GPU to build; the
+    executable loads on its first call and raises ``DeviceUnavailableError`` where no GPU is. CUDA builds
+    are not cached.
     """
-    if target != "cpu":
-        raise RelaxError(f"unknown target '{target}'; available targets: cpu")
+    if target not in ("cpu", "cuda"):
+        raise RelaxError(f"unknown target '{target}'; available targets: cpu, cuda")
     if opt_level not in (0, 1, 2, 3):
         raise CompileError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
+    if target == "cuda":
+        from relax_mlir.runtime.gpu.executable import compile_cuda  # noqa: PLC0415
+
+        stats = CompileStats()
+        start = time.perf_counter()
+        op = module if isinstance(module, str) else _bytecode(_operation(module))
+        exe = compile_cuda(op, pipeline, opt_level, chip, stats)
+        stats.stages["total"] = time.perf_counter() - start
+        return exe
     stats = CompileStats()
     start = time.perf_counter()
     op = module if isinstance(module, str) else _operation(module)

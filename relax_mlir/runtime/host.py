@@ -49,6 +49,9 @@ from relax_mlir.transforms.kernel import builtin_tensor, element, is_float
 SIGNATURE_ATTR = "relax.signature"
 RESOURCE_ATTR = "relax.resource"
 PARAM_NAME_ATTR = "relax.name"
+# the role of a host function's memref argument: "inplace" (read and written), "output" (a destination the
+# kernels write) or "host" (written by host code: status, shape outputs); none for a read-only input
+ROLE_ATTR = "relax.role"
 
 
 def memref_type(t: TensorType) -> str:
@@ -146,10 +149,11 @@ class _HostWriter:
         if isinstance(t, TensorType):
             builtin_tensor(t, what)
             memref = self.f.fresh("arg")
-            self.params.append(f"{memref}: {memref_type(t)}")
             tensor = self.f.fresh("in")
             index = len(self.signature["inputs"])
             writable = " writable" if index in self.inplace else ""
+            role = f" {{{ROLE_ATTR} = \"inplace\"}}" if writable else ""
+            self.params.append(f"{memref}: {memref_type(t)}{role}")
             self.f.lines.append(
                 f"{tensor} = bufferization.to_tensor {memref} restrict{writable} : {memref_type(t)} to "
                 f"{builtin_tensor(t)}"
@@ -211,7 +215,7 @@ class _HostWriter:
                     self.signature["outputs"].append({"kind": "returned", "type": str(t)})
                     continue
                 dest = self.f.fresh("dest")
-                self.params.append(f"{dest}: {memref_type(t)}")
+                self.params.append(f'{dest}: {memref_type(t)} {{{ROLE_ATTR} = "output"}}')
                 planned.append((v, t, dest))
                 self.signature["outputs"].append({"kind": "tensor", "type": str(t)})
                 source = _source(v)
@@ -226,7 +230,7 @@ class _HostWriter:
                 if n is None:
                     raise UnsupportedOpError(f"@{self.name}: {what} {t} needs a known rank")
                 dest = self.f.fresh("dest")
-                self.params.append(f"{dest}: memref<{n}xi64>")
+                self.params.append(f'{dest}: memref<{n}xi64> {{{ROLE_ATTR} = "host"}}')
                 planned.append((v, t, dest))
                 self.signature["outputs"].append(
                     {"kind": "prim" if isinstance(t, PrimType) else "shape", "type": str(t)}
@@ -266,7 +270,7 @@ class _HostWriter:
         status = self.f.fresh("status")
         self.status = status
         planned = self.plan_outputs()
-        self.params.append(f"{status}: memref<4xi64>")
+        self.params.append(f'{status}: memref<4xi64> {{{ROLE_ATTR} = "host"}}')
         self.allocate_storages()
         for op in list(self.func.regions[0].blocks[0].operations)[:-1]:
             self.visit(op.operation)

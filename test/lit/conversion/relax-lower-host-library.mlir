@@ -6,7 +6,7 @@
 // external C function with the memref C interface.
 
 // CHECK-LABEL: func.func @gemm(
-// CHECK-SAME:    %[[X:.*]]: memref<?x16xf32>, %[[W:.*]]: memref<16x?xf32>, %[[OUT:.*]]: memref<?x?xf32>, %{{.*}}: memref<4xi64>)
+// CHECK-SAME:    %[[X:.*]]: memref<?x16xf32>, %[[W:.*]]: memref<16x?xf32>, %[[OUT:.*]]: memref<?x?xf32> {relax.role = "output"}, %{{.*}}: memref<4xi64> {relax.role = "host"})
 // CHECK:         %[[XT:.*]] = bufferization.to_tensor %[[X]] restrict
 // CHECK:         %[[M:.*]] = tensor.dim %[[XT]]
 // CHECK:         %[[WT:.*]] = bufferization.to_tensor %[[W]] restrict
@@ -27,7 +27,7 @@ func.func @gemm(%x: !relax.tensor<["m", 16], f32>, %w: !relax.tensor<[16, "n"], 
 
 // The last call writes straight into the destination; a prim argument is an index.
 // CHECK-LABEL: func.func @external(
-// CHECK-SAME:    %[[X:.*]]: memref<?x4xf64>, %[[P:.*]]: index, %[[OUT:.*]]: memref<?xf64>, %{{.*}}: memref<4xi64>)
+// CHECK-SAME:    %[[X:.*]]: memref<?x4xf64>, %[[P:.*]]: index, %[[OUT:.*]]: memref<?xf64> {relax.role = "output"}, %{{.*}}: memref<4xi64> {relax.role = "host"})
 // CHECK:         %[[XC:.*]] = memref.cast %{{.*}} : memref<?x4xf64> to memref<?x?xf64>
 // CHECK-NOT:     memref.alloc
 // CHECK:         call @my_rowsum(%[[XC]], %[[P]], %[[OUT]]) : (memref<?x?xf64>, index, memref<?xf64>) -> ()

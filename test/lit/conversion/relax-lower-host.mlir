@@ -4,7 +4,7 @@
 // symbolic size, and the last kernel writes straight into the destination the runtime passes.
 
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME:    %[[X:.*]]: memref<?x4xf32>, %[[B:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<?x4xf32>, %[[STATUS:.*]]: memref<4xi64>)
+// CHECK-SAME:    %[[X:.*]]: memref<?x4xf32>, %[[B:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<?x4xf32> {relax.role = "output"}, %[[STATUS:.*]]: memref<4xi64> {relax.role = "host"})
 // CHECK-SAME:    llvm.emit_c_interface
 // CHECK:         %[[XT:.*]] = bufferization.to_tensor %[[X]] restrict
 // CHECK:         %[[N:.*]] = tensor.dim %[[XT]], %{{.*}} : tensor<?x4xf32>
@@ -48,7 +48,7 @@ func.func @cast(%x: !relax.tensor<["n", "k"], f32>) -> !relax.tensor<["n", 4], f
 // Shape and prim results are written into i64 destinations; sizes are computed in index arithmetic.
 
 // CHECK-LABEL: func.func @shapes(
-// CHECK-SAME:    %{{.*}}: memref<?x?xf32>, %[[S:.*]]: memref<2xi64>, %[[P:.*]]: memref<1xi64>, %{{.*}}: memref<4xi64>)
+// CHECK-SAME:    %{{.*}}: memref<?x?xf32>, %[[S:.*]]: memref<2xi64> {relax.role = "host"}, %[[P:.*]]: memref<1xi64> {relax.role = "host"}, %{{.*}}: memref<4xi64> {relax.role = "host"})
 // CHECK:         %[[B:.*]] = tensor.dim %{{.*}}, %c0
 // CHECK:         %[[T:.*]] = tensor.dim %{{.*}}, %c1
 // CHECK:         %[[M:.*]] = arith.muli %[[B]], %[[T]] : index

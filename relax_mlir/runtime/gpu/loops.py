@@ -1,0 +1,113 @@
+"""``relax-gpu-map-loops``: run each kernel's loops on the GPU.
+
+After ``convert-linalg-to-parallel-loops`` a kernel is a sequence of loop nests whose outer loop is an
+``scf.parallel`` over the op's parallel dims (reductions are ``scf.for`` inside). Each such loop becomes
+one ``gpu.launch`` with one thread per iteration: the iteration space is linearized row-major, so
+consecutive threads of a warp take consecutive elements of the innermost dim (coalesced loads and stores
+for the usual identity and broadcast maps), ``block-size`` threads per block and as many blocks as
+needed, computed from the run-time dims (symbolic shapes stay symbolic). The launch is skipped when the
+loop is empty. Any other top-level loop or store of a kernel (scans, sorts, data-dependent kernels) runs
+in a one-thread launch, so its data stays on the device::
+
+    scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c64) step (%c1, %c1) { body(%i, %j) }
+  ->
+    %total = %n * 64
+    scf.if (%total > 0) {
+      gpu.launch blocks(ceildiv(%total, 256), 1, 1) threads(256, 1, 1) {
+        %k = %bx * 256 + %tx
+        scf.if (%k < %total) { body(%k floordiv 64, %k mod 64) }
+      }
+    }
+
+Ops whose results the host needs afterwards (a count that sizes an allocation) stay on the host, which
+can read the memory because ``relax-gpu-managed-memory`` makes it managed memory.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, gpu, scf
+
+from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.runtime.gpu.ir_util import index, kernels
+
+# top-level kernel ops that read or write memory, and so must run on the device
+_SERIAL = {"scf.for", "scf.while", "scf.if", "scf.parallel", "memref.store", "affine.for", "affine.store"}
+
+
+def _launch(grid: ir.Value, block: int, loc: ir.Location) -> tuple[gpu.LaunchOp, ir.Block]:
+    """A ``gpu.launch`` with ``grid`` x 1 x 1 blocks of ``block`` x 1 x 1 threads; returns it and its body."""
+    one = index(1)
+    launch = gpu.LaunchOp((grid, one, one), (index(block), one, one), loc=loc)
+    body = launch.regions[0].blocks[0]
+    with ir.InsertionPoint(body):
+        gpu.TerminatorOp()
+    return launch, body
+
+
+def _map_parallel(loop: ir.Operation, block: int) -> None:
+    """Replace an ``scf.parallel`` without reductions by a launch of one thread per iteration."""
+    loc = loop.location
+    old = loop.regions[0].blocks[0]
+    n = len(old.arguments)
+    lbs, ubs, steps = (list(loop.operands[i * n : (i + 1) * n]) for i in range(3))
+    with ir.InsertionPoint(loop), loc:
+        counts = []
+        for lb, ub, step in zip(lbs, ubs, steps, strict=True):
+            counts.append(arith.ceildivui(arith.subi(ub, lb), step))
+        total = counts[0]
+        for c in counts[1:]:
+            total = arith.muli(total, c)
+        nonempty = arith.cmpi(arith.CmpIPredicate.ugt, total, index(0))
+        guard = scf.IfOp(nonempty)
+        with ir.InsertionPoint(guard.then_block):
+            grid = arith.ceildivui(total, index(block))
+            launch, body = _launch(grid, block, loc)
+            scf.YieldOp([])
+        terminator = body.operations[len(body.operations) - 1]
+        with ir.InsertionPoint(terminator):
+            k = arith.addi(arith.muli(body.arguments[0], index(block)), body.arguments[3])
+            inside = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, k, total))
+            with ir.InsertionPoint(inside.then_block):
+                yield_op = scf.YieldOp([])
+        with ir.InsertionPoint(yield_op):
+            ivs = []
+            rest = k
+            for d in reversed(range(n)):
+                pos = arith.remui(rest, counts[d]) if d > 0 else rest
+                if d > 0:
+                    rest = arith.divui(rest, counts[d])
+                ivs.append(arith.addi(lbs[d], arith.muli(pos, steps[d])))
+            ivs.reverse()
+    for iv, new in zip(old.arguments, ivs, strict=True):
+        iv.replace_all_uses_with(new)
+    for op in list(old.operations)[:-1]:  # all but scf.reduce
+        op.operation.move_before(yield_op)
+    loop.erase()
+
+
+def _map_serial(op: ir.Operation) -> None:
+    """Run ``op`` in a one-thread launch."""
+    with ir.InsertionPoint(op), op.location:
+        _, body = _launch(index(1), 1, op.location)
+    op.move_before(body.operations[len(body.operations) - 1])
+
+
+def _has_reductions(op: ir.Operation) -> bool:
+    return op.name == "scf.parallel" and len(op.results) > 0
+
+
+@register_pass("relax-gpu-map-loops")
+class GpuMapLoops:
+    """Map each kernel's parallel loops to GPU blocks and threads (other loops to one-thread launches)."""
+
+    block_size: int = 256
+
+    def run(self, module: ir.Operation) -> None:
+        for func in kernels(module):
+            for op in list(func.regions[0].blocks[0].operations):
+                op = op.operation
+                if op.name == "scf.parallel" and not _has_reductions(op):
+                    _map_parallel(op, self.block_size)
+                elif op.name in _SERIAL and all(not list(r.uses) for r in op.results):
+                    _map_serial(op)

@@ -1,0 +1,144 @@
+"""``relax-gpu-managed-memory``: buffers that both the host and the GPU can use.
+
+Every buffer the host side allocates (memory plan storages, kernel temporaries and outputs) becomes CUDA
+managed memory (``gpu.alloc host_shared``): kernels read and write it on the device, and the host code that
+remains (shape checks, data-dependent sizes, copies between buffers) can still read it. A host function's
+arguments are the caller's ordinary memory, which a kernel cannot read: each tensor argument is staged in
+managed memory on entry (inputs and in-place parameters copied in) and destinations and in-place parameters
+are copied back before every return (``relax.role`` on the arguments, from ``relax-lower-host``). Constants
+(``memref.get_global``) are copied into managed memory once per call, at the function's entry. Tensors a
+host function returns (data-dependent outputs) are copied into ordinary memory, which the runtime frees.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import gpu, memref
+
+from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.runtime.gpu.ir_util import collect, functions, index, inside_launch, is_host, returns
+from relax_mlir.runtime.host import ROLE_ATTR
+
+
+def _dims(value: ir.Value) -> list[ir.Value]:
+    t = ir.MemRefType(value.type)
+    return [
+        memref.dim(value, index(i)) for i in range(t.rank) if t.shape[i] == ir.ShapedType.get_dynamic_size()
+    ]
+
+
+def _identity(t: ir.MemRefType) -> ir.MemRefType:
+    return ir.MemRefType.get(t.shape, t.element_type, memory_space=t.memory_space)
+
+
+def _managed(t: ir.MemRefType, sizes: list[ir.Value], symbols: list[ir.Value] | None = None) -> ir.Value:
+    return gpu.alloc(t, None, [], sizes, symbols or [], host_shared=True)
+
+
+def _free(value: ir.Value) -> None:
+    """Free managed memory (``gpu.dealloc`` is only lowered in its asynchronous form)."""
+    token = ir.Type.parse("!gpu.async.token")
+    start = gpu.WaitOp(token, []).results[0]
+    done = gpu.dealloc(token, [start], value)
+    gpu.WaitOp(None, [done])
+
+
+def _role(func: ir.Operation, i: int) -> str | None:
+    if "arg_attrs" not in func.attributes:
+        return None
+    attrs = ir.DictAttr(ir.ArrayAttr(func.attributes["arg_attrs"])[i])
+    return ir.StringAttr(attrs[ROLE_ATTR]).value if ROLE_ATTR in attrs else None
+
+
+class _Function:
+    def __init__(self, func: ir.Operation) -> None:
+        self.func = func
+        self.entry = func.regions[0].blocks[0]
+        self.freed_at_exit: list[ir.Value] = []
+        self.copied_back: list[tuple[ir.Value, ir.Value]] = []  # (managed, argument)
+
+    def at_entry(self) -> ir.InsertionPoint:
+        ops = self.entry.operations
+        return ir.InsertionPoint(ops[0]) if len(ops) else ir.InsertionPoint(self.entry)
+
+    def stage_arguments(self) -> None:
+        for i, arg in enumerate(self.entry.arguments):
+            if not isinstance(arg.type, ir.MemRefType):
+                continue
+            role = _role(self.func, i)
+            if role == "host":
+                continue
+            with self.at_entry(), self.func.location:
+                staged = _managed(_identity(arg.type), _dims(arg))
+                if role != "output":
+                    memref.copy(arg, staged)
+            copy_op = staged.owner if role == "output" else list(staged.uses)[0].owner
+            uses = [u for u in arg.uses if u.owner != copy_op and u.owner.name != "memref.dim"]
+            for use in uses:
+                use.owner.operands[use.operand_number] = staged
+            self.freed_at_exit.append(staged)
+            if role in ("output", "inplace"):
+                self.copied_back.append((staged, arg))
+
+    def globals_to_managed(self) -> None:
+        for op in collect(self.func, {"memref.get_global"}):
+            t = ir.MemRefType(op.results[0].type)
+            with self.at_entry(), op.location:
+                source = memref.get_global(t, ir.FlatSymbolRefAttr(op.attributes["name"]).value)
+                staged = _managed(_identity(t), [])
+                memref.copy(source, staged)
+            op.results[0].replace_all_uses_with(staged)
+            op.erase()
+            self.freed_at_exit.append(staged)
+
+    def allocations_to_managed(self) -> None:
+        for op in collect(self.func, {"memref.alloc", "memref.alloca", "memref.dealloc"}):
+            if inside_launch(op):
+                continue
+            with ir.InsertionPoint(op), op.location:
+                if op.name == "memref.dealloc":
+                    _free(op.operands[0])
+                    op.erase()
+                    continue
+                alloc = op.opview
+                staged = _managed(
+                    ir.MemRefType(op.results[0].type), list(alloc.dynamicSizes), list(alloc.symbolOperands)
+                )
+            op.results[0].replace_all_uses_with(staged)
+            if op.name == "memref.alloca":
+                self.freed_at_exit.append(staged)
+            op.erase()
+
+    def returned_to_host_memory(self) -> None:
+        for ret in returns(self.func):
+            for i, value in enumerate(list(ret.operands)):
+                if not isinstance(value.type, ir.MemRefType):
+                    continue
+                with ir.InsertionPoint(ret), ret.location:
+                    host = memref.alloc(_identity(value.type), _dims(value), [])
+                    memref.copy(value, host)
+                    _free(value)
+                ret.operands[i] = host
+
+    def finish(self) -> None:
+        for ret in returns(self.func):
+            with ir.InsertionPoint(ret), ret.location:
+                for staged, arg in self.copied_back:
+                    memref.copy(staged, arg)
+                for staged in self.freed_at_exit:
+                    _free(staged)
+
+
+@register_pass("relax-gpu-managed-memory")
+class GpuManagedMemory:
+    """Allocate host-side buffers in CUDA managed memory and stage host functions' arguments in it."""
+
+    def run(self, module: ir.Operation) -> None:
+        for func in list(functions(module)):
+            f = _Function(func)
+            f.allocations_to_managed()
+            f.globals_to_managed()
+            if is_host(func):
+                f.returned_to_host_memory()
+                f.stage_arguments()
+            f.finish()
