@@ -261,7 +261,8 @@ class GroupNormOp(RelaxOp):
     """Normalize channel groups of an (N, C, ...) tensor, then scale by gamma[C] and shift by beta[C].
 
     ``%y = "relax.group_norm"(%x, %g, %b) {epsilon = 1.0e-05 : f64, num_groups = 8 : i64}
-    : (!relax.tensor<["n", 32, 7, 7], f32>, !relax.tensor<[32], f32>, !relax.tensor<[32], f32>) -> ...``
+    : (!relax.tensor<["n", 32, 7, 7], f32>, !relax.tensor<[32], f32>, !relax.tensor<[32], f32>)
+    -> !relax.tensor<["n", 32, 7, 7], f32>``
     """
 
     NAME = "group_norm"
@@ -326,7 +327,8 @@ class BatchNormOp(RelaxOp):
     """Inference batch norm: (x - mean) / sqrt(var + epsilon) * gamma + beta along channel ``axis``.
 
     ``%y = "relax.batch_norm"(%x, %g, %b, %m, %v) {axis = 1 : i64, epsilon = 1.0e-05 : f64}
-    : (!relax.tensor<["n", 64, "h", "w"], f32>, !relax.tensor<[64], f32>, ...) -> !relax.tensor<["n", 64, "h", "w"], f32>``
+    : (!relax.tensor<["n", 64, "h", "w"], f32>, !relax.tensor<[64], f32>, !relax.tensor<[64], f32>,
+    !relax.tensor<[64], f32>, !relax.tensor<[64], f32>) -> !relax.tensor<["n", 64, "h", "w"], f32>``
     """
 
     NAME = "batch_norm"

@@ -263,7 +263,8 @@ class ResizeAxisOp(RelaxOp):
 
     ``%y = "relax.resize_axis"(%x) {antialias = false, axis = 2 : i64, coordinate_mode = "half_pixel",
     cubic_a = -0.75 : f64, exclude_outside = false, extrapolation = 0.0 : f64, method = "cubic",
-    nearest_mode = "round_prefer_floor", roi = [0.0, 1.0], scale = 2.0 : f64, size = "2 * h"}
+    nearest_mode = "round_prefer_floor", roi_end = 1.0 : f64, roi_start = 0.0 : f64, scale = 2.0 : f64,
+    size = "2 * h"}
     : (!relax.tensor<["n", 3, "h", "w"], f32>) -> !relax.tensor<["n", 3, "2 * h", "w"], f32>``
     """
 
