@@ -1,9 +1,12 @@
 """relax_mlir: Relax's first-class symbolic shapes in MLIR, from Python.
 
 ``relax_mlir.compile(module, target="cpu")`` compiles a relax module (built with
-``relax_mlir.builder`` or written as IR text) into an executable called with numpy arrays.
+``relax_mlir.builder`` or written as IR text) into an executable called with numpy arrays;
+``relax_mlir.compile_library(module, "libmodel.so", target="x86_64"|"aarch64")`` compiles it ahead of
+time into a shared library with a C API (``runtime/aot.py``).
 """
 
+from relax_mlir.runtime.aot import compile_library
 from relax_mlir.runtime.compiler import compile  # noqa: A004
 
-__all__ = ["compile"]
+__all__ = ["compile", "compile_library"]

@@ -12,12 +12,10 @@ import re
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import relax_mlir
 from relax_mlir.dialects.registry import OPS
-from relax_mlir.errors import DeviceUnavailableError, RelaxError
 from relax_mlir.runtime.gpu.target import ptxas
 
 # ops with no kernel of their own whose example is not a standalone program: calls of a named kernel or
@@ -47,7 +45,7 @@ def example_program(name: str) -> str:
     come from prim or shape values (``arange``, ``full``) are well-formed programs too."""
     doc = OPS[name].__doc__ or ""
     match = re.search(r"``(%[^`]*)``", doc)
-    assert match, f"relax.{name}'s docstring has no ``%... = \"relax.{name}\"(...)`` IR example"
+    assert match, f'relax.{name}\'s docstring has no ``%... = "relax.{name}"(...)`` IR example'
     text = " ".join(match.group(1).split())
     parts = re.match(r'(.*?)=\s*"relax\.(\w+)"\((.*?)\)\s*(\{.*\})?\s*:\s*\((.*)\)\s*->\s*(.*)$', text)
     assert parts and parts.group(2) == name, f"relax.{name}: cannot read the IR example {text!r}"

@@ -29,7 +29,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, scf
 
 from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime.gpu.ir_util import index, kernels
+from relax_mlir.runtime.gpu.ir_util import collect, index, kernels
 
 # top-level kernel ops that read or write memory, and so must run on the device
 _SERIAL = {"scf.for", "scf.while", "scf.if", "scf.parallel", "memref.store", "affine.for", "affine.store"}
@@ -93,6 +93,11 @@ def _map_serial(op: ir.Operation) -> None:
     op.move_before(body.operations[len(body.operations) - 1])
 
 
+def _launches(op: ir.Operation) -> bool:
+    """Whether ``op`` already launches kernels (a hand-written GPU kernel, ``matmul.py``)."""
+    return bool(collect(op, {"gpu.launch"}))
+
+
 def _has_reductions(op: ir.Operation) -> bool:
     return op.name == "scf.parallel" and len(op.results) > 0
 
@@ -109,5 +114,5 @@ class GpuMapLoops:
                 op = op.operation
                 if op.name == "scf.parallel" and not _has_reductions(op):
                     _map_parallel(op, self.block_size)
-                elif op.name in _SERIAL and all(not list(r.uses) for r in op.results):
+                elif op.name in _SERIAL and not any(r.uses for r in op.results) and not _launches(op):
                     _map_serial(op)
