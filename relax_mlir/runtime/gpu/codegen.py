@@ -18,9 +18,9 @@ from mlir import ir
 from mlir.dialects import llvm
 
 from relax_mlir.errors import CompileError
-from relax_mlir.runtime.aot import find_tool
 from relax_mlir.runtime.codegen import BUFFERIZE, TO_LLVM, llvm_level
 from relax_mlir.runtime.gpu.target import DEFAULT_CHIP
+from relax_mlir.runtime.toolchain import find_tool
 
 KERNELS_TO_NVVM = (
     "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
