@@ -144,6 +144,27 @@ def store(key: str, data: bytes, signatures: dict[str, Any], weights: list[Weigh
     _write(obj.with_suffix(".json"), [json.dumps(meta).encode()])
 
 
+def store_unlinked(key: str, data: bytes, meta: dict[str, Any]) -> None:
+    """Write entry ``key`` for an object this process does not link when it is built (a CUDA build, which
+    loads only where a GPU is): the object, then ``meta`` with its size and checksum."""
+    obj = cache_dir() / f"{key}.o"
+    obj.parent.mkdir(parents=True, exist_ok=True)
+    _write(obj, [data])
+    _write(obj.with_suffix(".json"), [json.dumps({**meta, "object": [len(data), zlib.crc32(data)]}).encode()])
+
+
+def load_unlinked(key: str) -> tuple[bytes, dict[str, Any]] | None:
+    """The object and metadata of an entry written by ``store_unlinked``, or None (missing or damaged)."""
+    obj = cache_dir() / f"{key}.o"
+    try:
+        meta = json.loads(obj.with_suffix(".json").read_text())
+        data = obj.read_bytes()
+        _check(True, data, *meta["object"])
+    except (_Damaged, OSError, ValueError, KeyError, TypeError):
+        return None
+    return data, meta
+
+
 def _write(path: Path, chunks: list[Any]) -> None:
     """Write ``chunks`` (bytes-like) to ``path`` atomically."""
     tmp = path.with_suffix(f"{path.suffix}.tmp{os.getpid()}")

@@ -55,7 +55,7 @@ def compile(  # noqa: A001  (the public name users expect)
     ``target="cuda"`` builds PTX for ``chip`` (default sm_80) and host code that launches it
     (``runtime/gpu``; ``pipeline`` then replaces ``relax-to-host-gpu``). It needs no GPU to build; the
     executable loads on its first call and raises ``DeviceUnavailableError`` where no GPU is. CUDA builds
-    are not cached.
+    are cached like CPU ones (the key adds the chip).
     """
     if target not in ("cpu", "cuda"):
         raise RelaxError(f"unknown target '{target}'; available targets: cpu, cuda")
@@ -67,7 +67,7 @@ def compile(  # noqa: A001  (the public name users expect)
         stats = CompileStats()
         start = time.perf_counter()
         op = module if isinstance(module, str) else _bytecode(_operation(module))
-        exe = compile_cuda(op, pipeline, opt_level, chip, stats)
+        exe = compile_cuda(op, pipeline, opt_level, chip, stats, use_cache)
         stats.stages["total"] = time.perf_counter() - start
         return exe
     stats = CompileStats()

@@ -152,7 +152,7 @@ class _HostWriter:
             tensor = self.f.fresh("in")
             index = len(self.signature["inputs"])
             writable = " writable" if index in self.inplace else ""
-            role = f" {{{ROLE_ATTR} = \"inplace\"}}" if writable else ""
+            role = f' {{{ROLE_ATTR} = "inplace"}}' if writable else ""
             self.params.append(f"{memref}: {memref_type(t)}{role}")
             self.f.lines.append(
                 f"{tensor} = bufferization.to_tensor {memref} restrict{writable} : {memref_type(t)} to "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import importlib.util
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ import llvmlite.binding as llvm
 from mlir import ir
 
 from relax_mlir.errors import DeviceUnavailableError, RelaxError
+from relax_mlir.runtime import cache
 from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.gpu import codegen
 from relax_mlir.runtime.gpu.target import check_chip
@@ -94,20 +96,34 @@ class CudaExecutable(Executable):
 
 
 def compile_cuda(
-    source: str | bytes, pipeline: str | None, opt_level: int, chip: str, stats: Any
+    source: str | bytes, pipeline: str | None, opt_level: int, chip: str, stats: Any, use_cache: bool = True
 ) -> CudaExecutable:
-    """Compile relax IR (text or bytecode) for the CUDA target (see ``compile``)."""
+    """Compile relax IR (text or bytecode) for the CUDA target (see ``compile``), through the compile cache."""
+    relax_pipeline = pipeline or "relax-to-host-gpu"
+    digest = cache.module_digest(source) if isinstance(source, str) else hashlib.sha256(source).hexdigest()
+    key = cache.cache_key(digest, f"cuda:{check_chip(chip)}:{relax_pipeline}", opt_level)
+    if use_cache:
+        hit = cache.load_unlinked(key)
+        if hit is not None:
+            data, meta = hit
+            stats.cache_hit = True
+            return CudaExecutable(data, meta["signatures"], meta["ptx"], chip, stats)
+    exe = _build(source, relax_pipeline, opt_level, chip, stats)
+    cache.store_unlinked(key, exe.object, {"signatures": exe.signatures, "ptx": exe.ptx})
+    return exe
+
+
+def _build(source: str | bytes, pipeline: str, opt_level: int, chip: str, stats: Any) -> CudaExecutable:
     from relax_mlir.context import make_context, parse_module  # noqa: PLC0415
     from relax_mlir.runtime import compiler  # noqa: PLC0415  (compiler dispatches here)
 
-    check_chip(chip)
     with make_context(), ir.Location.unknown():
         t = time.perf_counter()
         try:
             op = parse_module(source, "<compile>")
         except ir.MLIRError as e:
             raise compiler.CompileError(compiler._diagnostics(e)) from None
-        compiler._run(op, pipeline or "relax-to-host-gpu")
+        compiler._run(op, pipeline)
         stats.stages["relax to host"] = time.perf_counter() - t
         signatures = compiler._signatures(op)
         t = time.perf_counter()
