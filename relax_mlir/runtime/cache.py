@@ -38,7 +38,14 @@ from relax_mlir.runtime.weights import Weight
 CACHE_VERSION = "2"
 # RELAX_MLIR_* variables that do not change the generated code (every other one is part of the key)
 IGNORED_ENV = frozenset(
-    {"RELAX_MLIR_CACHE", "RELAX_MLIR_BLAS_THREADS", "RELAX_MLIR_TEST_OPT_LEVEL", "RELAX_MLIR_KEEP_MALLOC"}
+    {
+        "RELAX_MLIR_CACHE",
+        "RELAX_MLIR_BLAS_THREADS",
+        "RELAX_MLIR_TEST_OPT_LEVEL",
+        "RELAX_MLIR_KEEP_MALLOC",
+        "RELAX_MLIR_CUDA_RUNTIME",
+        "RELAX_MLIR_REQUIRE_TOOLCHAINS",
+    }
 )
 
 

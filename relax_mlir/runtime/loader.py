@@ -65,10 +65,6 @@ class LoadedObject:
                 raise KeyError(symbol)
             ctypes.c_void_p.from_address(address).value = value
 
-    def run_constructors(self) -> None:
-        """Run the object's static constructors (a CUDA build loads its kernel modules in them)."""
-        self._engine.run_static_constructors()
-
     def address(self, symbol: str) -> int:
         address = self._engine.get_function_address(symbol)
         if not address:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -114,3 +116,67 @@ def test_bad_target_and_chip_are_clear_errors() -> None:
         relax_mlir.compile(program, target="rocm")
     with pytest.raises(RelaxError, match="unknown CUDA chip 'volta'"):
         relax_mlir.compile(program, target="cuda", chip="volta")
+
+
+FAKE_RUNTIME = Path(__file__).parent.parent / "c" / "fake_cuda_runtime.c"
+MATMUL_EXP_SUM = """
+func.func @main(%x: !relax.tensor<["n", 64], f32>, %w: !relax.tensor<[64, 32], f32>) -> !relax.tensor<["n"], f32> {
+  %0 = "relax.matmul"(%x, %w) : (!relax.tensor<["n", 64], f32>, !relax.tensor<[64, 32], f32>) -> !relax.tensor<["n", 32], f32>
+  %1 = "relax.exp"(%0) : (!relax.tensor<["n", 32], f32>) -> !relax.tensor<["n", 32], f32>
+  %2 = "relax.sum"(%1) {axes = [1], keepdims = false} : (!relax.tensor<["n", 32], f32>) -> !relax.tensor<["n"], f32>
+  return %2 : !relax.tensor<["n"], f32>
+}
+"""
+_RUN = """
+import sys, numpy as np, relax_mlir
+exe = relax_mlir.compile(open(sys.argv[1]).read(), target="cuda")
+print(len(exe.ptx))
+w = np.ones((64, 32), np.float32)
+for n in (1000, 1, 0):
+    with open(sys.argv[2], "a") as log:
+        log.write(f"call n={n}\\n")
+    y = exe(np.ones((n, 64), np.float32), w)
+    assert y.shape == (n,), y.shape
+"""
+
+
+def test_host_side_launches_through_the_runtime_wrappers(tmp_path: Path) -> None:
+    """The host code, run against a test double of MLIR's CUDA runtime wrappers (no GPU): every kernel
+    module's PTX is loaded once; grids come from the run-time dim n (none for n = 0); every managed
+    allocation of a call is freed by the end of the call."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc is needed to build the test double of the CUDA runtime")
+    fake = tmp_path / "libfake_cuda_runtime.so"
+    subprocess.run([gcc, "-shared", "-fPIC", "-O1", "-o", str(fake), str(FAKE_RUNTIME)], check=True)
+    program, log = tmp_path / "program.mlir", tmp_path / "calls.log"
+    program.write_text(MATMUL_EXP_SUM)
+    env = {**os.environ, "RELAX_MLIR_CUDA_RUNTIME": str(fake), "FAKE_CUDA_LOG": str(log)}
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN, str(program), str(log)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    modules = int(done.stdout.split()[0])
+    lines = log.read_text().splitlines()
+    loads = [x for x in lines if x.startswith("load ")]
+    assert len(loads) == modules and all(x.endswith(" ptx") for x in loads)
+    calls: dict[str, list[str]] = {}
+    current = ""
+    for line in lines:
+        if line.startswith("call "):
+            current = line.split()[1]
+            calls[current] = []
+        elif current:
+            calls[current].append(line)
+    for n, events in calls.items():
+        allocs = sum(e.startswith("alloc ") for e in events)
+        assert allocs == sum(e == "free" for e in events), f"{n}: leaked managed memory"
+        launches = [e.split() for e in events if e.startswith("launch ")]
+        grids = {(e[1], tuple(int(v) for v in e[3:6] + e[7:10])) for e in launches}
+        count = int(n.split("=")[1])
+        if count == 0:
+            assert not launches
+            continue
+        assert ("relax_gpu_matmul_f32_222_kernel", (2, -(-count // 16), 1, 16, 16, 1)) in grids
+        assert ("fused_matmul_exp_0_kernel", (-(-count * 32 // 256), 1, 1, 256, 1, 1)) in grids  # exp, fill
+        assert ("sum_0_kernel", (-(-count // 8), 1, 1, 32, 8, 1)) in grids  # a warp per row

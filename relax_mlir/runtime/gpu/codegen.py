@@ -61,9 +61,33 @@ def _unescape(s: str) -> str:
     )
 
 
+LOAD_MODULES = "relax_gpu_load_modules"
+UNLOAD_MODULES = "relax_gpu_unload_modules"
+
+
+def _explicit_constructors(text: str) -> str:
+    """Replace ``llvm.global_ctors``/``dtors`` (which load and unload each kernel module) by two exported
+    functions, ``LOAD_MODULES`` and ``UNLOAD_MODULES``, that call them in order.
+
+    The object is linked by a JIT linker that runs no constructors of an object file, and loading must wait
+    until a GPU has been found anyway (``executable.py`` calls ``LOAD_MODULES`` then)."""
+    out = []
+    calls: dict[str, list[str]] = {"ctors": [], "dtors": []}
+    for line in text.splitlines():
+        match = re.match(r"@llvm\.global_(ctors|dtors) = appending global", line)
+        if match is None:
+            out.append(line)
+            continue
+        calls[match.group(1)] = re.findall(r"ptr @([\w.$]+), ptr null", line)
+    for name, kind in ((LOAD_MODULES, "ctors"), (UNLOAD_MODULES, "dtors")):
+        body = "".join(f"  call void @{f}()\n" for f in calls[kind])
+        out.append(f"define void @{name}() {{\n{body}  ret void\n}}")
+    return "\n".join(out) + "\n"
+
+
 def object_code(module: ir.Module, opt_level: int) -> bytes:
     """The host object of an LLVM-level module (PTX embedded, kernels launched via libmlir_cuda_runtime)."""
-    text = str(llvm.translate_module_to_llvmir(module.operation))
+    text = _explicit_constructors(str(llvm.translate_module_to_llvmir(module.operation)))
     with tempfile.TemporaryDirectory(prefix="relax_mlir_cuda_") as tmp:
         ll, obj = Path(tmp) / "host.ll", Path(tmp) / "host.o"
         ll.write_text(text)

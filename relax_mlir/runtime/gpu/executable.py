@@ -12,6 +12,7 @@ import ctypes
 import functools
 import hashlib
 import importlib.util
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,15 @@ def _runtime_library() -> Path:
 
 
 def load_cuda_runtime() -> None:
-    """Make the CUDA driver and MLIR's runtime wrappers callable, or raise ``DeviceUnavailableError``."""
+    """Make the CUDA driver and MLIR's runtime wrappers callable, or raise ``DeviceUnavailableError``.
+
+    ``$RELAX_MLIR_CUDA_RUNTIME`` names another library of the ``mgpu*`` wrappers to use instead, without the
+    driver check (a tracing shim, or the test double of ``test_gpu.py``)."""
+    override = os.environ.get("RELAX_MLIR_CUDA_RUNTIME")
+    if override:
+        ctypes.CDLL(override, mode=ctypes.RTLD_GLOBAL)
+        llvm.load_library_permanently(override)
+        return
     try:
         cuda = ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
@@ -85,7 +94,7 @@ class CudaExecutable(Executable):
             return
         load_cuda_runtime()
         loaded = LoadedObject(self.object)
-        loaded.run_constructors()  # loads each kernel module's PTX through the driver
+        ctypes.CFUNCTYPE(None)(loaded.address(codegen.LOAD_MODULES))()  # each kernel module's PTX, via the driver
         self._functions = {name: Function(name, sig, loaded) for name, sig in self.signatures.items()}
 
     @property

@@ -1,0 +1,230 @@
+"""The CUDA target's mapping checked by numbers: the GPU-mapped programs run on the CPU (``gpu_emulation.py``).
+
+Every op's IR example goes through the GPU passes (kernels to launches of one thread per iteration with 4
+threads per block, buffers to managed memory, arguments staged in and out), its launches then run as loops on
+the host, and the results must equal the CPU compile's at several shapes: symbols all 1 (one partial block),
+all 3, all 17 (several blocks, a partial last one), all 0 for data movement (empty launches are skipped),
+and distinct values per symbol (dims mixed up). The transformer block is checked against numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from gpu_emulation import compile_emulated, emulation_pipeline
+
+import relax_mlir
+from relax_mlir.dialects.op_examples import NOT_STANDALONE, example_program
+from relax_mlir.dialects.registry import OPS
+from relax_mlir.errors import CompileError
+from relax_mlir.examples import reference
+from relax_mlir.examples.models import transformer_block
+from relax_mlir.runtime.executable import Executable, Function, numpy_dtype
+
+NAMES = sorted(set(OPS) - NOT_STANDALONE)
+# ops whose example is fine with every symbol 0 (data movement and elementwise maps: nothing divides by a
+# dim); the others reduce, pool or resize along symbolic dims, or index with fixed-size indices
+_ZERO_MODULES = (
+    "elementwise",
+    "manipulate",
+    "index",
+    "pad",
+    "create",
+    "dynamic",
+    "shape_value",
+    "structural",
+)
+ZERO_OK = {n for n in NAMES if OPS[n].__module__.rsplit(".", 1)[-1] in _ZERO_MODULES} - {"scatter_elements"}
+ZERO_OK |= {"kv_cache_write"}
+_SUMMING_MODULES = ("reduce", "nn", "linear_algebra", "conv", "pool", "kv_cache", "resize")
+MIXED = (2, 5, 3, 4, 6)  # symbol i (sorted) gets MIXED[i % 5] in the mixed assignment
+
+_EMULATED: dict[str, Executable] = {}
+_CPU: dict[str, Executable] = {}
+
+
+def _emulated(program: str) -> Executable:
+    if program not in _EMULATED:
+        _EMULATED[program] = compile_emulated(program)
+    return _EMULATED[program]
+
+
+def _cpu(program: str) -> Executable:
+    if program not in _CPU:
+        _CPU[program] = relax_mlir.compile(program, opt_level=1)
+    return _CPU[program]
+
+
+def _symbols(fn: Function) -> list[str]:
+    names: set[str] = set()
+    for spec in fn.inputs:
+        dims = spec.type.shape if spec.kind == "tensor" else spec.type.values if spec.kind == "shape" else ()
+        for d in dims or ():
+            names |= d.free_symbols
+        if spec.kind == "prim":
+            names |= spec.type.value.free_symbols
+    return sorted(names)
+
+
+def _inputs(fn: Function, env: dict[str, int], seed: int) -> list[Any]:
+    """Random inputs for ``fn`` with its symbols at ``env``: floats in [0.1, 0.9], ints in [0, 3) (and below
+    the smallest symbol, so that they index any symbolic dim), booleans half true."""
+    rng = np.random.default_rng(seed)
+    high = max(1, min([3, *env.values()]))
+    out: list[Any] = []
+    for spec in fn.inputs:
+        if spec.kind == "prim":
+            out.append(int(spec.type.value.evaluate(env)))
+            continue
+        if spec.kind == "shape":
+            out.append(tuple(int(d.evaluate(env)) for d in spec.type.values))
+            continue
+        assert spec.kind == "tensor", spec
+        shape = tuple(int(d.evaluate(env)) for d in spec.type.shape)
+        dtype = numpy_dtype(spec.type.dtype, spec.name)
+        if dtype == np.bool_:
+            out.append(rng.random(shape) < 0.5)
+        elif dtype.kind in "iu":
+            out.append(rng.integers(0, high, size=shape).astype(dtype))
+        else:
+            out.append(rng.uniform(0.1, 0.9, size=shape).astype(dtype))
+    return out
+
+
+@dataclass
+class Compared:
+    """What a comparison looked at, so that tests can check that nothing was silently skipped."""
+
+    arrays: int = 0
+    elements: int = 0
+    inplace: int = 0  # in-place parameters compared after the call
+    tuples: int = 0  # results with several fields
+
+
+def _compare(
+    got: Any, expected: Any, where: str, seen: Compared, tolerance: tuple[float, float] = (1e-5, 1e-6)
+) -> None:
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and len(got) == len(expected), f"{where}: {got!r} vs {expected!r}"
+        seen.tuples += 1
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            _compare(g, e, f"{where}[{i}]", seen, tolerance)
+        return
+    if not isinstance(expected, np.ndarray):
+        assert got == expected, f"{where}: got {got!r}, expected {expected!r}"
+        return
+    assert isinstance(got, np.ndarray), f"{where}: got {type(got).__name__}, expected an array"
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (
+        f"{where}: got {got.dtype}{list(got.shape)}, expected {expected.dtype}{list(expected.shape)}"
+    )
+    seen.arrays += 1
+    seen.elements += expected.size
+    if expected.dtype.kind in "fc":
+        np.testing.assert_allclose(
+            got.astype(np.float64),
+            expected.astype(np.float64),
+            rtol=tolerance[0],
+            atol=tolerance[1],
+            equal_nan=True,
+            err_msg=where,
+        )
+    else:
+        np.testing.assert_array_equal(got, expected, err_msg=where)
+
+
+def _assignments(name: str, symbols: list[str]) -> list[tuple[str, dict[str, int]]]:
+    values = [1, 3, 17] + ([0] if name in ZERO_OK else [])
+    out = [(f"all {v}", dict.fromkeys(symbols, v)) for v in values]
+    if len(symbols) > 1:
+        out.append(("mixed", {s: MIXED[i % len(MIXED)] for i, s in enumerate(symbols)}))
+    return out if symbols else out[:1]
+
+
+def _structured(flat: list[Any], structure: list[Any]) -> list[Any]:
+    """The flat inputs grouped as the parameters (``0`` a value, a list a tuple parameter's fields)."""
+    it = iter(flat)
+
+    def build(s: Any) -> Any:
+        return next(it) if s == 0 else tuple(build(x) for x in s)
+
+    return [build(s) for s in structure]
+
+
+def _tolerance(name: str) -> tuple[float, float]:
+    """(rtol, atol): 1e-5, 1e-6, or atol 1e-5 for ops that sum over hundreds of elements (layer_norm's 512:
+    the CPU kernels' vectorized and reassociated sums round differently from one thread's sequential sum)."""
+    module = OPS[name].__module__.rsplit(".", 1)[-1]
+    return (1e-5, 1e-5) if module in _SUMMING_MODULES else (1e-5, 1e-6)
+
+
+def check_program(program: str, name: str) -> Compared:
+    """Run ``program`` emulated and on the CPU at every assignment of its symbols; compare everything."""
+    emulated, cpu = _emulated(program), _cpu(program)
+    fn = emulated.functions["main"]
+    seen = Compared()
+    for label, env in _assignments(name, _symbols(fn)):
+        where = f"relax.{name} with {label} ({env})"
+        args = _inputs(fn, env, seed=sum(env.values()) + len(env))
+        emu_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        cpu_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        expected = cpu(*_structured(cpu_args, fn.param_structure))
+        got = emulated(*_structured(emu_args, fn.param_structure))
+        _compare(got, expected, where, seen, _tolerance(name))
+        for i, spec in enumerate(fn.inputs):
+            if spec.inplace:
+                _compare(emu_args[i], cpu_args[i], f"{where}: in-place parameter #{i}", seen)
+                seen.inplace += 1
+    return seen
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_op_on_emulated_gpu_matches_cpu(name: str) -> None:
+    seen = check_program(example_program(name), name)
+    assert seen.arrays or name in (
+        "get_dim",
+        "make_shape",
+        "prim_binary",
+        "prim_value",
+        "shape_of",
+        "tensor_to_shape",
+    )
+
+
+def test_inplace_data_dependent_and_tuple_results_are_compared() -> None:
+    """In-place parameters, data-dependent (returned) outputs and multi-result ops are really compared."""
+    kv = check_program(example_program("kv_cache_write"), "kv_cache_write")
+    assert kv.inplace >= 4 and kv.elements > 0
+    for name in ("nonzero", "unique"):
+        fn = _emulated(example_program(name)).functions["main"]
+        assert [kind for kind, _ in fn.outputs] == ["returned"], name
+        seen = check_program(example_program(name), name)
+        assert seen.arrays >= 4 and seen.elements > 0, name
+    for name in ("split", "topk"):
+        seen = check_program(example_program(name), name)
+        assert seen.tuples >= 3 and seen.arrays >= 6, name
+
+
+D, HEADS, FF = 64, 4, 128
+
+
+@pytest.fixture(scope="module")
+def block() -> Executable:
+    return compile_emulated(transformer_block(d=D, heads=HEADS, ff=FF))
+
+
+@pytest.mark.parametrize("b, s", [(1, 1), (2, 7), (3, 16)])
+def test_transformer_block_on_emulated_gpu_matches_numpy(block: Executable, b: int, s: int) -> None:
+    weights = reference.transformer_weights(D, FF, seed=b * 100 + s)
+    x = np.random.default_rng(s).standard_normal((b, s, D)).astype(np.float32)
+    expected = reference.transformer_block(x, HEADS, weights)
+    np.testing.assert_allclose(block(x, *weights.values()), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_launches_whose_threads_cooperate_are_rejected() -> None:
+    """The shared-memory tiled matmul (barriers, workgroup memory) cannot run one thread after another."""
+    pipeline = emulation_pipeline(4).replace("tile-matmuls=false", "tile-matmuls=true")
+    with pytest.raises(CompileError, match=r"gpu.launch in @relax_gpu_matmul_f32_\d+ has workgroup"):
+        relax_mlir.compile(example_program("matmul"), pipeline=pipeline, use_cache=False)
