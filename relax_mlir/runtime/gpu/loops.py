@@ -19,6 +19,8 @@ in a one-thread launch, so its data stays on the device::
       }
     }
 
+A reduction over outer dims (``scf.for`` around the ``scf.parallel``, e.g. a column sum) is interchanged
+first: each thread runs the sequential loop for its output element, reading along rows (coalesced).
 Ops whose results the host needs afterwards (a count that sizes an allocation) stay on the host, which
 can read the memory because ``relax-gpu-managed-memory`` makes it managed memory.
 """
@@ -93,6 +95,48 @@ def _map_serial(op: ir.Operation) -> None:
     op.move_before(body.operations[len(body.operations) - 1])
 
 
+def _only_op(block: ir.Block) -> ir.Operation | None:
+    ops = list(block.operations)
+    return ops[0].operation if len(ops) == 2 else None
+
+
+def _inside(value: ir.Value, op: ir.Operation) -> bool:
+    """Whether ``value`` is defined in ``op``'s regions."""
+    owner = value.owner if isinstance(value, ir.OpResult) else value.owner.owner
+    while owner is not None:
+        if owner == op:
+            return True
+        owner = owner.parent
+    return False
+
+
+def _parallel_inside_loops(loop: ir.Operation) -> ir.Operation | None:
+    """Move the parallel loop of ``scf.for ... scf.for { scf.parallel }`` (a reduction over outer dims,
+    e.g. a column sum) outside the sequential loops, so its iterations become threads that each run the
+    reduction; returns it, or None when ``loop`` is not such a nest."""
+    fors, inner = [loop], _only_op(loop.regions[0].blocks[0])
+    while inner is not None and inner.name == "scf.for" and not inner.results:
+        fors.append(inner)
+        inner = _only_op(inner.regions[0].blocks[0])
+    if inner is None or inner.name != "scf.parallel" or inner.results or loop.results:
+        return None
+    if any(_inside(v, loop) for v in inner.operands):
+        return None
+    par = inner
+    par.move_before(loop)
+    body = par.regions[0].blocks[0]
+    innermost = fors[-1].regions[0].blocks[0]
+    yield_op = innermost.operations[len(innermost.operations) - 1]
+    for op in list(body.operations)[:-1]:
+        op.operation.move_before(yield_op)
+    loop.move_before(body.operations[len(body.operations) - 1])
+    return par
+
+
+def _used(value: ir.Value) -> bool:
+    return next(iter(value.uses), None) is not None  # ``uses`` is an iterator: always truthy
+
+
 def _launches(op: ir.Operation) -> bool:
     """Whether ``op`` already launches kernels (a hand-written GPU kernel, ``matmul.py``)."""
     return bool(collect(op, {"gpu.launch"}))
@@ -112,7 +156,9 @@ class GpuMapLoops:
         for func in kernels(module):
             for op in list(func.regions[0].blocks[0].operations):
                 op = op.operation
+                if op.name == "scf.for":
+                    op = _parallel_inside_loops(op) or op
                 if op.name == "scf.parallel" and not _has_reductions(op):
                     _map_parallel(op, self.block_size)
-                elif op.name in _SERIAL and not any(r.uses for r in op.results) and not _launches(op):
+                elif op.name in _SERIAL and not any(_used(r) for r in op.results) and not _launches(op):
                     _map_serial(op)
