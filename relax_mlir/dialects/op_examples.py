@@ -38,7 +38,7 @@ def example_program(name: str) -> str:
     doc = OPS[name].__doc__ or ""
     match = re.search(r"``(%[^`]*)``", doc)
     if match is None:
-        raise ValueError(f"relax.{name}'s docstring has no IR example (``%y = \"relax.{name}\"(...) : ...``)")
+        raise ValueError(f'relax.{name}\'s docstring has no IR example (``%y = "relax.{name}"(...) : ...``)')
     text = " ".join(match.group(1).split())
     parts = re.match(r'(.*?)=\s*"relax\.(\w+)"\((.*?)\)\s*(\{.*\})?\s*:\s*\((.*)\)\s*->\s*(.*)$', text)
     if parts is None or parts.group(2) != name:

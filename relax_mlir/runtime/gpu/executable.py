@@ -94,7 +94,9 @@ class CudaExecutable(Executable):
             return
         load_cuda_runtime()
         loaded = LoadedObject(self.object)
-        ctypes.CFUNCTYPE(None)(loaded.address(codegen.LOAD_MODULES))()  # each kernel module's PTX, via the driver
+        ctypes.CFUNCTYPE(None)(
+            loaded.address(codegen.LOAD_MODULES)
+        )()  # each kernel module's PTX, via the driver
         self._functions = {name: Function(name, sig, loaded) for name, sig in self.signatures.items()}
 
     @property

@@ -51,3 +51,29 @@ func.func private @scan_kernel(%x: memref<?xf32>) {
   }
   return
 }
+
+// A reduction over the outer dim (a column sum: the sequential loop around the parallel one) is
+// interchanged: one thread per column runs the loop over rows, neighbouring threads reading neighbouring
+// columns (coalesced), instead of one thread running everything.
+// CHECK-LABEL: func.func private @column_sum
+// CHECK:         gpu.launch
+// CHECK:           scf.if
+// CHECK:             %[[J:.*]] = arith.addi %c0
+// CHECK:             scf.for %[[I:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK:               memref.load %arg0[%[[I]], %[[J]]]
+func.func private @column_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %k = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    scf.parallel (%j) = (%c0) to (%k) step (%c1) {
+      %a = memref.load %x[%i, %j] : memref<?x?xf32>
+      %b = memref.load %s[%j] : memref<?xf32>
+      %c = arith.addf %a, %b : f32
+      memref.store %c, %s[%j] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  return
+}
