@@ -106,6 +106,7 @@ class Interpreter:
             if op.operation.name == "memref.global"
         }
         self.launches = 0
+        self._blocks: dict[ir.Block, list[tuple[ir.Operation, str, list[ir.Value], list[ir.Value]]]] = {}
 
     def call(self, name: str, *args: Any) -> list[Any]:
         region = self.functions[name].regions[0]
@@ -128,16 +129,26 @@ class Interpreter:
             env.update(zip(block.arguments, values, strict=True))
 
     # Each op runs inside a generator, so a thread can yield at barriers and shuffles.
+    def _ops(self, block: ir.Block) -> list[tuple[ir.Operation, str, list[ir.Value], list[ir.Value]]]:
+        """A block's ops with their names, operands and results, read from the IR once."""
+        ops = self._blocks.get(block)
+        if ops is None:
+            ops = [(o.operation, o.operation.name, list(o.operands), list(o.results)) for o in block.operations]
+            self._blocks[block] = ops
+        return ops
+
     def _block(self, block: ir.Block, env: dict) -> Generator[Any, Any, list[Any]]:
-        for op in block.operations:
-            op = op.operation
-            name = op.name
+        for op, name, operands, results in self._ops(block):
+            if name in _BINARY:  # the common case, without the generator machinery
+                a, b = operands
+                env[results[0]] = self._typed(op, _BINARY[name](env[a], env[b]))
+                continue
             if name in ("func.return", "scf.yield", "gpu.terminator", "scf.reduce"):
-                return [env[v] for v in op.operands]
+                return [env[v] for v in operands]
             if name in ("cf.br", "cf.cond_br"):
                 return _branch(op, env)
-            results = yield from self._op(op, env)
-            for r, v in zip(op.results, results, strict=True):
+            values = yield from self._op(op, env)
+            for r, v in zip(results, values, strict=True):
                 env[r] = v
         return []
 
@@ -242,8 +253,7 @@ class Interpreter:
         raise NotImplementedError(f"simt: op '{name}' is not interpreted")
 
     def _typed(self, op: ir.Operation, value: Any) -> Any:
-        t = op.results[0].type
-        return _dtype(t)(value) if isinstance(t, ir.FloatType) else value
+        return value if isinstance(value, (int, bool, np.floating)) else _dtype(op.results[0].type)(value)
 
     def _launch(self, op: ir.Operation, sizes: list[int], env: dict) -> None:
         self.launches += 1

@@ -61,7 +61,7 @@ def _matmul_module(kind: str) -> str:
 
 
 @pytest.mark.parametrize("kind", sorted(MATMULS))
-@pytest.mark.parametrize("m, n, k", [(1, 1, 1), (17, 18, 19), (16, 16, 16), (5, 3, 2), (0, 4, 3), (4, 5, 0)])
+@pytest.mark.parametrize("m, n, k", [(1, 1, 1), (17, 18, 19), (0, 4, 3), (4, 5, 0)])
 def test_tiled_matmul(kind: str, m: int, n: int, k: int) -> None:
     ctx, op = _lowered(_matmul_module(kind), "relax-gpu-prepare-kernels")
     batch = 2
@@ -73,6 +73,17 @@ def test_tiled_matmul(kind: str, m: int, n: int, k: int) -> None:
         interpreter = Interpreter(op)
         interpreter.call("mm", a, b, c)
     assert interpreter.launches == (1 if m * n else 0)
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_tiled_matmul_over_several_blocks() -> None:
+    """Two blocks down and two across (64 x 64 tiles), three slabs of K, partial tiles at every edge."""
+    ctx, op = _lowered(_matmul_module("222"), "relax-gpu-prepare-kernels")
+    a, b = RNG.random((70, 33), dtype=np.float32), RNG.random((33, 65), dtype=np.float32)
+    c = RNG.random((70, 65), dtype=np.float32)
+    expected = c + a @ b
+    with ctx:
+        Interpreter(op).call("mm", a, b, c)
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -140,7 +151,7 @@ def test_transformer_block_on_the_gpu_path() -> None:
     ctx, op = _lowered(
         str(transformer_block(d=d, heads=heads, ff=ff)), f"relax-to-host-gpu,{UP_TO_OUTLINING}"
     )
-    x = RNG.random((2, 5, d), dtype=np.float32)
+    x = RNG.random((2, 3, d), dtype=np.float32)
     out = np.zeros_like(x)
     status = np.zeros(4, np.int64)
     with ctx:

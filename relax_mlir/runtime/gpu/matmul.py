@@ -1,10 +1,10 @@
 """Matmuls on the GPU: f32 ``linalg.matmul`` / ``linalg.batch_matmul`` as a shared-memory tiled kernel.
 
-Each block computes a ``TILE`` x ``TILE`` tile of C (batch in the grid's z), one thread per element. The
-K loop walks ``TILE``-wide slabs: the block's threads load one element of A and one of B each into
-workgroup (shared) memory, consecutive threads taking consecutive columns (coalesced), then every thread
-accumulates its row of the A slab times its column of the B slab from shared memory. Edges are guarded,
-so M, N and K are any run-time sizes. ``linalg.matmul`` accumulates into C, as this kernel does::
+Each block of 16 x 16 threads computes a 64 x 64 tile of C (batch in the grid's z), each thread a 4 x 4
+register tile. The K loop walks 16-wide slabs: the block's threads load a 64 x 16 slab of A and a 16 x 64
+slab of B into workgroup (shared) memory, four elements each, consecutive threads taking consecutive
+columns (coalesced), and after a barrier every thread accumulates its 4 x 4 outer products from shared
+memory (16 FMAs per 8 shared loads). Edges are guarded, so M, N and K are any run-time sizes. ``linalg.matmul`` accumulates into C, as this kernel does::
 
     linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
   ->
@@ -19,7 +19,10 @@ from mlir.dialects import func, memref
 
 from relax_mlir.runtime.gpu.ir_util import collect
 
-TILE = 16
+THREADS = 16  # a block is THREADS x THREADS threads
+PER_THREAD = 4  # each computes PER_THREAD x PER_THREAD outputs
+TILE = THREADS * PER_THREAD  # of C per block, TILE x TILE
+SLAB = 16  # K per shared-memory slab
 _NAMES = {"linalg.matmul": 2, "linalg.batch_matmul": 3}
 
 
@@ -27,21 +30,84 @@ def _kernel_name(ranks: tuple[int, int, int]) -> str:
     return "relax_gpu_matmul_f32_" + "".join(map(str, ranks))
 
 
+def _guarded_load(name: str, memref_: str, indices: str, t: str, conds: tuple[str, str], pad: str) -> str:
+    """``%name = A[indices]`` when both conditions hold, else 0 (the tile's edge)."""
+    return f"""{pad}%{name}_in = arith.andi %{conds[0]}, %{conds[1]} : i1
+{pad}%{name} = scf.if %{name}_in -> (f32) {{
+{pad}  %v = memref.load %{memref_}[{indices}] : {t}
+{pad}  scf.yield %v : f32
+{pad}}} else {{
+{pad}  scf.yield %zero : f32
+{pad}}}
+"""
+
+
 def _kernel_text(ranks: tuple[int, int, int]) -> str:
     """The tiled kernel for A, B, C of ``ranks`` (C of rank 3 is batched; a rank-2 A or B is broadcast over
-    the batch), as a private function."""
+    the batch), as a private function.
+
+    Thread (ty, tx) of a block owns rows ``ty + THREADS * i`` and columns ``tx + THREADS * j`` of the
+    block's tile (i, j < PER_THREAD): strided, so the threads of a warp read neighbouring shared-memory
+    words and store neighbouring columns of C. Per slab it loads PER_THREAD elements of A and of B."""
     ta, tb, t = (f"memref<{'?x' * r}f32>" for r in ranks)
     batch_a, batch_b, batch = ("%bz, " if r == 3 else "" for r in ranks)
     d = ranks[2] - 2  # position of M in C's dims
     batch_size = (
         "%batch = memref.dim %C, %c0 : " + t if ranks[2] == 3 else "%batch = arith.constant 1 : index"
     )
-    smem = f"memref<{TILE}x{TILE}xf32, #gpu.address_space<workgroup>>"
+    smem_a = f"memref<{TILE}x{SLAB}xf32, #gpu.address_space<workgroup>>"
+    smem_b = f"memref<{SLAB}x{TILE}xf32, #gpu.address_space<workgroup>>"
+    n = PER_THREAD
+    pad = " " * 8
+    rows = "".join(
+        f"      %row{i} = arith.addi %r0, %ty{i} : index\n      %row{i}_in = arith.cmpi ult, %row{i}, %M : index\n"
+        for i in range(n)
+    )
+    cols = "".join(
+        f"      %col{j} = arith.addi %q0, %tx{j} : index\n      %col{j}_in = arith.cmpi ult, %col{j}, %N : index\n"
+        for j in range(n)
+    )
+    offsets = "".join(
+        f"      %ty{i} = arith.addi %ty, %o{i} : index\n      %tx{i} = arith.addi %tx, %o{i} : index\n"
+        for i in range(n)
+    )
+    loads = ""
+    for i in range(n):
+        loads += _guarded_load(f"a{i}", "A", f"{batch_a}%row{i}, %ka", ta, (f"row{i}_in", "ka_in"), pad)
+        loads += f"{pad}memref.store %a{i}, %As[%ty{i}, %tx] : {smem_a}\n"
+        loads += _guarded_load(f"b{i}", "B", f"{batch_b}%kb, %col{i}", tb, ("kb_in", f"col{i}_in"), pad)
+        loads += f"{pad}memref.store %b{i}, %Bs[%ty, %tx{i}] : {smem_b}\n"
+    accs = [f"%acc{i}_{j}" for i in range(n) for j in range(n)]
+    carried = [f"%s{i}_{j}" for i in range(n) for j in range(n)]
+    types = ", ".join(["f32"] * len(accs))
+    inner = [f"%p{i}_{j}" for i in range(n) for j in range(n)]
+    products = "".join(f"{pad}  %x{i} = memref.load %As[%ty{i}, %k] : {smem_a}\n" for i in range(n))
+    products += "".join(f"{pad}  %y{j} = memref.load %Bs[%k, %tx{j}] : {smem_b}\n" for j in range(n))
+    products += "".join(
+        f"{pad}  %m{i}_{j} = arith.mulf %x{i}, %y{j} : f32\n{pad}  %q{i}_{j} = arith.addf %p{i}_{j}, %m{i}_{j} : f32\n"
+        for i in range(n)
+        for j in range(n)
+    )
+    stores = ""
+    for i in range(n):
+        for j in range(n):
+            stores += f"""      %out{i}_{j} = arith.andi %row{i}_in, %col{j}_in : i1
+      scf.if %out{i}_{j} {{
+        %old = memref.load %C[{batch}%row{i}, %col{j}] : {t}
+        %new = arith.addf %old, %acc{i}_{j} : f32
+        memref.store %new, %C[{batch}%row{i}, %col{j}] : {t}
+      }}
+"""
+    init = ", ".join(f"{c} = %zero" for c in carried)
+    inner_init = ", ".join(f"{p} = {c}" for p, c in zip(inner, carried, strict=True))
+    o_consts = "".join(f"      %o{i} = arith.constant {THREADS * i} : index\n" for i in range(n))
     return f"""
 func.func private @{_kernel_name(ranks)}(%A: {ta}, %B: {tb}, %C: {t}) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %threads = arith.constant {THREADS} : index
   %tile = arith.constant {TILE} : index
+  %slab = arith.constant {SLAB} : index
   %zero = arith.constant 0.0 : f32
   {batch_size}
   %cm = arith.constant {d} : index
@@ -57,55 +123,25 @@ func.func private @{_kernel_name(ranks)}(%A: {ta}, %B: {tb}, %C: {t}) {{
   %nonempty = arith.cmpi ugt, %work, %c0 : index
   scf.if %nonempty {{
     gpu.launch blocks(%bx, %by, %bz) in (%sx = %gx, %sy = %gy, %sz = %batch)
-        threads(%tx, %ty, %tz) in (%ox = %tile, %oy = %tile, %oz = %c1)
-        workgroup(%As : {smem}, %Bs : {smem}) {{
-      %r0 = arith.muli %by, %tile : index
-      %row = arith.addi %r0, %ty : index
-      %c0_ = arith.muli %bx, %tile : index
-      %col = arith.addi %c0_, %tx : index
-      %row_in = arith.cmpi ult, %row, %M : index
-      %col_in = arith.cmpi ult, %col, %N : index
-      %slabs = arith.ceildivui %K, %tile : index
-      %acc = scf.for %s = %c0 to %slabs step %c1 iter_args(%sum = %zero) -> (f32) {{
-        %k0 = arith.muli %s, %tile : index
+        threads(%tx, %ty, %tz) in (%ox = %threads, %oy = %threads, %oz = %c1)
+        workgroup(%As : {smem_a}, %Bs : {smem_b}) {{
+{o_consts}{offsets}      %r0 = arith.muli %by, %tile : index
+      %q0 = arith.muli %bx, %tile : index
+{rows}{cols}      %slabs = arith.ceildivui %K, %slab : index
+      {", ".join(accs)} = scf.for %s = %c0 to %slabs step %c1 iter_args({init}) -> ({types}) {{
+        %k0 = arith.muli %s, %slab : index
         %ka = arith.addi %k0, %tx : index
         %ka_in = arith.cmpi ult, %ka, %K : index
-        %a_in = arith.andi %row_in, %ka_in : i1
-        %va = scf.if %a_in -> (f32) {{
-          %v = memref.load %A[{batch_a}%row, %ka] : {ta}
-          scf.yield %v : f32
-        }} else {{
-          scf.yield %zero : f32
-        }}
-        memref.store %va, %As[%ty, %tx] : {smem}
         %kb = arith.addi %k0, %ty : index
         %kb_in = arith.cmpi ult, %kb, %K : index
-        %b_in = arith.andi %kb_in, %col_in : i1
-        %vb = scf.if %b_in -> (f32) {{
-          %v = memref.load %B[{batch_b}%kb, %col] : {tb}
-          scf.yield %v : f32
-        }} else {{
-          scf.yield %zero : f32
-        }}
-        memref.store %vb, %Bs[%ty, %tx] : {smem}
-        gpu.barrier
-        %partial = scf.for %k = %c0 to %tile step %c1 iter_args(%p = %sum) -> (f32) {{
-          %x = memref.load %As[%ty, %k] : {smem}
-          %y = memref.load %Bs[%k, %tx] : {smem}
-          %xy = arith.mulf %x, %y : f32
-          %q = arith.addf %p, %xy : f32
-          scf.yield %q : f32
+{loads}        gpu.barrier
+        {", ".join(f"%r{i}_{j}" for i in range(n) for j in range(n))} = scf.for %k = %c0 to %slab step %c1 iter_args({inner_init}) -> ({types}) {{
+{products}          scf.yield {", ".join(f"%q{i}_{j}" for i in range(n) for j in range(n))} : {types}
         }}
         gpu.barrier
-        scf.yield %partial : f32
+        scf.yield {", ".join(f"%r{i}_{j}" for i in range(n) for j in range(n))} : {types}
       }}
-      %out_in = arith.andi %row_in, %col_in : i1
-      scf.if %out_in {{
-        %old = memref.load %C[{batch}%row, %col] : {t}
-        %new = arith.addf %old, %acc : f32
-        memref.store %new, %C[{batch}%row, %col] : {t}
-      }}
-      gpu.terminator
+{stores}      gpu.terminator
     }}
   }}
   return
