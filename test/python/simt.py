@@ -133,7 +133,9 @@ class Interpreter:
         """A block's ops with their names, operands and results, read from the IR once."""
         ops = self._blocks.get(block)
         if ops is None:
-            ops = [(o.operation, o.operation.name, list(o.operands), list(o.results)) for o in block.operations]
+            ops = [
+                (o.operation, o.operation.name, list(o.operands), list(o.results)) for o in block.operations
+            ]
             self._blocks[block] = ops
         return ops
 
