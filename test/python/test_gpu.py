@@ -21,6 +21,7 @@ import relax_mlir
 from relax_mlir.dialects.op_examples import NOT_STANDALONE, example_program
 from relax_mlir.dialects.registry import OPS
 from relax_mlir.errors import DeviceUnavailableError, RelaxError
+from relax_mlir.runtime.gpu.executable import driver_present
 from relax_mlir.runtime.gpu.target import ptxas
 
 CHIPS = ("sm_80", "sm_90")
@@ -68,19 +69,7 @@ def _kernel_count(program: str) -> int:
     return len(re.findall(r"func\.func private @\w+\(", texts[0]))
 
 
-def _cuda_driver_present() -> bool:
-    import ctypes  # noqa: PLC0415
-
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(
-    _cuda_driver_present(), reason="a CUDA driver is installed: bench/gpu_check.py runs the code"
-)
+@pytest.mark.skipif(driver_present(), reason="a CUDA driver is installed: bench/gpu_check.py runs the code")
 def test_running_without_a_gpu_raises_a_clear_error() -> None:
     program = example_program("exp")
     exe = relax_mlir.compile(program, target="cuda")  # building needs no GPU

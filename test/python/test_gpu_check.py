@@ -3,7 +3,6 @@ generator, comparison and report run here with the CPU executable standing in fo
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import os
 import subprocess
@@ -17,16 +16,9 @@ import pytest
 import relax_mlir
 from relax_mlir.dialects.op_examples import example_program
 from relax_mlir.runtime.executable import Executable
+from relax_mlir.runtime.gpu.executable import driver_present
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "gpu_check.py"
-
-
-def _cuda_driver_present() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +35,7 @@ def _cpu(op: str, opt_level: int = 1) -> Executable:
     return relax_mlir.compile(example_program(op), opt_level=opt_level)
 
 
-@pytest.mark.skipif(_cuda_driver_present(), reason="a CUDA driver is installed: the script would run on it")
+@pytest.mark.skipif(driver_present(), reason="a CUDA driver is installed: the script would run on it")
 def test_without_a_driver_it_builds_then_exits_2_without_a_report(tmp_path: Path) -> None:
     out = tmp_path / "GPU_CHECK.md"
     env = {**os.environ, "RELAX_MLIR_CACHE": str(tmp_path / "cache")}

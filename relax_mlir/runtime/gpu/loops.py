@@ -31,7 +31,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, scf
 
 from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime.gpu.ir_util import collect, index, kernels
+from relax_mlir.runtime.gpu.ir_util import collect, delinearize, index, kernels
 
 # top-level kernel ops that read or write memory, and so must run on the device
 _SERIAL = {"scf.for", "scf.while", "scf.if", "scf.parallel", "memref.store", "affine.for", "affine.store"}
@@ -73,14 +73,10 @@ def _map_parallel(loop: ir.Operation, block: int) -> None:
             with ir.InsertionPoint(inside.then_block):
                 yield_op = scf.YieldOp([])
         with ir.InsertionPoint(yield_op):
-            ivs = []
-            rest = k
-            for d in reversed(range(n)):
-                pos = arith.remui(rest, counts[d]) if d > 0 else rest
-                if d > 0:
-                    rest = arith.divui(rest, counts[d])
-                ivs.append(arith.addi(lbs[d], arith.muli(pos, steps[d])))
-            ivs.reverse()
+            positions = delinearize(k, counts)
+            ivs = [
+                arith.addi(lb, arith.muli(p, step)) for lb, p, step in zip(lbs, positions, steps, strict=True)
+            ]
     for iv, new in zip(old.arguments, ivs, strict=True):
         iv.replace_all_uses_with(new)
     for op in list(old.operations)[:-1]:  # all but scf.reduce

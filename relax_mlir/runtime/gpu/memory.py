@@ -70,10 +70,12 @@ class _Function:
                 continue
             with self.at_entry(), self.func.location:
                 staged = _managed(_identity(arg.type), _dims(arg))
-                if role != "output":
-                    memref.copy(arg, staged)
-            copy_op = staged.owner if role == "output" else list(staged.uses)[0].owner
-            uses = [u for u in arg.uses if u.owner != copy_op and u.owner.name != "memref.dim"]
+                copy_in = memref.copy(arg, staged).operation if role != "output" else None
+            uses = [
+                u
+                for u in arg.uses
+                if u.owner.name != "memref.dim" and (copy_in is None or u.owner.operation != copy_in)
+            ]
             for use in uses:
                 use.owner.operands[use.operand_number] = staged
             self.freed_at_exit.append(staged)

@@ -31,7 +31,7 @@ import math
 from mlir import ir
 from mlir.dialects import affine, arith, gpu, memref, scf
 
-from relax_mlir.runtime.gpu.ir_util import collect, index
+from relax_mlir.runtime.gpu.ir_util import collect, delinearize, index
 
 WARP = 32
 WARPS_PER_BLOCK = 8
@@ -200,13 +200,7 @@ def _rewrite(m: _Match) -> None:
             inside = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, row, rows))
             gpu.TerminatorOp()
         with ir.InsertionPoint(inside.then_block):
-            ivs: list[ir.Value] = []
-            rest = row
-            for d in reversed(range(1, n - 1)):
-                ivs.append(arith.remui(rest, sizes[d]))
-                rest = arith.divui(rest, sizes[d])
-            ivs.append(rest)
-            ivs.reverse()
+            ivs = delinearize(row, sizes[: n - 1]) if n > 1 else []
             element = out.type.element_type
             loop = scf.ForOp(tx, sizes[n - 1], index(WARP), [_identity(m, element)])
             with ir.InsertionPoint(loop.body):
