@@ -2,23 +2,33 @@
 # System packages relax_mlir needs beyond its pip dependencies, pinned; idempotent; fails loudly.
 #   libomp5-14: LLVM's OpenMP runtime (libomp.so.5), which multi-threaded kernels call
 #               (relax-parallelize-kernels; without it kernels run on one thread, with a warning).
-#   gcc, gcc-aarch64-linux-gnu, qemu-user: relax-compile links libraries for x86_64 and aarch64
-#               (runtime/aot.py); test_aot.py runs the aarch64 ones under qemu-aarch64.
-# Debian 12 (bookworm) package versions; run as root (or with sudo available).
+#   gcc, libc6-dev: relax-compile links x86_64 libraries (runtime/aot.py); the tests build C drivers.
+#   gcc-aarch64-linux-gnu, libc6-dev-arm64-cross: the same for aarch64 (the cross compiler alone has no
+#               C headers or libc: apt only recommends them); qemu-user runs the aarch64 test drivers.
+# Debian 12 (bookworm) package versions; run as root (or with sudo available). A package written without
+# a version (libc6-dev) must match the installed libc6, so any installed version is taken. A pinned
+# version that the archive no longer serves (a Debian point release replaced it) falls back to the
+# archive's version with a warning. scripts/check_toolchains.py proves the result works.
 set -euo pipefail
 
 PACKAGES=(
   "libomp5-14=1:14.0.6-12"
   "gcc=4:12.2.0-3"
+  "libc6-dev"
   "gcc-aarch64-linux-gnu=4:12.2.0-3"
+  "libc6-dev-arm64-cross=2.36-8cross1"
   "qemu-user=1:7.2+dfsg-7+deb12u18+b3"
 )
 
 missing=()
 for spec in "${PACKAGES[@]}"; do
   name="${spec%%=*}" version="${spec#*=}"
-  installed="$(dpkg-query -W -f='${Version}' "$name" 2>/dev/null || true)"
-  [[ "$installed" == "$version" ]] || missing+=("$spec")
+  installed="$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$name" 2>/dev/null || true)"
+  if [[ "$spec" == "$name" ]]; then
+    [[ "$installed" == ii* ]] || missing+=("$spec")
+  else
+    [[ "$installed" == "ii $version" ]] || missing+=("$spec")
+  fi
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-system-deps: already installed: ${PACKAGES[*]}"
@@ -33,5 +43,14 @@ fi
 command -v apt-get >/dev/null || { echo "install-system-deps: apt-get not found; install ${missing[*]} by hand" >&2; exit 1; }
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -q
-"${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-echo "install-system-deps: installed ${missing[*]}"
+install=()
+for spec in "${missing[@]}"; do
+  name="${spec%%=*}"
+  if [[ "$spec" != "$name" ]] && ! apt-cache madison "$name" | grep -qF " ${spec#*=} "; then
+    echo "install-system-deps: warning: $spec is no longer in the archive; installing its current version" >&2
+    spec="$name"
+  fi
+  install+=("$spec")
+done
+"${SUDO[@]}" apt-get install -y -q --no-install-recommends "${install[@]}"
+echo "install-system-deps: installed ${install[*]}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -13,9 +14,10 @@ from mlir import ir, passmanager
 from relax_mlir.context import make_context, parse_module
 from relax_mlir.errors import CompileError, RelaxError
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
-from relax_mlir.runtime import cache, codegen, weights
+from relax_mlir.runtime import cache, codegen, libs, weights
 from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.host import SIGNATURE_ATTR
+from relax_mlir.transforms.parallelize import THREADS_ATTR, THREADS_ENV
 
 
 @dataclass
@@ -113,6 +115,7 @@ def _compile(
             return functions
         signatures = _signatures(op)
         t = time.perf_counter()
+        _serial_without_openmp(op)
         _run(op, "host-to-llvm")
         stats.stages["to llvm"] = time.perf_counter() - t
         if on_stage:
@@ -129,6 +132,28 @@ def _compile(
         functions = cache.open_stored(key)
         stats.stages["load"] = time.perf_counter() - t
     return functions
+
+
+_warned_no_openmp = False
+
+
+def _serial_without_openmp(op: ir.Operation) -> None:
+    """Where the OpenMP runtime is not installed, drop the module's thread count: ``relax-lower-parallel``
+    then runs kernels' parallel chunks as serial loops in the calling thread (with a one-time warning)."""
+    global _warned_no_openmp
+    if THREADS_ATTR not in op.attributes or libs.openmp_library() is not None:
+        return
+    del op.attributes[THREADS_ATTR]
+    if _warned_no_openmp:
+        return
+    _warned_no_openmp = True
+    warnings.warn(
+        f"relax_mlir: the OpenMP runtime (libomp.so.5) was not found, so kernels run on one thread; install "
+        f"it with scripts/install-system-deps.sh (Debian: apt-get install libomp5-14), or set "
+        f"{THREADS_ENV}=1 to silence this warning",
+        RuntimeWarning,
+        stacklevel=4,
+    )
 
 
 def _operation(module: ir.Module | ir.Operation) -> ir.Operation:

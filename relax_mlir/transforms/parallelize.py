@@ -16,16 +16,15 @@ they are split along the weight panels (independent columns; rows may be as few 
 whole register blocks (``PACKED_PANELS``), with their zero fill fused, by the same run-time rule.
 
 The thread count is the pass option ``num-threads``; 0 (the default) reads ``$RELAX_MLIR_NUM_THREADS``
-and otherwise uses the cores available to the process. With one thread, or without the OpenMP runtime
-(``libomp``: ``scripts/install-system-deps.sh``), the pass leaves kernels serial (the latter with a
-one-time ``RuntimeWarning``). The chosen count is recorded as the module attribute
-``relax.num_threads``, which ``relax-lower-parallel`` (in ``host-to-llvm``) bakes into ``omp.parallel``.
+and otherwise uses the cores available to the process. With one thread the pass leaves kernels serial.
+The chosen count is recorded as the module attribute ``relax.num_threads``, which ``relax-lower-parallel``
+(in ``host-to-llvm``) bakes into ``omp.parallel``. The pass is a pure IR rewrite: whether the OpenMP
+runtime is installed matters only where code is loaded (``compile()`` then lowers the chunks serially).
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 
 from mlir import ir, passmanager
 from mlir.dialects import arith, linalg, scf, tensor
@@ -33,7 +32,6 @@ from mlir.dialects import arith, linalg, scf, tensor
 from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
 from relax_mlir.errors import PassError
 from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime import libs
 
 THREADS_ENV = "RELAX_MLIR_NUM_THREADS"
 THREADS_ATTR = "relax.num_threads"
@@ -55,23 +53,6 @@ def default_threads() -> int:
             raise PassError(f"${THREADS_ENV} must be a positive integer, got {env!r}")
         return int(env)
     return len(os.sched_getaffinity(0))
-
-
-_warned = False
-
-
-def _warn_no_openmp() -> None:
-    global _warned
-    if _warned:
-        return
-    _warned = True
-    warnings.warn(
-        f"relax_mlir: the OpenMP runtime (libomp.so.5) was not found, so kernels run on one thread; install "
-        f"it with scripts/install-system-deps.sh (Debian: apt-get install libomp5-14), or set "
-        f"{THREADS_ENV}=1 to silence this warning",
-        RuntimeWarning,
-        stacklevel=2,
-    )
 
 
 def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
@@ -413,9 +394,6 @@ class ParallelizeKernels:
     def run(self, module: ir.Operation) -> None:
         threads = self.num_threads or default_threads()
         if threads <= 1:
-            return
-        if libs.openmp_library() is None:
-            _warn_no_openmp()
             return
         body, emitted = _scripts(module, threads, self.min_work)
         if not body:

@@ -10,7 +10,6 @@ qemu-aarch64 or a cross gcc the aarch64 tests skip, unless ``$RELAX_MLIR_REQUIRE
 
 from __future__ import annotations
 
-import os
 import platform
 import re
 import shutil
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from oprun import build_fn
+from toolchains import missing_toolchain
 
 import relax_mlir
 import relax_mlir.builder as rb
@@ -33,7 +33,6 @@ from relax_mlir.runtime import aot, capi
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "test" / "c" / "relax_driver.c"
 D, HEADS, FF = 64, 4, 128
-REQUIRE = os.environ.get("RELAX_MLIR_REQUIRE_TOOLCHAINS") == "1"
 CODES = {name: value for name, value, _ in capi.ERRORS}
 DTYPE_CODES = {
     np.dtype(np.float32): 12,
@@ -45,7 +44,7 @@ DTYPE_OF = {12: np.float32, 13: np.float64, 5: np.int64, 4: np.int32}
 
 
 def _toolchain(target: str) -> tuple[list[str], str]:
-    """(command prefix that runs a target binary, C compiler), or skip (fail under REQUIRE)."""
+    """(command prefix that runs a target binary, C compiler), or skip (fail in CI)."""
     spec = aot.TARGETS[target]
     missing = []
     try:
@@ -59,10 +58,7 @@ def _toolchain(target: str) -> tuple[list[str], str]:
             missing.append(f"qemu-{spec.machine} (Debian: apt-get install qemu-user)")
         runner = [qemu or "", "-L", f"/usr/{spec.triple}"]
     if missing:
-        message = f"no {target} toolchain: {'; '.join(missing)}"
-        if REQUIRE:
-            pytest.fail(message + " ($RELAX_MLIR_REQUIRE_TOOLCHAINS=1)")
-        pytest.skip(message)
+        missing_toolchain(f"no {target} toolchain: {'; '.join(missing)}")
     return runner, cc
 
 

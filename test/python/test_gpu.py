@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from toolchains import missing_toolchain
 
 import relax_mlir
 from relax_mlir.dialects.op_examples import NOT_STANDALONE, example_program
@@ -30,10 +31,7 @@ CHIPS = ("sm_80", "sm_90")
 def _require_ptxas() -> Path:
     path = ptxas()
     if path is None:
-        message = "ptxas not found (pip install nvidia-cuda-nvcc-cu12, or a CUDA toolkit on PATH)"
-        if os.environ.get("RELAX_MLIR_REQUIRE_TOOLCHAINS") == "1":
-            pytest.fail(message + " ($RELAX_MLIR_REQUIRE_TOOLCHAINS=1)")
-        pytest.skip(message)
+        missing_toolchain("ptxas not found (pip install nvidia-cuda-nvcc-cu12, or a CUDA toolkit on PATH)")
     return path
 
 

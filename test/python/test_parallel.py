@@ -1,14 +1,13 @@
 """relax-parallelize-kernels + relax-lower-parallel: kernels split into OpenMP chunks compute what serial
-kernels and numpy compute, at every shape (symbolic dims, sizes 0, 1, odd); small kernels stay serial;
-without libomp, compile falls back to serial kernels with one RuntimeWarning."""
+kernels and numpy compute, at every shape (symbolic dims, sizes 0, 1, odd); small kernels stay serial. Without libomp:
+test_openmp_fallback.py."""
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 import pytest
 from oprun import build_fn, rand
+from toolchains import missing_toolchain
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
@@ -20,7 +19,12 @@ from relax_mlir.runtime import libs
 from relax_mlir.runtime.compiler import compile
 from relax_mlir.transforms import parallelize
 
-pytestmark = pytest.mark.skipif(libs.openmp_library() is None, reason="libomp is not installed")
+
+@pytest.fixture(autouse=True)
+def _openmp() -> None:
+    if libs.openmp_library() is None:
+        missing_toolchain("libomp.so.5 is not installed (scripts/install-system-deps.sh)")
+
 
 # O2 with every kernel split, however small (min-work=0), on 2 and 3 threads (3: chunks of unequal size).
 PASS = "relax-parallelize-kernels"
@@ -145,21 +149,6 @@ def test_thread_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(parallelize.THREADS_ENV, "two")
     with pytest.raises(CompileError, match="RELAX_MLIR_NUM_THREADS must be a positive integer, got 'two'"):
         compile(module, opt_level=2)
-
-
-def test_missing_libomp_falls_back_to_serial_with_one_warning(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(libs, "openmp_library", lambda: None)
-    monkeypatch.setattr(parallelize, "_warned", False)
-    module = build_fn({"x": rb.tensor(["n", 64])}, lambda x: R.sigmoid(x))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        text = host_ir(module, pipeline(2))
-        exe = compile(module, pipeline=pipeline(2))
-    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
-    assert len(messages) == 1 and "libomp" in messages[0] and "install-system-deps.sh" in messages[0]
-    assert "scf.forall" not in text
-    x = rand((300, 64))
-    np.testing.assert_allclose(exe(x), 1 / (1 + np.exp(-x)), rtol=1e-5)
 
 
 def _packed_parents(module, threads: int, min_work: int) -> list[str]:

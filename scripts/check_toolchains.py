@@ -1,0 +1,69 @@
+"""Prove that every native toolchain the tests use is installed and works; exit 1 naming what is missing.
+
+CI runs this right after ``scripts/install-system-deps.sh`` and ``pip install -e '.[test]'``: it finds each
+tool through the same lookups the tests use (so a package installed under another name, or one that
+only a developer's machine had, shows up here), and builds and runs a one-line C program for each AOT
+target (aarch64 under qemu-user), which needs the target's C headers and libc, not just its compiler.
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from relax_mlir.runtime import aot, libs
+from relax_mlir.runtime.gpu.target import ptxas
+
+HELLO = '#include <stdio.h>\nint main(void) { printf("hello %d\\n", (int)sizeof(void *)); return 0; }\n'
+
+
+def check_c_target(name: str, work: Path) -> str:
+    """Compile and run ``HELLO`` for AOT target ``name``; '' when it works, else what failed."""
+    spec = aot.TARGETS[name]
+    try:
+        cc = aot.find_compiler(spec)
+    except Exception as e:  # noqa: BLE001  (report every failure, whatever its type)
+        return f"{name}: no C compiler: {e}"
+    runner: list[str] = []
+    if platform.machine() != spec.machine:
+        qemu = shutil.which(f"qemu-{spec.machine}")
+        if not qemu:
+            return f"{name}: qemu-{spec.machine} not found (Debian: qemu-user)"
+        runner = [qemu, "-L", f"/usr/{spec.triple}"]
+    source, binary = work / f"hello_{name}.c", work / f"hello_{name}"
+    source.write_text(HELLO)
+    built = subprocess.run([cc, str(source), "-o", str(binary)], capture_output=True, text=True)
+    if built.returncode != 0:
+        return f"{name}: {cc} cannot build a C program (headers or libc missing?):\n{built.stderr.strip()}"
+    ran = subprocess.run([*runner, str(binary)], capture_output=True, text=True, timeout=60)
+    if ran.returncode != 0 or ran.stdout.strip() != "hello 8":
+        return f"{name}: the program built by {cc} did not run ({ran.returncode}): {ran.stdout}{ran.stderr}"
+    return ""
+
+
+def main() -> int:
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        problems += [p for name in aot.TARGETS if (p := check_c_target(name, Path(tmp)))]
+    if libs.openmp_library() is None:
+        problems.append(
+            "libomp.so.5 (LLVM's OpenMP runtime) not found or lacks __kmpc_fork_call (Debian: libomp5-14)"
+        )
+    tool = ptxas()
+    if tool is None:
+        problems.append("ptxas not found (pip: nvidia-cuda-nvcc-cu12, in the test extra)")
+    elif subprocess.run([str(tool), "--version"], capture_output=True).returncode != 0:
+        problems.append(f"{tool} --version failed")
+    for problem in problems:
+        print(f"check-toolchains: error: {problem}", file=sys.stderr)
+    if not problems:
+        print(f"check-toolchains: ok: C for {', '.join(aot.TARGETS)}, libomp, ptxas")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
