@@ -11,12 +11,14 @@ IR spelling::
     !relax.object                    anything
 
 MLIR 22's Python bindings have no accessors for IRDL type parameters, so a type is read by
-parsing its printed form once and caching the result per ``ir.Type``.
+parsing its printed form once and caching the result per type, in a cache that dies with the context.
 """
 
 from __future__ import annotations
 
+import ctypes
 import re
+import sys
 from dataclasses import dataclass
 from typing import Union
 
@@ -102,20 +104,76 @@ def _format_dims(dims: tuple[Dim, ...] | None) -> str:
 # ----------------------------------------------------------------------------------------------
 # Reading types from MLIR
 
-_FROM_MLIR: dict[ir.Type, RelaxType | None] = {}
-_TO_MLIR: dict[tuple[RelaxType, ir.Context], ir.Type] = {}
-
 _TOKEN = re.compile(r'\s*(?:(!relax\.\w+)|("(?:[^"\\]|\\.)*")|(-?\d+)|([\[\]<>,]))')
+
+
+class _TypeCache:
+    """The relax views of one context's types, both ways; it lives and dies with its context.
+
+    Keys and values are the types' uniqued storage pointers, not ``ir.Type`` objects: an ``ir.Type``
+    holds its context alive, so caching those would keep every context of the process (2.4 MiB per
+    compile) alive. A pointer is unique only within its context, hence one cache per context.
+    """
+
+    __slots__ = ("from_mlir", "to_mlir")
+
+    def __init__(self) -> None:
+        self.from_mlir: dict[int, RelaxType | None] = {}
+        self.to_mlir: dict[RelaxType, object] = {}  # a capsule of the MlirType (holds no context)
+
+
+def _cache(ctx: ir.Context) -> _TypeCache:
+    """The type cache of ``ctx``, kept as an attribute of the context object (which takes attributes)."""
+    try:
+        return ctx._relax_type_cache
+    except AttributeError:
+        cache = ctx._relax_type_cache = _TypeCache()
+        return cache
+
+
+_CAPSULE_NAME = b"mlir.ir.Type._CAPIPtr"
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_read_word = ctypes.c_size_t.from_address
+_POINTER_OFFSET = object.__basicsize__  # PyCapsule's ``pointer`` follows PyObject_HEAD (CPython)
+
+
+def _header_readable() -> bool:
+    """Whether a capsule's pointer can be read from its header (3x faster than the C API call)."""
+    if sys.implementation.name != "cpython":
+        return False
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    probe = new(0x5EED0, _CAPSULE_NAME, None)
+    return _read_word(id(probe) + _POINTER_OFFSET).value == 0x5EED0
+
+
+_HEADER_READABLE = _header_readable()
+
+
+def _pointer(capsule: object) -> int:
+    """The MlirType pointer in a ``_CAPIPtr`` capsule: the type's identity within its context."""
+    if _HEADER_READABLE:
+        return _read_word(id(capsule) + _POINTER_OFFSET).value
+    return _capsule_pointer(capsule, _CAPSULE_NAME)
 
 
 def relax_type(t: ir.Type) -> RelaxType | None:
     """The relax view of an MLIR type, or None when it is not a relax type. Cached per type."""
-    cached = _FROM_MLIR.get(t, _MISSING)
+    ctx = t.context
+    try:
+        cache = ctx._relax_type_cache.from_mlir
+    except AttributeError:
+        cache = _cache(ctx).from_mlir
+    capsule = t._CAPIPtr  # inlined ``_pointer``: this is the hot path of every pass
+    key = _read_word(id(capsule) + _POINTER_OFFSET).value if _HEADER_READABLE else _pointer(capsule)
+    cached = cache.get(key, _MISSING)
     if cached is not _MISSING:
         return cached
     text = str(t)
     result = parse_type(text) if text.startswith("!relax.") else None
-    _FROM_MLIR[t] = result
+    cache[key] = result
     return result
 
 
@@ -124,14 +182,13 @@ _MISSING = object()
 
 def to_mlir(t: RelaxType, context: ir.Context | None = None) -> ir.Type:
     """The MLIR type of a relax type (the relax dialect must be loaded in the context)."""
-    ctx = context or ir.Context.current
-    key = (t, ctx)
-    cached = _TO_MLIR.get(key)
-    if cached is not None:
-        return cached
-    mt = ir.Type.parse(str(t), ctx)
-    _TO_MLIR[key] = mt
-    _FROM_MLIR[mt] = t
+    cache = _cache(context or ir.Context.current)
+    capsule = cache.to_mlir.get(t)
+    if capsule is not None:
+        return ir.Type._CAPICreate(capsule)
+    mt = ir.Type.parse(str(t), context)
+    cache.to_mlir[t] = mt._CAPIPtr
+    cache.from_mlir[_pointer(cache.to_mlir[t])] = t
     return mt
 
 

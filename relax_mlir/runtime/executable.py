@@ -479,7 +479,20 @@ class Function:
                 f"@{self.name}: {where} is updated in place, so it must be a C-contiguous, writeable array "
                 f"(a copy would lose the update); got strides {value.strides}, writeable={value.flags.writeable}"
             )
-        return np.ascontiguousarray(value)
+        return self._contiguous(value, where)
+
+    def _contiguous(self, value: np.ndarray, where: str) -> np.ndarray:
+        """``value`` as a C-contiguous array: a copy when it is a strided or broadcast view."""
+        if value.flags.c_contiguous:
+            return value
+        try:
+            return np.ascontiguousarray(value)
+        except MemoryError:
+            raise InputError(
+                f"@{self.name}: {where} (shape {value.shape}, strides {value.strides}) is not C-contiguous, and "
+                f"its contiguous copy of {value.nbytes} bytes ({value.nbytes / 2**30:.1f} GiB) cannot be "
+                "allocated; pass a C-contiguous array"
+            ) from None
 
     def _ints(self, value: Any, spec: _Input, where: str) -> list[int]:
         if spec.kind == "prim":
@@ -506,7 +519,10 @@ class Function:
                 if not value.flags.c_contiguous:
                     if kind == _INPLACE:
                         return None
-                    value = np.ascontiguousarray(value)
+                    try:
+                        value = np.ascontiguousarray(value)
+                    except MemoryError:  # ``bind`` raises the error, after the checks that come first
+                        return None
                 elif kind == _INPLACE and not value.flags.writeable:
                     return None
                 arrays.append(value)

@@ -136,7 +136,7 @@ def test_layer_norm_f64_default_epsilon() -> None:
 def group_norm_ref(x, g, b, groups, eps):
     x = x.astype(np.float64)
     n, c = x.shape[:2]
-    xg = x.reshape(n, groups, -1)
+    xg = x.reshape(n, groups, x[0].size // groups if n else 0)
     mean = xg.mean(axis=2, keepdims=True)
     var = ((xg - mean) ** 2).mean(axis=2, keepdims=True)
     y = ((xg - mean) / np.sqrt(var + eps)).reshape(x.shape)
@@ -648,3 +648,47 @@ def test_resize_axis_ints_and_errors() -> None:
         compile_fn({"x": rb.tensor(["n", 4], "i32")}, lambda x: R.resize_axis(x, 1, 8, "cubic"))
     with pytest.raises(RelaxError, match="'antialias' needs a known 'scale'"):
         compile_fn({"x": rb.tensor(["n", 4])}, lambda x: R.resize_axis(x, 1, 2, "linear", antialias=True))
+
+
+F32_MAX = float(np.finfo(np.float32).max)
+# rows of: about +-max (mixed signs), about +max, denormals, ordinary values
+MAGNITUDES = {
+    "max mixed": lambda r: np.sign(r - 0.5) * (0.9 + 0.1 * r) * F32_MAX,
+    "max positive": lambda r: (0.9 + 0.1 * r) * F32_MAX,
+    "denormal": lambda r: r * 1e-40,
+    "ordinary": lambda r: 4 * r - 2,
+}
+
+
+@pytest.mark.parametrize("kind", ["layer", "rms", "group"])
+@pytest.mark.parametrize("magnitude", list(MAGNITUDES))
+def test_norms_do_not_overflow(kind: str, magnitude: str) -> None:
+    """Statistics at float32's extremes match a float64 reference (sum and squares overflowed to NaN)."""
+    if kind == "group":
+        exe = compile_fn(
+            {"x": rb.tensor(["n", 4, "l"]), "g": rb.tensor([4]), "b": rb.tensor([4])},
+            lambda x, g, b: R.group_norm(x, g, b, 2, 1e-5),
+        )
+        shapes = [(0, 4, 3), (1, 4, 1), (2, 4, 7)]
+    else:
+        params = {"x": rb.tensor(["n", "d"]), "g": rb.tensor(["d"])}
+        if kind == "rms":
+            exe = compile_fn(params, lambda x, g: R.rms_norm(x, g, [-1], 1e-5))
+        else:
+            exe = compile_fn(
+                {**params, "b": rb.tensor(["d"])}, lambda x, g, b: R.layer_norm(x, g, b, [-1], 1e-5)
+            )
+        shapes = [(0, 5), (1, 1), (1, 7), (3, 512), (2, 1000)]
+    rng = np.random.default_rng(0)
+    for shape in shapes:
+        x = MAGNITUDES[magnitude](rng.random(shape)).astype(np.float32)
+        g, b = rand(shape[1:2], low=0.5, high=2.0), rand(shape[1:2])
+        with np.errstate(over="ignore"):
+            if kind == "group":
+                actual, expected = exe(x, g, b), group_norm_ref(x, g, b, 2, 1e-5)
+            elif kind == "rms":
+                actual, expected = exe(x, g), layer_norm_ref(x, g, None, [-1], 1e-5, centered=False)
+            else:
+                actual, expected = exe(x, g, b), layer_norm_ref(x, g, b, [-1], 1e-5)
+        assert np.isfinite(actual).all(), f"{magnitude} {shape}: non-finite output"
+        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5, err_msg=f"{magnitude} {shape}")

@@ -286,3 +286,24 @@ def test_data_dependent_outputs_repeatedly() -> None:
         x[::2] = 0
         for _ in range(2):
             np.testing.assert_array_equal(exe(x), np.stack(np.nonzero(x)))
+
+
+def test_huge_broadcast_input_that_cannot_be_copied_raises_input_error() -> None:
+    """A zero-stride view of 10**9 x 784 needs a 3 TB contiguous copy: numpy's MemoryError leaked out."""
+    from isolated import expect_error
+
+    message = expect_error(
+        """
+        import numpy as np
+        from relax_mlir import compile
+        exe = compile('''
+        func.func @main(%x: !relax.tensor<["n", 784], f32>) -> !relax.tensor<["n", 784], f32> {
+          %0 = "relax.exp"(%x) : (!relax.tensor<["n", 784], f32>) -> !relax.tensor<["n", 784], f32>
+          return %0 : !relax.tensor<["n", 784], f32>
+        }''', opt_level=0)
+        exe(np.broadcast_to(np.float32(1), (10**9, 784)))
+        """,
+        "InputError",
+        match="parameter '#0'",
+    )
+    assert "3136000000000 bytes" in message and "not C-contiguous" in message

@@ -91,3 +91,20 @@ def test_symbols() -> None:
     t = parse_type('!relax.tuple<[!relax.tensor<["n", "m + 1", "k * 2"], f32>, !relax.shape<["b"]>]>')
     assert bare_symbols(t) == {"n", "b"}
     assert free_symbols(t) == {"n", "m", "k", "b"}
+
+
+def test_type_cache_is_per_context() -> None:
+    """The cache keys types by their storage pointer: a dead context's entries must not answer for a new one's."""
+    import gc
+
+    from relax_mlir.context import make_context
+    from relax_mlir.dialects.types import relax_type
+
+    for i in range(20):
+        text = f'!relax.tensor<["n", {i}], f32>'
+        ctx = make_context()
+        t = ir.Type.parse(text, ctx)
+        assert str(relax_type(t)) == text
+        assert relax_type(to_mlir(parse_type(text), ctx)) == parse_type(text)
+        del t, ctx
+        gc.collect()

@@ -1,14 +1,16 @@
 """Neural-network ops: softmax and normalizations (convolutions, pooling and resize live in their own modules).
 
 Lowering: statistics are ``linalg.generic`` reductions over the normalized axes into tensors of the
-kept dims (softmax subtracts the max before exponentiating; variances are taken around the mean in a
-second pass), and one parallel ``linalg.generic`` writes the result. ``group_norm`` works on views
+kept dims (softmax subtracts the max before exponentiating; norms scale each row by a power of two
+so that no sum or square overflows, and take variances around the mean in a second pass), and one
+parallel ``linalg.generic`` writes the result. ``group_norm`` works on views
 that split the channels into (groups, channels per group).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mlir import ir
@@ -298,13 +300,15 @@ class GroupNormOp(RelaxOp):
         shape = (x.shape[0], groups, per_group, *x.shape[2:])
         xg, og = k.expand(x, split, shape), k.expand(k.outs[0], split, shape)
         gamma, beta = (k.expand(p, [[0, 1]], (groups, per_group)) for p in (gamma, beta))
-        mean, inv = _moments(k, xg, list(range(2, rank)), k.attrs["epsilon"], centered=True)
+        m = _moments(k, xg, list(range(2, rank)), k.attrs["epsilon"], centered=True)
         ds = ", ".join(f"d{i}" for i in range(rank))
-        maps = [identity(rank), *[f"({ds}) -> (d0, d1)"] * 2, *[f"({ds}) -> (d1, d2)"] * 2, identity(rank)]
+        maps = [identity(rank), *[f"({ds}) -> (d0, d1)"] * 3, *[f"({ds}) -> (d1, d2)"] * 2, identity(rank)]
         t = element(x.dtype)
-        [r] = k.generic(
-            [xg, mean, inv, gamma, beta], [og], maps, ["parallel"] * rank, lambda a: [_affine(k, t, *a[:5])]
-        )
+
+        def body(a: list[str]) -> list[str]:
+            return [_affine(k, t, _scaled(k, t, a[0], a[1], a[2]), a[3], a[4], a[5])]
+
+        [r] = k.generic([xg, m.scale, m.shift, m.inv, gamma, beta], [og], maps, ["parallel"] * rank, body)
         return [k.collapse(r, split)]
 
 
@@ -355,7 +359,7 @@ class BatchNormOp(RelaxOp):
 
         def body(a: list[str]) -> list[str]:
             inv = k.scalar(f"math.rsqrt {k.scalar(f'arith.addf {a[4]}, {eps}', t)}", t)
-            return [_affine(k, t, a[0], a[3], inv, a[1], a[2])]
+            return [_affine(k, t, k.scalar(f"arith.subf {a[0]}, {a[3]}", t), inv, a[1], a[2])]
 
         ds = ", ".join(f"d{i}" for i in range(x.rank))
         maps = [identity(x.rank), *[f"({ds}) -> (d{axis})"] * 4, identity(x.rank)]
@@ -420,47 +424,107 @@ def _map_in_place(k: KernelBuilder, v: KernelValue, fn: Callable[[str], str]) ->
     return r
 
 
+# per float dtype: width, exponent bits, smallest positive (subnormal) value
+_FLOAT_BITS = {
+    "f16": (16, 0x7C00, 2.0**-24),
+    "bf16": (16, 0x7F80, 2.0**-133),
+    "f32": (32, 0x7F800000, 2.0**-149),
+    "f64": (64, 0x7FF << 52, 2.0**-1074),
+}
+
+
+def _pow2_floor(k: KernelBuilder, v: str, dtype: str) -> str:
+    """The largest power of two <= ``v`` (a positive normal float): its exponent bits alone."""
+    width, mask, _ = _FLOAT_BITS[dtype]
+    t, i = element(dtype), f"i{width}"
+    bits = k.scalar(f"arith.bitcast {v}", f"{t} to {i}")
+    exponent = k.scalar(f"arith.andi {bits}, {k.constant(mask, f'i{width}')}", i)
+    return k.scalar(f"arith.bitcast {exponent}", f"{i} to {t}")
+
+
+@dataclass
+class _Moments:
+    """Per-row statistics such that the normalized ``x`` is ``(x * scale - shift) * inv``.
+
+    ``scale`` is a power of two (exact) that brings the row's largest magnitude into [1, 2) when it
+    is above 1, so neither the squares nor ``x - mean`` overflow for finite inputs, however large;
+    ``shift`` is ``mean * scale`` (None for RMS normalization) and ``inv`` is
+    ``1 / sqrt(mean((x * scale - shift)**2) + epsilon * scale**2)``.
+    """
+
+    scale: KernelValue
+    shift: KernelValue | None
+    inv: KernelValue
+
+
 def _moments(
     k: KernelBuilder, x: KernelValue, axes: Sequence[int], epsilon: float, centered: bool
-) -> tuple[KernelValue | None, KernelValue]:
-    """Over ``axes``: the mean (if ``centered``) and 1 / sqrt(mean((x - mean)**2) + epsilon).
+) -> _Moments:
+    """The statistics of ``x`` over ``axes`` (see ``_Moments``), which cannot overflow for finite ``x``.
 
-    Without ``centered`` the second is 1 / sqrt(mean(x**2) + epsilon) (RMS normalization).
+    Reductions: max|x|, and if ``centered`` the sum of ``x * c`` where ``c`` is the power of two <= 1/n
+    (exact; the sum stays within max|x|); then the squares of the scaled, centered values. (One
+    generic with both first results does not vectorize: 6x slower.) The row schedule runs them all
+    on one row in cache.
     """
-    t = element(x.dtype)
+    t, dtype = element(x.dtype), x.dtype
     count_index = k.const(1)
     for a in axes:
         count_index = k.scalar(f"arith.muli {count_index}, {k.dim(x, a)}", "index")
-    count = _index_to_float(k, count_index, x.dtype)
-    zero = k.constant(0.0, x.dtype)
+    count = _index_to_float(k, count_index, dtype)
+    zero, one = k.constant(0.0, dtype), k.constant(1.0, dtype)
     red = _Reduction(x, axes)
-    mean = None
-    ins = [x]
+    amax = _reduce(k, x, axes, zero, lambda a: f"arith.maximumf {a[1]}, {k.scalar(f'math.absf {a[0]}', t)}")
     if centered:
-        total = _reduce(k, x, axes, zero, lambda a: f"arith.addf {a[1]}, {a[0]}")
-        mean = _map_in_place(k, total, lambda v: k.scalar(f"arith.divf {v}, {count}", t))
-        ins.append(mean)
+        c = _pow2_floor(k, k.scalar(f"arith.divf {one}, {count}", t), dtype)
+        mean_of_sum = k.scalar(f"arith.divf {one}, {k.scalar(f'arith.mulf {c}, {count}', t)}", t)
+        total = _reduce(
+            k, x, axes, zero, lambda a: f"arith.addf {a[1]}, {k.scalar(f'arith.mulf {a[0]}, {c}', t)}"
+        )
+
+    def finish(a: list[str]) -> list[str]:
+        """(shift, scale) of a row from its (sum, max|x|), written over them."""
+        biggest = k.scalar(f"arith.maximumf {a[-1]}, {one}", t)
+        scale = k.scalar(f"arith.divf {one}, {_pow2_floor(k, biggest, dtype)}", t)
+        if not centered:
+            return [scale]
+        mean = k.scalar(f"arith.mulf {a[0]}, {mean_of_sum}", t)
+        return [k.scalar(f"arith.mulf {mean}, {scale}", t), scale]
+
+    stats = [total, amax] if centered else [amax]
+    rows = (identity(len(red.keep)), ["parallel"] * len(red.keep))
+    [*shift, scale] = k.generic([], stats, [rows[0]] * len(stats), rows[1], finish)
 
     def square(a: list[str]) -> list[str]:
-        d = k.scalar(f"arith.subf {a[0]}, {a[1]}", t) if centered else a[0]
+        d = k.scalar(f"arith.mulf {a[0]}, {a[1]}", t)
+        if centered:
+            d = k.scalar(f"arith.subf {d}, {a[2]}", t)
         return [k.scalar(f"arith.addf {a[-1]}, {k.scalar(f'arith.mulf {d}, {d}', t)}", t)]
 
-    maps = [red.full, red.kept, red.kept] if centered else [red.full, red.kept]
-    [squares] = k.generic(ins, [_stat(k, x, axes, zero)], maps, red.iterators, square)
-    eps = k.constant(epsilon, x.dtype)
+    ins = [x, scale, *shift]
+    [squares] = k.generic(
+        ins, [_stat(k, x, axes, zero)], [red.full, *[red.kept] * len(ins)], red.iterators, square
+    )
+    eps, tiny = k.constant(epsilon, dtype), k.constant(_FLOAT_BITS[dtype][2], dtype)
 
-    def inverse(v: str) -> str:
-        var = k.scalar(f"arith.addf {k.scalar(f'arith.divf {v}, {count}', t)}, {eps}", t)
-        return k.scalar(f"math.rsqrt {var}", t)
+    def inverse(a: list[str]) -> list[str]:
+        tiny_eps = k.scalar(f"arith.mulf {k.scalar(f'arith.mulf {eps}, {a[0]}', t)}, {a[0]}", t)
+        var = k.scalar(f"arith.addf {k.scalar(f'arith.divf {a[1]}, {count}', t)}, {tiny_eps}", t)
+        # epsilon * scale**2 may underflow: a zero variance must still give a finite inverse
+        return [k.scalar(f"math.rsqrt {k.scalar(f'arith.maximumf {var}, {tiny}', t)}", t)]
 
-    return mean, _map_in_place(k, squares, inverse)
+    [inv] = k.generic([scale], [squares], [rows[0]] * 2, rows[1], inverse)
+    return _Moments(scale, shift[0] if shift else None, inv)
 
 
-def _affine(
-    k: KernelBuilder, t: str, x: str, mean: str | None, inv: str, gamma: str, beta: str | None
-) -> str:
-    """(x - mean) * inv * gamma + beta, leaving out the mean or beta when None."""
-    v = x if mean is None else k.scalar(f"arith.subf {x}, {mean}", t)
+def _scaled(k: KernelBuilder, t: str, x: str, scale: str, shift: str | None) -> str:
+    """x * scale - shift (no shift when None)."""
+    v = k.scalar(f"arith.mulf {x}, {scale}", t)
+    return v if shift is None else k.scalar(f"arith.subf {v}, {shift}", t)
+
+
+def _affine(k: KernelBuilder, t: str, v: str, inv: str, gamma: str, beta: str | None) -> str:
+    """v * inv * gamma + beta, leaving out beta when None."""
     v = k.scalar(f"arith.mulf {k.scalar(f'arith.mulf {v}, {inv}', t)}, {gamma}", t)
     return v if beta is None else k.scalar(f"arith.addf {v}, {beta}", t)
 
@@ -471,19 +535,19 @@ def _normalize(k: KernelBuilder, axes: list[int], centered: bool) -> KernelValue
     x = k.ins[0]
     for i in range(1, len(k.ins)):
         k.assume(i, [x.shape[a] for a in axes])
-    mean, inv = _moments(k, x, axes, k.attrs["epsilon"], centered)
+    m = _moments(k, x, axes, k.attrs["epsilon"], centered)
     red = _Reduction(x, axes)
     ds = ", ".join(f"d{i}" for i in range(x.rank))
     param = f"({ds}) -> ({', '.join(f'd{a}' for a in axes)})"
     t = element(x.dtype)
-    stats = [inv] if mean is None else [mean, inv]
+    stats = [m.scale, m.inv] if m.shift is None else [m.scale, m.shift, m.inv]
     ins = [x, *stats, *k.ins[1:]]
     maps = [red.full, *[red.kept] * len(stats), *[param] * (len(k.ins) - 1), red.full]
 
     def body(a: list[str]) -> list[str]:
         if centered:
-            return [_affine(k, t, a[0], a[1], a[2], a[3], a[4])]
-        return [_affine(k, t, a[0], None, a[1], a[2], None)]
+            return [_affine(k, t, _scaled(k, t, a[0], a[1], a[2]), a[3], a[4], a[5])]
+        return [_affine(k, t, _scaled(k, t, a[0], a[1], None), a[2], a[3], None)]
 
     [r] = k.generic(ins, [k.outs[0]], maps, ["parallel"] * x.rank, body)
     return r
