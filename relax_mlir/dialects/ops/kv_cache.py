@@ -302,4 +302,4 @@ def cached_attention(
         if head_dim is None or not head_dim.is_const:
             raise ShapeError(f"cached_attention: give the scale explicitly; the head dim is {head_dim}")
         scale = 1.0 / math.sqrt(head_dim.value)
-    return CachedAttentionOp.build([q, k, v], {"scale": float(scale)}, loc=loc).result
+    return CachedAttentionOp.build([q, k, v], {"scale": scale}, loc=loc).result
