@@ -156,11 +156,11 @@ def test_builder_rejects_type_too_large_to_address() -> None:
     )
     # a deduced result too large to address fails at the line that builds it
     msg = expect_error(
-        f"""
+        """
         import relax_mlir.builder as rb
         from relax_mlir.dialects import relax as R
         bb = rb.BlockBuilder()
-        with bb.function("main", {{"a": rb.tensor([2**40, 1]), "b": rb.tensor([1, 2**30])}}) as (a, b):
+        with bb.function("main", {"a": rb.tensor([2**40, 1]), "b": rb.tensor([1, 2**30])}) as (a, b):
             y = R.matmul(a, b)
         """,
         "ShapeError",
