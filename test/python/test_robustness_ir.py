@@ -366,3 +366,19 @@ def test_argument_error_is_also_a_python_argument_error() -> None:
 
     assert issubclass(ArgumentError, BuilderError) and issubclass(BuilderError, RelaxError)
     assert issubclass(ArgumentError, TypeError) and issubclass(ArgumentError, ValueError)
+
+
+@pytest.mark.parametrize("cache", ['"?", "b", 4, 64', '"t", "b", "?", 64', '"?", "?", "?", "?"'])
+def test_relax_opt_cpu_kv_cache_write_with_unknown_dim(cache: str) -> None:
+    """A located error and exit 1, not an internal error's traceback (IndexError in kv_cache.py)."""
+    t = f"!relax.tensor<[{cache}], f32>"
+    new = '!relax.tensor<["b", "s", 4, 64], f32>'
+    ir_text = (
+        f"func.func @main(%cache: {t}, %k: {new}) -> {t} {{\n"
+        f'  %0 = "relax.kv_cache_write"(%cache, %k) : ({t}, {new}) -> {t}\n'
+        f"  return %0 : {t}\n}}\n"
+    )
+    done = relax_opt(ir_text, "--cpu")
+    assert done.returncode == 1, done.stderr
+    assert "<stdin>:2:8: error: 'relax.kv_cache_write' op cannot be lowered" in done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
