@@ -25,37 +25,67 @@ from mlir import ir
 from mlir.dialects import func, scf
 
 from relax_mlir.context import make_context
+from relax_mlir.dialects.registry import (
+    as_dim,
+    as_int64,
+    as_list,
+    caller_location,
+    check_operands,
+    describe_location,
+)
 from relax_mlir.dialects.types import (
+    Dim,
     ObjectType,
     PrimType,
     RelaxType,
     ShapeType,
     TensorType,
     TupleType,
+    check_type,
     parse_type,
     relax_type,
     to_mlir,
 )
-from relax_mlir.errors import RelaxError
+from relax_mlir.errors import ArgumentError, BuilderError, ShapeError
 from relax_mlir.shape_infer.expr import parse_dim
 from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
 
 DimSpec = int | str
 
 
+def _dims(values: Sequence[DimSpec] | None, what: str) -> tuple[Dim, ...] | None:
+    """Dims from a list of ints and dim strings (``None``: unknown rank); ArgumentError naming ``what``."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        raise ArgumentError(
+            f"{what}: expected a list of dims (ints and dim strings) or None, got the string {values!r}; "
+            f"write [{values!r}] for one dim"
+        )
+    try:
+        return tuple(parse_dim(as_dim(d)) for d in as_list(values, lambda d: d, "dims"))
+    except (TypeError, ValueError) as e:
+        raise ArgumentError(f"{what}: {e}") from None
+
+
 def tensor(shape: Sequence[DimSpec] | None, dtype: str | None = "f32") -> TensorType:
-    """A tensor type: ``tensor(["batch", "seq", 512], "f32")``; ``None`` shape = unknown rank."""
-    return TensorType(None if shape is None else tuple(parse_dim(d) for d in shape), dtype)
+    """A tensor type: ``tensor(["batch", "seq", 512], "f32")``; ``None`` shape = unknown rank.
+
+    ArgumentError for dims that are not ints or dim strings; ShapeError for a negative dim, an unknown
+    dtype or static dims too large to address (``types.type_problem``)."""
+    if dtype is not None and not isinstance(dtype, str):
+        raise ArgumentError(f"tensor(): dtype must be a string like 'f32' or None, got {dtype!r}")
+    return check_type(TensorType(_dims(shape, "tensor() shape"), dtype))  # type: ignore[return-value]
 
 
 def shape(values: Sequence[DimSpec] | None) -> ShapeType:
     """A shape-value type: ``shape(["n", 4])``."""
-    return ShapeType(None if values is None else tuple(parse_dim(d) for d in values))
+    return check_type(ShapeType(_dims(values, "shape() values")))  # type: ignore[return-value]
 
 
 def prim(value: DimSpec = "?") -> PrimType:
     """A symbolic-integer type: ``prim("n")``."""
-    return PrimType(parse_dim(value))
+    return check_type(PrimType(_dims([value], "prim() value")[0]))  # type: ignore[index,return-value]
 
 
 def tuple_type(*fields: RelaxType) -> TupleType:
@@ -68,6 +98,29 @@ def object_type() -> ObjectType:
     return ObjectType()
 
 
+def _param_type(func_name: str, param: str, t: RelaxType | str) -> ir.Type:
+    """The MLIR type of parameter ``param``; errors name it."""
+    if not isinstance(t, (str, TensorType, ShapeType, PrimType, TupleType, ObjectType)):
+        raise ArgumentError(f"parameter '{param}' of @{func_name}: expected a relax type, got {t!r}")
+    try:
+        return to_mlir(as_type(t))
+    except ShapeError as e:
+        raise ShapeError(f"parameter '{param}' of @{func_name}: {e}") from None
+
+
+def _upper_bounds(func_name: str, bounds: Mapping[str, int]) -> dict[str, int]:
+    """Upper bounds as positive int64s; ArgumentError naming the symbol otherwise."""
+    out = {}
+    for symbol, value in bounds.items():
+        try:
+            out[symbol] = as_int64(value)
+        except (TypeError, ValueError) as e:
+            raise ArgumentError(f"upper bound of '{symbol}' in @{func_name}: {e}") from None
+        if out[symbol] <= 0:
+            raise ArgumentError(f"upper bound of '{symbol}' in @{func_name} must be positive, got {value}")
+    return out
+
+
 def kernel_tensor_type(t: TensorType | ir.Type | str) -> ir.Type:
     """The builtin tensor type a kernel uses for ``t``: symbolic and unknown dims become ``?``."""
     if isinstance(t, ir.Type):
@@ -75,7 +128,7 @@ def kernel_tensor_type(t: TensorType | ir.Type | str) -> ir.Type:
     if isinstance(t, str):
         return ir.Type.parse(t)
     if t.shape is None or t.dtype is None:
-        raise RelaxError(f"a kernel tensor needs a known rank and dtype, got {t}")
+        raise BuilderError(f"a kernel tensor needs a known rank and dtype, got {t}")
     dims = [d.value if d is not None and d.is_const else ir.ShapedType.get_dynamic_size() for d in t.shape]
     return ir.RankedTensorType.get(dims, ir.Type.parse(t.dtype))
 
@@ -96,6 +149,7 @@ class BlockBuilder:
         self._func: func.FuncOp | None = None
         self._dataflow: _Dataflow | None = None
         self._regions: list[_DataflowRegion] = []
+        self._returned = False
 
     @contextlib.contextmanager
     def function(
@@ -107,16 +161,17 @@ class BlockBuilder:
         private: bool = False,
     ) -> Iterator[list[ir.Value]]:
         """Define relax function ``@name``; yields its parameters. Call ``ret`` before leaving."""
+        bounds = _upper_bounds(name, upper_bounds or {})
         with self.context, ir.Location.unknown():
-            types = [to_mlir(as_type(t)) for t in params.values()]
+            types = [_param_type(name, p, t) for p, t in params.items()]
         with self._define(name, types, private) as (f, args):
             f.attributes["arg_attrs"] = ir.ArrayAttr.get(
                 [ir.DictAttr.get({"relax.name": ir.StringAttr.get(n)}) for n in params]
             )
-            if upper_bounds:
+            if bounds:
                 i64 = ir.IntegerType.get_signless(64)
                 f.attributes[UPPER_BOUNDS_ATTR] = ir.DictAttr.get(
-                    {k: ir.IntegerAttr.get(i64, int(v)) for k, v in upper_bounds.items()}
+                    {k: ir.IntegerAttr.get(i64, v) for k, v in bounds.items()}
                 )
             yield args
             for region in self._regions:
@@ -142,7 +197,7 @@ class BlockBuilder:
         self, name: str, types: list[ir.Type], private: bool
     ) -> Iterator[tuple[func.FuncOp, list[ir.Value]]]:
         if self._func is not None:
-            raise RelaxError(f"cannot define @{name} inside @{self._func.name.value}")
+            raise BuilderError(f"cannot define @{name} inside @{self._func.name.value}")
         with self.context, ir.Location.name(name):
             with ir.InsertionPoint(self.module.body):
                 f = func.FuncOp(name, (types, []))
@@ -151,21 +206,27 @@ class BlockBuilder:
             block = f.add_entry_block()
             self._func = f
             self._regions = []
+            self._returned = False
             try:
                 with ir.InsertionPoint(block):
                     yield f, list(block.arguments)
             finally:
                 self._func = None
             if not block.operations or block.operations[len(block.operations) - 1].name != "func.return":
-                raise RelaxError(f"function @{name} ends without bb.ret(...)")
+                raise BuilderError(f"function @{name} ends without bb.ret(...)")
 
     def ret(self, *values: ir.Value) -> None:
         """Return ``values`` from the current function (its result types become theirs)."""
         if self._func is None:
-            raise RelaxError("bb.ret() outside of bb.function()")
+            raise BuilderError("bb.ret() outside of bb.function()")
+        name = f"{describe_location(caller_location())}bb.ret() of @{self._func.name.value}"
         if self._dataflow is not None:
-            raise RelaxError("bb.ret() inside a dataflow block; leave the block first")
+            raise BuilderError(f"{name} inside a dataflow block; leave the block first")
+        if self._returned:
+            raise BuilderError(f"{name} called twice: a function returns once")
+        values = tuple(check_operands(values, [f"#{i}" for i in range(len(values))], name))
         func.ReturnOp(list(values))
+        self._returned = True
         inputs = self._func.type.inputs
         self._func.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(inputs, [v.type for v in values])
@@ -175,9 +236,9 @@ class BlockBuilder:
     def dataflow(self) -> Iterator[None]:
         """A dataflow block: pure relax ops whose values leave only through ``emit_output``."""
         if self._func is None:
-            raise RelaxError("bb.dataflow() outside of bb.function()")
+            raise BuilderError("bb.dataflow() outside of bb.function()")
         if self._dataflow is not None:
-            raise RelaxError("dataflow blocks cannot nest")
+            raise BuilderError("dataflow blocks cannot nest")
         block = self._func.regions[0].blocks[0]
         self._dataflow = _Dataflow(block)
         try:
@@ -189,7 +250,8 @@ class BlockBuilder:
     def emit_output(self, value: ir.Value) -> ir.Value:
         """Make a dataflow value visible after the block; returns the value to use there."""
         if self._dataflow is None:
-            raise RelaxError("bb.emit_output() outside of bb.dataflow()")
+            raise BuilderError("bb.emit_output() outside of bb.dataflow()")
+        (value,) = check_operands([value], ["value"], "bb.emit_output()")
         return self._dataflow.add_output(value)
 
 
@@ -208,7 +270,7 @@ class _Dataflow:
 
     def close(self) -> _DataflowRegion:
         if not self.outputs:
-            raise RelaxError("a dataflow block needs at least one bb.emit_output(...)")
+            raise BuilderError("a dataflow block needs at least one bb.emit_output(...)")
         ops = self.block.operations
         body = [ops[i] for i in range(self.first_index, len(ops))]
         with (
@@ -243,7 +305,7 @@ class _DataflowRegion:
                         continue
                     index = next((i for i, v in enumerate(self.outputs) if v == value), None)
                     if index is None:
-                        raise RelaxError(
+                        raise BuilderError(
                             f"a result of {op.name} at {op.location} is defined in a dataflow block and "
                             "used after it without bb.emit_output(...)"
                         )

@@ -35,5 +35,16 @@ class CompileError(RelaxError):
     """A module could not be compiled; the message holds the located diagnostics."""
 
 
+class BuilderError(RelaxError):
+    """The builder API was used out of order or mixed values of different functions (an op after
+    ``bb.ret``, ``bb.ret`` twice, a value of another function or builder)."""
+
+
+class ArgumentError(BuilderError, TypeError, ValueError):
+    """An argument of a builder call or op helper has the wrong Python type or an out-of-range value
+    (``R.add(x, None)``, ``axis=None``, an integer beyond int64). Also a ``TypeError`` and a
+    ``ValueError``, so code that catches Python's usual argument errors catches it."""
+
+
 class DeviceUnavailableError(RelaxError):
     """Compiled code cannot run here: no usable device or driver (e.g. a CUDA build without a GPU)."""

@@ -19,8 +19,10 @@ from every registered op (``irdl_source()``).
 from __future__ import annotations
 
 import contextlib
+import numbers
+import operator
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -28,7 +30,7 @@ from mlir import ir
 from mlir._mlir_libs import _mlir as _cext
 
 from relax_mlir.dialects.types import RelaxType, ShapeType, TensorType, relax_type, to_mlir
-from relax_mlir.errors import ShapeError
+from relax_mlir.errors import ArgumentError, BuilderError, ShapeError
 
 DIALECT = "relax"
 
@@ -65,6 +67,91 @@ class _AttrKind:
     to_py: Callable[[ir.Attribute], Any]
     from_py: Callable[[Any], ir.Attribute]
     check: Callable[[ir.Attribute], bool]
+    coerce: Callable[
+        [Any], Any
+    ]  # a builder's Python value -> what deduce and from_py take; TypeError/ValueError
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _describe(v: Any) -> str:
+    """A value as error messages show it: its type and a short repr."""
+    if v is None:
+        return "None"
+    text = repr(v)
+    return f"{type(v).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def as_int64(v: Any) -> int:
+    """A Python int from an integer (numpy's too) that fits in int64; TypeError/ValueError otherwise."""
+    if isinstance(v, bool):
+        raise TypeError(f"expected an integer, got {_describe(v)}")
+    try:
+        i = operator.index(v)
+    except TypeError:
+        raise TypeError(f"expected an integer, got {_describe(v)}") from None
+    if not INT64_MIN <= i <= INT64_MAX:
+        raise ValueError(f"{i} does not fit in a 64-bit integer")
+    return i
+
+
+def _as_bool(v: Any) -> bool:
+    if isinstance(v, bool) or type(v).__name__ == "bool_" or (isinstance(v, int) and v in (0, 1)):
+        return bool(v)
+    raise TypeError(f"expected a boolean, got {_describe(v)}")
+
+
+def _as_float(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"expected a number, got {_describe(v)}")
+    return float(v)
+
+
+def _as_str(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"expected a string, got {_describe(v)}")
+    return v
+
+
+def as_list(v: Any, item: Callable[[Any], Any], what: str) -> list[Any]:
+    if isinstance(v, (str, bytes)) or not isinstance(v, Iterable):
+        raise TypeError(f"expected a list of {what}, got {_describe(v)}")
+    out = []
+    for i, x in enumerate(v):
+        try:
+            out.append(item(x))
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"item #{i}: {e}") from None
+    return out
+
+
+def as_dim(v: Any) -> int | str:
+    """A dim as attributes hold it: an int64 or a dim expression string (an ``Expr`` is spelled out)."""
+    if isinstance(v, str):
+        return v
+    if type(v).__name__ == "Expr":
+        return str(v)
+    try:
+        return as_int64(v)
+    except TypeError:
+        raise TypeError(f"expected an integer or a dim string, got {_describe(v)}") from None
+
+
+def _as_scalar(v: Any) -> int | float | str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return as_int64(v)
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        return float(v)
+    raise TypeError(f"expected a number or a dim string, got {_describe(v)}")
+
+
+def _as_elements(v: Any) -> ir.Attribute:
+    if not isinstance(v, ir.Attribute):
+        raise TypeError(f"expected a dense elements attribute, got {_describe(v)}")
+    return v
 
 
 def _is_int_array(a: ir.Attribute) -> bool:
@@ -103,6 +190,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
         lambda a: ir.IntegerAttr(a).value,
         lambda v: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(v)),
         lambda a: isinstance(a, ir.IntegerAttr),
+        as_int64,
     ),
     "bool": _AttrKind(
         "a boolean",
@@ -110,6 +198,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
         lambda a: ir.BoolAttr(a).value,
         lambda v: ir.BoolAttr.get(bool(v)),
         lambda a: isinstance(a, ir.BoolAttr),
+        _as_bool,
     ),
     "float": _AttrKind(
         "a float",
@@ -117,6 +206,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
         lambda a: ir.FloatAttr(a).value,
         lambda v: ir.FloatAttr.get_f64(float(v)),
         lambda a: isinstance(a, ir.FloatAttr),
+        _as_float,
     ),
     "str": _AttrKind(
         "a string",
@@ -124,6 +214,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
         lambda a: ir.StringAttr(a).value,
         lambda v: ir.StringAttr.get(str(v)),
         lambda a: isinstance(a, ir.StringAttr),
+        _as_str,
     ),
     "symbol": _AttrKind(
         "a symbol reference like @name",
@@ -131,6 +222,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
         lambda a: ir.FlatSymbolRefAttr(a).value,
         lambda v: ir.FlatSymbolRefAttr.get(str(v)),
         lambda a: isinstance(a, ir.FlatSymbolRefAttr),
+        _as_str,
     ),
     "ints": _AttrKind(
         "an array of integers",
@@ -138,6 +230,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
         lambda a: [ir.IntegerAttr(x).value for x in ir.ArrayAttr(a)],
         _ints_from_py,
         _is_int_array,
+        lambda v: as_list(v, as_int64, "integers"),
     ),
     # A list of ints, or `unit` for "none" (IRDL has no optional attributes).
     "ints_or_none": _AttrKind(
@@ -146,6 +239,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
         lambda a: None if isinstance(a, ir.UnitAttr) else [ir.IntegerAttr(x).value for x in ir.ArrayAttr(a)],
         lambda v: ir.UnitAttr.get() if v is None else _ints_from_py(v),
         lambda a: isinstance(a, ir.UnitAttr) or _is_int_array(a),
+        lambda v: None if v is None else as_list(v, as_int64, "integers"),
     ),
     # A list of dims: integers or strings holding symbolic expressions.
     "dims": _AttrKind(
@@ -156,6 +250,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
         lambda a: (
             isinstance(a, ir.ArrayAttr) and all(isinstance(x, (ir.IntegerAttr, ir.StringAttr)) for x in a)
         ),
+        lambda v: as_list(v, as_dim, "integers and dim strings"),
     ),
     # One dim: an integer or a string holding a symbolic expression.
     "dim": _AttrKind(
@@ -168,6 +263,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
             else ir.StringAttr.get(str(v))
         ),
         lambda a: isinstance(a, (ir.IntegerAttr, ir.StringAttr)),
+        as_dim,
     ),
     # A number or a symbolic expression: an integer, a float or a string.
     "scalar": _AttrKind(
@@ -182,6 +278,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
             else ir.StringAttr.get(str(v))
         ),
         lambda a: isinstance(a, (ir.IntegerAttr, ir.FloatAttr, ir.StringAttr)),
+        _as_scalar,
     ),
     # Constant data: dense<...> or dense_resource<...>.
     "elements": _AttrKind(
@@ -190,6 +287,7 @@ ATTR_KINDS: dict[str, _AttrKind] = {
         lambda a: a,
         lambda v: v,
         lambda a: isinstance(a, ir.DenseElementsAttr) or is_resource_elements(a),
+        _as_elements,
     ),
 }
 
@@ -256,18 +354,94 @@ class RelaxOp(ir.OpView):
         attrs = dict(attrs or {})
         if loc is None:
             loc = caller_location()
+        where = f"{describe_location(loc)}relax.{cls.NAME}"
+        operands = check_operands(operands, _operand_names(cls, len(operands)), where, ip)
+        for a in cls.ATTRS:
+            if a.name in attrs:
+                try:
+                    attrs[a.name] = ATTR_KINDS[a.kind].coerce(attrs[a.name])
+                except (TypeError, ValueError) as e:
+                    raise ArgumentError(f"{where}: attribute '{a.name}': {e}") from None
         with located(cls.NAME, loc):
             result_types = cls.results_for([relax_type(v.type) for v in operands], attrs, result_types)
+            mlir_results = [to_mlir(t) for t in result_types]
         mlir_attrs = {a.name: ATTR_KINDS[a.kind].from_py(attrs[a.name]) for a in cls.ATTRS}
-        op = ir.Operation.create(
-            cls.OPERATION_NAME,
-            results=[to_mlir(t) for t in result_types],
-            operands=list(operands),
-            attributes=mlir_attrs,
-            loc=loc,
-            ip=ip,
-        )
+        try:
+            op = ir.Operation.create(
+                cls.OPERATION_NAME,
+                results=mlir_results,
+                operands=operands,
+                attributes=mlir_attrs,
+                loc=loc,
+                ip=ip,
+            )
+        except IndexError:  # the block already ends in its terminator
+            raise BuilderError(f"{where}: cannot add an op after the function's return (bb.ret)") from None
         return op.opview
+
+
+def _operand_names(cls: type[RelaxOp], n: int) -> list[str]:
+    specs = _expand(cls.OPERANDS, n) if len(cls.OPERANDS) else []
+    names, seen = [], {}
+    for spec in specs:
+        if spec.variadic:
+            seen[spec.name] = seen.get(spec.name, -1) + 1
+            names.append(f"{spec.name}[{seen[spec.name]}]")
+        else:
+            names.append(spec.name)
+    return names + [f"#{i}" for i in range(len(names), n)]
+
+
+def _function_of(op: ir.Operation | None) -> ir.Operation | None:
+    """The ``func.func`` that holds ``op`` (or is ``op``), or None."""
+    while op is not None and op.name != "func.func":
+        op = op.parent
+    return op
+
+
+def _defining_function(v: ir.Value) -> ir.Operation | None:
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        owner = owner.owner
+    return None if owner is None else _function_of(owner.operation)
+
+
+def check_operands(
+    values: Sequence[Any], names: Sequence[str], where: str, ip: ir.InsertionPoint | None = None
+) -> list[ir.Value]:
+    """``values`` as a list, after checking that each is an ``ir.Value`` of the function being built at
+    ``ip`` (or the current insertion point): ArgumentError for anything else (None, numbers, arrays...),
+    BuilderError for a value of another function or builder (MLIR would abort printing such IR)."""
+    if isinstance(values, (ir.Value, str, bytes)) or not isinstance(values, Iterable):
+        raise ArgumentError(f"{where}: expected a list of operands, got {_describe(values)}")
+    values = list(values)
+    target: ir.Operation | None = None
+    for value, name in zip(values, names):
+        if not isinstance(value, ir.Value):
+            hint = (
+                " (make constants with R.constant(np.array(...)))"
+                if isinstance(value, numbers.Number)
+                else ""
+            )
+            raise ArgumentError(
+                f"{where}: operand '{name}' must be a relax value, got {_describe(value)}{hint}"
+            )
+        if target is None:
+            point = ip or ir.InsertionPoint.current
+            target = _function_of(point.block.owner.operation if point.block.owner else None)
+            if target is None:
+                return values
+        source = _defining_function(value)
+        if source is not None and source != target:
+            raise BuilderError(
+                f"{where}: operand '{name}' is a value of @{_name(source)}, not of @{_name(target)}, the "
+                "function being built (a value can only be used in the function, and builder, that made it)"
+            )
+    return values
+
+
+def _name(func: ir.Operation) -> str:
+    return ir.StringAttr(func.attributes["sym_name"]).value
 
 
 _LOCATION_OVERRIDE: list[ir.Location] = []
@@ -302,10 +476,10 @@ def located(op_name: str, loc: ir.Location) -> Iterator[None]:
     try:
         yield
     except ShapeError as e:
-        raise ShapeError(f"{_describe_location(loc)}relax.{op_name}: {e}") from None
+        raise ShapeError(f"{describe_location(loc)}relax.{op_name}: {e}") from None
 
 
-def _describe_location(loc: ir.Location) -> str:
+def describe_location(loc: ir.Location) -> str:
     """``file:line: `` (or ``name: ``) for error messages; empty for unknown locations."""
     if loc.is_a_file():
         return f"{loc.filename}:{loc.start_line}: "

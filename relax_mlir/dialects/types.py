@@ -24,7 +24,7 @@ from typing import Union
 
 from mlir import ir
 
-from relax_mlir.errors import ParseError
+from relax_mlir.errors import ParseError, ShapeError
 from relax_mlir.shape_infer.expr import Expr, format_dim, parse_dim
 
 Dim = Union[Expr, None]  # None: unknown dim
@@ -99,6 +99,54 @@ def _format_dims(dims: tuple[Dim, ...] | None) -> str:
         f = format_dim(d)
         items.append(str(f) if isinstance(f, int) else f'"{f}"')
     return "[" + ", ".join(items) + "]"
+
+
+# ----------------------------------------------------------------------------------------------
+# Validity: known dtypes, non-negative dims, sizes that fit in int64
+
+# Every dtype a relax tensor may have, and the bytes one element takes in memory (sub-byte ints and
+# 4-bit floats take a byte each, as in ml_dtypes).
+DTYPE_BYTES: dict[str, int] = {
+    **{t: 1 for t in ("i1", "i2", "i4", "ui2", "ui4", "i8", "ui8")},
+    **{"i16": 2, "ui16": 2, "i32": 4, "ui32": 4, "i64": 8, "ui64": 8},
+    **{"f16": 2, "bf16": 2, "f32": 4, "f64": 8},
+    **{t: 1 for t in ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ", "f8E8M0FNU", "f4E2M1FN")},
+}
+INT64_MAX = 2**63 - 1
+
+
+def type_problem(t: RelaxType) -> str | None:
+    """What makes ``t`` unusable, or None: an unknown dtype, a negative static dim, static dims whose
+    bytes (product of the non-zero static dims x element size) overflow int64 (every address and
+    stride computation would), or a constant beyond int64 in a shape or prim value."""
+    if isinstance(t, TupleType):
+        return next((p for p in map(type_problem, t.fields) if p is not None), None)
+    if isinstance(t, TensorType):
+        if t.dtype is not None and t.dtype not in DTYPE_BYTES:
+            return f"unknown dtype '{t.dtype}'; expected one of {', '.join(DTYPE_BYTES)} (or none)"
+        size = DTYPE_BYTES.get(t.dtype or "", 1)
+        for d in t.shape or ():
+            v = None if d is None else d.value
+            if v is not None and v < 0:
+                return f"negative dim {v}"
+            size *= v or 1
+        if size > INT64_MAX:
+            return f"its static dims take {size} bytes, more than the 2**63 - 1 an address can reach"
+        return None
+    values = t.values or () if isinstance(t, ShapeType) else (t.value,) if isinstance(t, PrimType) else ()
+    for d in values:
+        v = None if d is None else d.value
+        if v is not None and not -INT64_MAX - 1 <= v <= INT64_MAX:
+            return f"value {v} does not fit in a 64-bit integer"
+    return None
+
+
+def check_type(t: RelaxType) -> RelaxType:
+    """``t``, or a ShapeError naming it and what makes it unusable (see ``type_problem``)."""
+    problem = type_problem(t)
+    if problem is not None:
+        raise ShapeError(f"invalid type {t}: {problem}")
+    return t
 
 
 # ----------------------------------------------------------------------------------------------
@@ -181,11 +229,13 @@ _MISSING = object()
 
 
 def to_mlir(t: RelaxType, context: ir.Context | None = None) -> ir.Type:
-    """The MLIR type of a relax type (the relax dialect must be loaded in the context)."""
+    """The MLIR type of a relax type (the relax dialect must be loaded in the context); ShapeError when
+    the type is invalid (``type_problem``)."""
     cache = _cache(context or ir.Context.current)
     capsule = cache.to_mlir.get(t)
     if capsule is not None:
         return ir.Type._CAPICreate(capsule)
+    check_type(t)
     mt = ir.Type.parse(str(t), context)
     cache.to_mlir[t] = mt._CAPIPtr
     cache.from_mlir[_pointer(cache.to_mlir[t])] = t
@@ -198,6 +248,9 @@ def parse_type(text: str) -> RelaxType:
     result = parser.parse_type()
     if parser.pos != len(text.rstrip()):
         raise ParseError(f"unexpected text after relax type at column {parser.pos + 1} in '{text}'")
+    problem = type_problem(result)
+    if problem is not None:
+        raise ParseError(f"invalid relax type '{text}': {problem}")
     return result
 
 

@@ -157,11 +157,17 @@ def _serial_without_openmp(op: ir.Operation) -> None:
 
 
 def _operation(module: ir.Module | ir.Operation) -> ir.Operation:
+    """The module's operation, verified: MLIR aborts serializing IR that uses a value outside the region
+    defining it (a value of another function or module), which the verifier reports."""
     op = module.operation if isinstance(module, ir.Module) else module
     if not isinstance(op, (ir.Operation, ir.OpView)):
         raise CompileError(
             f"compile() takes an ir.Module, a builtin.module operation or IR text, got {type(module).__name__}"
         )
+    try:
+        op.operation.verify()
+    except ir.MLIRError as e:
+        raise CompileError(_diagnostics(e)) from None
     return op.operation
 
 
@@ -195,11 +201,18 @@ def _diagnostics(e: ir.MLIRError) -> str:
 
 
 def _signatures(op: ir.Operation) -> dict[str, dict]:
+    """The signature of each entry point of lowered host code; CompileError when there is none (LLVM
+    would then emit no object, and the JIT aborts on that)."""
     out = {}
     for f in op.regions[0].blocks[0].operations:
         if f.operation.name == "func.func" and SIGNATURE_ATTR in f.operation.attributes:
             name = ir.StringAttr(f.operation.attributes["sym_name"]).value
             out[name] = json.loads(ir.StringAttr(f.operation.attributes[SIGNATURE_ATTR]).value)
+    if not out:
+        raise CompileError(
+            "the module has no relax function to compile (a func.func with !relax types in its signature): "
+            "nothing could be called"
+        )
     return out
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from mlir import ir, passmanager
 
 from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.empty_loops import fold_empty_loops
 from relax_mlir.transforms.fuse_kernels import pin_results
 from relax_mlir.transforms.kernel import DESTINATIONS_ATTR
 
@@ -107,6 +108,7 @@ class ScheduleKernels:
     """Tile and vectorize kernels with the registered transform-dialect schedules (on tensors)."""
 
     def run(self, module: ir.Operation) -> None:
+        fold_empty_loops(module)
         wanted = {op for s in SCHEDULES.values() for op in s.ops}
         present = _present_ops(module, wanted)
         active = [s for s in SCHEDULES.values() if s.ops & present]

@@ -138,7 +138,7 @@ class _Fusion:
             for i, (r, t) in enumerate(zip(op.results, results)):
                 name = names[0] if len(names) == 1 else f"{names[0]}#{i}"
                 values[r] = KernelValue(name, relax_type(r.type), t)  # type: ignore[arg-type]
-        returned = [self._cast(k, values[r], o.mlir) for r, o in zip(self.outputs, k.outs)]
+        returned = [self._cast(k, values[r], o.mlir) for r, o in zip(self.outputs, k.destinations)]
         return k, returned
 
     @staticmethod

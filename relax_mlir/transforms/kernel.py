@@ -14,7 +14,7 @@ An op class lowers itself with a ``lower(k)`` classmethod that writes the kernel
 The kernel takes the op's operands, then index values for symbols it needs but cannot read from a
 tensor dim, then one destination tensor per result (``k.outs``), and returns the results. When a
 result dim is unknown (data-dependent ops such as ``unique``) the kernel allocates its own results
-instead: ``k.allocating`` is True and ``k.outs`` is empty.
+instead: ``k.allocating`` is True and reading ``k.outs`` is an error (``k.destination(i)`` allocates).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ class KernelBuilder:
     result_types: list[TensorType]
     attrs: dict[str, Any]
     ins: list[KernelValue] = field(init=False)
-    outs: list[KernelValue] = field(init=False)
+    destinations: list[KernelValue] = field(init=False)  # empty when the kernel allocates its results
     allocating: bool = field(init=False)
     assumed: dict[int, TensorType] = field(init=False, default_factory=dict)
     symbol_params: list[str] = field(init=False, default_factory=list)
@@ -126,13 +126,25 @@ class KernelBuilder:
     def __post_init__(self) -> None:
         self.ins = [self._value(f"%arg{i}", t, f"operand #{i}") for i, t in enumerate(self.operand_types)]
         self.allocating = any(t.shape is None or None in t.shape for t in self.result_types)
-        self.outs = (
+        self.destinations = (
             []
             if self.allocating
             else [self._value(f"%out{i}", t, f"result #{i}") for i, t in enumerate(self.result_types)]
         )
         self._lines = [[]]
         self._index = IndexCode(self._lines[0], self.fresh, self._symbol)
+
+    @property
+    def outs(self) -> list[KernelValue]:
+        """The destination of each result; an error (located at the op by the caller) when a result dim is
+        unknown, so a lowering that needs destinations of known size fails cleanly instead of indexing
+        an empty list (lowerings that can allocate use ``destination(i)``)."""
+        if self.allocating:
+            raise self.fail(
+                f"result {', '.join(str(t) for t in self.result_types)} has unknown dims, and this op writes "
+                "into a destination of known size: state the input dims with relax.match_cast first"
+            )
+        return self.destinations
 
     def _value(self, name: str, t: RelaxType, what: str) -> KernelValue:
         if isinstance(t, PrimType):
@@ -198,7 +210,7 @@ class KernelBuilder:
         return self._index.const(value)
 
     def _symbol(self, name: str) -> str:
-        for v in (*self.ins, *self.outs):
+        for v in (*self.ins, *self.destinations):
             if isinstance(v.type, PrimType):
                 if v.type.value is not None and str(v.type.value) == name:
                     return v.name
@@ -461,7 +473,7 @@ class KernelBuilder:
         """The kernel as a private ``func.func`` named ``name`` returning ``results``."""
         params = [f"{v.name}: {v.mlir}" for v in self.ins]
         params += [f"%sym_{_ident(s)}: index" for s in self.symbol_params]
-        params += [f"{v.name}: {v.mlir}" for v in self.outs]
+        params += [f"{v.name}: {v.mlir}" for v in self.destinations]
         result_types = ", ".join(r.mlir for r in results)
         body = "\n".join("  " + line for line in self._lines[0])
         returned = ", ".join(r.name for r in results)

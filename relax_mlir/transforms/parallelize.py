@@ -32,6 +32,7 @@ from mlir.dialects import arith, linalg, scf, tensor
 from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
 from relax_mlir.errors import PassError
 from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.empty_loops import fold_empty_loops, loop_maps
 
 THREADS_ENV = "RELAX_MLIR_NUM_THREADS"
 THREADS_ATTR = "relax.num_threads"
@@ -55,15 +56,7 @@ def default_threads() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
-    """The indexing maps of a structured linalg op (one per operand), else None."""
-    if not op.name.startswith("linalg.") or not op.results:
-        return None
-    try:
-        maps = [ir.AffineMapAttr(a).value for a in linalg.get_indexing_maps(op)]
-    except Exception:  # noqa: BLE001  (not a LinalgOp: no indexing maps)
-        return None
-    return maps if maps and len(maps) == len(op.operands) else None
+_maps = loop_maps
 
 
 def _is_linalg(op: ir.Operation) -> bool:
@@ -392,6 +385,7 @@ class ParallelizeKernels:
     min_work: int = MIN_WORK  # kernels doing less (summed iteration-space sizes) stay serial
 
     def run(self, module: ir.Operation) -> None:
+        fold_empty_loops(module)  # on every machine: the IR must not depend on the thread count
         threads = self.num_threads or default_threads()
         if threads <= 1:
             return

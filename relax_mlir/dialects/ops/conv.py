@@ -149,6 +149,10 @@ class ConvOp(RelaxOp):
             strides, dilation, pads = [1, *strides], [1, *dilation], [0, pads[0], 0, pads[1]]
         zero = k.constant(0.0, x.dtype)
         acc = _fill(k, zero, out)
+        if any(d.is_const and d.value == 0 for d in (*x.shape, *w.shape)):
+            # no products to sum (empty image, channels or window): the zeros are the result; slicing
+            # an empty dim would also fail MLIR 22's extract_slice verifier (offset 0 >= size 0)
+            return [k.collapse(acc, [[0], [1], [2, 3]]) if sp == 1 else acc]
         attrs = _window_attrs(strides, dilation)
         if groups == 1 and all(d is not None and d.is_const for d in w.shape[2:]):
             r = _im2col_conv(k, x, w, acc, strides, dilation, pads, zero)

@@ -143,7 +143,7 @@ def full(
     shape: Sequence[int | str], value: float, dtype: str = "f32", *, loc: ir.Location | None = None
 ) -> ir.Value:
     """A tensor of ``shape`` filled with ``value``."""
-    return FullOp.build([], {"shape": list(shape), "value": float(value), "dtype": dtype}, loc=loc).result
+    return FullOp.build([], {"shape": shape, "value": value, "dtype": dtype}, loc=loc).result
 
 
 def zeros(shape: Sequence[int | str], dtype: str = "f32", *, loc: ir.Location | None = None) -> ir.Value:

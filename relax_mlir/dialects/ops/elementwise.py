@@ -52,7 +52,7 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
-from relax_mlir.dialects.types import RelaxType, TensorType
+from relax_mlir.dialects.types import DTYPE_BYTES, RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import broadcast_shapes, join_dtype, tensor_operand
 from relax_mlir.transforms import minifloat
@@ -888,8 +888,7 @@ def where(cond: ir.Value, x: ir.Value, y: ir.Value, *, loc: ir.Location | None =
     return WhereOp.build([cond, x, y], loc=loc).result
 
 
-DTYPES = {"f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64"}
-DTYPES |= {"i2", "i4", "ui2", "ui4", *minifloat.FORMATS}
+DTYPES = set(DTYPE_BYTES)
 
 
 @relax_op

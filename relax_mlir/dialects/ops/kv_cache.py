@@ -58,15 +58,15 @@ class KVCacheWriteOp(RelaxOp):
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         cache, new = _rank4(operand_types[0], "cache"), _rank4(operand_types[1], "new")
         dtype = join_dtype(cache, new, ("cache", "new"))
-        shape = list(cache.shape)
         for axis, (c, n) in enumerate(zip(cache.shape[1:], (new.shape[0], *new.shape[2:])), start=1):
-            shape[axis] = same_dim(c, n, f"kv_cache_write: cache dim {axis} vs new")
+            same_dim(c, n, f"kv_cache_write: cache dim {axis} vs new")
         past = _past(cache, new.shape[1])
         if past is not None and past.is_const and past.value < 0:
             raise ShapeError(
                 f"kv_cache_write: new has {new.shape[1]} rows, more than the cache's {cache.shape[0]}"
             )
-        return [TensorType(tuple(shape), dtype)]
+        # the result is the cache's buffer (in place): its type, not one refined from ``new``
+        return [TensorType(cache.shape, dtype)]
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
@@ -302,4 +302,4 @@ def cached_attention(
         if head_dim is None or not head_dim.is_const:
             raise ShapeError(f"cached_attention: give the scale explicitly; the head dim is {head_dim}")
         scale = 1.0 / math.sqrt(head_dim.value)
-    return CachedAttentionOp.build([q, k, v], {"scale": float(scale)}, loc=loc).result
+    return CachedAttentionOp.build([q, k, v], {"scale": scale}, loc=loc).result

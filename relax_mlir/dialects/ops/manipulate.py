@@ -119,7 +119,7 @@ def _divide(total: Expr, known: Expr, in_shape: Sequence[Dim], spec: list[int | 
 
 def reshape(x: ir.Value, shape: Sequence[int | str], *, loc: ir.Location | None = None) -> ir.Value:
     """Reshape ``x`` (see ReshapeOp for the spelling of ``shape``)."""
-    return ReshapeOp.build([x], {"shape": list(shape)}, loc=loc).result
+    return ReshapeOp.build([x], {"shape": shape}, loc=loc).result
 
 
 def _assume_same_size(k: KernelBuilder, out: KernelValue) -> None:
@@ -248,7 +248,7 @@ def permute_dims(
     x: ir.Value, axes: Sequence[int] | None = None, *, loc: ir.Location | None = None
 ) -> ir.Value:
     """Permute dims of ``x``; None reverses them."""
-    return PermuteDimsOp.build([x], {"axes": None if axes is None else list(axes)}, loc=loc).result
+    return PermuteDimsOp.build([x], {"axes": axes}, loc=loc).result
 
 
 @relax_op
@@ -280,7 +280,7 @@ class ExpandDimsOp(RelaxOp):
 
 def expand_dims(x: ir.Value, axes: Sequence[int], *, loc: ir.Location | None = None) -> ir.Value:
     """Insert size-1 dims at ``axes``."""
-    return ExpandDimsOp.build([x], {"axes": list(axes)}, loc=loc).result
+    return ExpandDimsOp.build([x], {"axes": axes}, loc=loc).result
 
 
 @relax_op
@@ -326,7 +326,7 @@ class SqueezeOp(RelaxOp):
 
 def squeeze(x: ir.Value, axes: Sequence[int] | None = None, *, loc: ir.Location | None = None) -> ir.Value:
     """Remove size-1 dims."""
-    return SqueezeOp.build([x], {"axes": None if axes is None else list(axes)}, loc=loc).result
+    return SqueezeOp.build([x], {"axes": axes}, loc=loc).result
 
 
 @relax_op
@@ -578,7 +578,7 @@ class BroadcastToOp(RelaxOp):
 
 def broadcast_to(x: ir.Value, shape: Sequence[int | str], *, loc: ir.Location | None = None) -> ir.Value:
     """``x`` broadcast to ``shape``."""
-    return BroadcastToOp.build([x], {"shape": list(shape)}, loc=loc).result
+    return BroadcastToOp.build([x], {"shape": shape}, loc=loc).result
 
 
 @relax_op
@@ -640,7 +640,7 @@ class TileOp(RelaxOp):
 
 def tile(x: ir.Value, repeats: Sequence[int], *, loc: ir.Location | None = None) -> ir.Value:
     """``x`` tiled ``repeats`` times."""
-    return TileOp.build([x], {"repeats": list(repeats)}, loc=loc).result
+    return TileOp.build([x], {"repeats": repeats}, loc=loc).result
 
 
 @relax_op

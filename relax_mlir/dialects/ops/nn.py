@@ -219,7 +219,7 @@ def layer_norm(
     loc: ir.Location | None = None,
 ) -> ir.Value:
     """Layer normalization of ``x`` over ``axes``."""
-    return LayerNormOp.build([x, gamma, beta], {"axes": list(axes), "epsilon": epsilon}, loc=loc).result
+    return LayerNormOp.build([x, gamma, beta], {"axes": axes, "epsilon": epsilon}, loc=loc).result
 
 
 @relax_op
@@ -255,7 +255,7 @@ def rms_norm(
     loc: ir.Location | None = None,
 ) -> ir.Value:
     """RMS normalization of ``x`` over ``axes``."""
-    return RmsNormOp.build([x, gamma], {"axes": list(axes), "epsilon": epsilon}, loc=loc).result
+    return RmsNormOp.build([x, gamma], {"axes": axes, "epsilon": epsilon}, loc=loc).result
 
 
 @relax_op

@@ -171,4 +171,4 @@ def pad(
     loc: ir.Location | None = None,
 ) -> ir.Value:
     """``x`` padded by ``pad_width`` (before/after per dim)."""
-    return PadOp.build([x], {"pad_width": list(pad_width), "mode": mode, "value": value}, loc=loc).result
+    return PadOp.build([x], {"pad_width": pad_width, "mode": mode, "value": value}, loc=loc).result

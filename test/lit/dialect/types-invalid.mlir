@@ -120,3 +120,34 @@ func.func @dataflow_escape(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"]
   // expected-error@+1 {{use of undeclared SSA value name}}
   return %0 : !relax.tensor<["n"], f32>
 }
+
+// -----
+
+// Static dims whose bytes overflow int64 (2**62 x 4 x 4 bytes): MLIR would abort computing strides.
+// expected-error@+1 {{argument #0: invalid relax type '!relax.tensor<[4611686018427387904, 4], f32>': its static dims take 73786976294838206464 bytes}}
+func.func @too_large(%a: !relax.tensor<[4611686018427387904, 4], f32>) {
+  return
+}
+
+// -----
+
+// An unknown dtype, even on an unused parameter.
+// expected-error@+1 {{argument #1: invalid relax type '!relax.tensor<[4], f33>': unknown dtype 'f33'}}
+func.func @unknown_dtype(%a: !relax.tensor<[4], f32>, %b: !relax.tensor<[4], f33>) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{unknown dtype 'float'}}
+func.func @c_dtype(%a: !relax.tensor<[4], float>) {
+  return
+}
+
+// -----
+
+// A negative dim spelled as an expression.
+// expected-error@+1 {{invalid relax type '!relax.tensor<["-3"], f32>': negative dim -3}}
+func.func @negative_expression(%a: !relax.tensor<["-3"], f32>) {
+  return
+}
