@@ -340,7 +340,12 @@ def valid_inputs(fn, rng: random.Random) -> list | None:
             args.append(tuple(dim(d) for d in t.values or ()))
         else:
             shape = tuple(dim(d) for d in t.shape or ())
-            if min(shape, default=0) < 0 or np.prod(shape, dtype=float) > 1e6 or t.dtype not in NUMPY_DTYPES:
+            if (
+                min(shape, default=0) < 0
+                or max(shape, default=0) > 1e6
+                or np.prod(shape, dtype=float) > 1e6
+                or t.dtype not in NUMPY_DTYPES
+            ):
                 return None
             dtype = np.dtype(NUMPY_DTYPES[t.dtype])
             values = np.random.default_rng(rng.randrange(2**32)).standard_normal(shape) * 2
@@ -515,12 +520,13 @@ class Failure:
     def signature(self) -> str:
         """What groups failures of one cause: the abort message or the exception and its place."""
         lines = [x.strip() for x in self.detail.splitlines() if x.strip()]
-        key = r"Assertion|LLVM ERROR|Program aborted|double free|malloc\(\)|free\(\)|corrupted|Symbols not found"
-        flagged = [x for x in lines if re.search(key, x)]
+        key = r"Assertion|LLVM ERROR|Program aborted|double free|malloc\(\)|free\(\)|corrupted|Symbols not found|Fatal Python error"
+        flagged = [x[m.start() :] for x in lines if (m := re.search(key, x))]
         places = [x for x in lines if x.startswith("File ") and "fuzzlib" not in x]
         head = flagged[0] if flagged else (lines[-1] if lines else "")
         if self.kind == "exception" and "internal error" in self.detail:
             head = next((x for x in reversed(lines) if re.match(r"\w+(Error|Exception)\b", x)), head)
+        head = re.sub(r"\d+", "N", head)  # sizes and values vary between cases of one cause
         return f"{self.kind}: {head[:160]}" + (
             f" [{places[-1 if self.kind == 'exception' else 0]}]" if places else ""
         )
