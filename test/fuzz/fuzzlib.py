@@ -536,7 +536,8 @@ def campaign(seconds: float, start: int = 0, case_timeout: float = 120) -> tuple
     """Run cases from ``start`` for ``seconds`` in child processes; (cases run, failures)."""
     deadline, i, ran, failures = time.time() + seconds, start, 0, []
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    env.setdefault("RELAX_MLIR_CACHE", tempfile.mkdtemp(prefix="relax-fuzz-cache-"))
+    cache = tempfile.TemporaryDirectory(prefix="relax-fuzz-cache-")  # removed when the campaign ends
+    env.setdefault("RELAX_MLIR_CACHE", cache.name)
     while time.time() < deadline:
         with tempfile.TemporaryFile("w+") as err:
             cmd = [sys.executable, __file__, "--worker", str(i), str(deadline)]
@@ -572,6 +573,7 @@ def campaign(seconds: float, start: int = 0, case_timeout: float = 120) -> tuple
             if current is None:  # the deadline (or a failed start, recorded above)
                 break
             ran, i = ran + 1, current[0] + 1
+    cache.cleanup()
     return ran, failures
 
 
