@@ -7,12 +7,15 @@ cache, ``cache.py``, keeps it on disk).
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import tempfile
 
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
+from relax_mlir.errors import CompileError
 from relax_mlir.pipelines.registry import PassFailed, register_pass
 from relax_mlir.runtime.libs import shared_libs
 
@@ -79,6 +82,14 @@ def llvm_level(opt_level: int) -> int:
 
 def object_code(llvm_module: ir.Module, opt_level: int) -> bytes:
     """Compile an LLVM-dialect module to an ELF object (LLVM at ``llvm_level(opt_level)``)."""
+    missing = [name for name in external_functions(llvm_module) if not _resolvable(name)]
+    if missing:  # the ExecutionEngine aborts the process on a symbol it cannot resolve
+        raise CompileError(
+            f"undefined external function(s) {', '.join(n.removeprefix('_mlir_ciface_') for n in missing)} "
+            f"(C symbols {', '.join(missing)}): a relax.call_dps_library callee that is "
+            "not a registered library function must be a C symbol already loaded into the process "
+            "(ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL))"
+        )
     engine = ExecutionEngine(llvm_module, opt_level=llvm_level(opt_level), shared_libs=shared_libs())
     fd, path = tempfile.mkstemp(suffix=".o", prefix="relax_mlir_")
     os.close(fd)
@@ -88,6 +99,28 @@ def object_code(llvm_module: ir.Module, opt_level: int) -> bytes:
             return f.read()
     finally:
         os.unlink(path)
+
+
+def external_functions(llvm_module: ir.Module) -> list[str]:
+    """Names of the functions the module declares without defining (LLVM intrinsics aside)."""
+    names = []
+    for op in llvm_module.body.operations:
+        op = op.operation
+        if op.name == "llvm.func" and not op.regions[0].blocks:
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            if not name.startswith("llvm."):
+                names.append(name)
+    return names
+
+
+@functools.cache
+def _libraries() -> list[ctypes.CDLL]:
+    return [ctypes.CDLL(None), *(ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL) for lib in shared_libs())]
+
+
+def _resolvable(symbol: str) -> bool:
+    """Whether the JIT can link ``symbol``: it is in the process or in one of ``shared_libs()``."""
+    return any(hasattr(lib, symbol) for lib in _libraries())
 
 
 def _bool_memref(t: ir.Type) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from isolated import expect_error
 from oprun import compile_fn, rand
 
 import relax_mlir.builder as rb
@@ -117,6 +118,20 @@ def test_compile_rejects_what_is_not_a_module() -> None:
         compile(42)
     with pytest.raises(CompileError, match="<compile>:1:1: custom op 'this' is unknown"):
         compile("this is not IR")
+
+
+UNKNOWN_CALLEE = """
+func.func @f(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
+  %0 = "relax.call_dps_library"(%x) {callee = "no_such_fn"} : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+  return %0 : !relax.tensor<["n"], f32>
+}
+"""
+
+
+def test_undefined_library_callee_is_a_compile_error() -> None:
+    """A call_dps_library callee neither registered nor loaded aborted the process in the ExecutionEngine."""
+    code = f"import relax_mlir\nrelax_mlir.compile({UNKNOWN_CALLEE!r}, use_cache=False)"
+    expect_error(code, "CompileError", match="undefined external function(s) no_such_fn")
 
 
 # -- the fast call path: every check still rejects, same messages as ``bind``, results match numpy --------
