@@ -125,8 +125,7 @@ def _compile(
         data = codegen.object_code(llvm_module, opt_level)
         stats.stages["llvm codegen"] = time.perf_counter() - t
         t = time.perf_counter()
-        cache.store(key, data, signatures, blobs)
-        functions = cache.open_stored(key)
+        functions = cache.store(key, data, signatures, blobs)
         stats.stages["load"] = time.perf_counter() - t
     return functions
 
