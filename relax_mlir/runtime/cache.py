@@ -269,12 +269,11 @@ def _is_signatures(x: object) -> bool:
 
 
 def _read_meta(key: str) -> dict[str, Any] | None:
-    """The metadata of entry ``key``, its checksum verified; None when there is no entry to read (a
-    cache directory that is not one is reported by ``store``)."""
+    """The metadata of entry ``key``, its checksum verified; None when there is no entry to read."""
     path = cache_dir() / f"{key}.json"
     try:
         text = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:  # no entry, or no readable cache: a miss (``store`` warns if it cannot write either)
         return None
     try:
         meta = json.loads(text)
