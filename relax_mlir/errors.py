@@ -48,3 +48,7 @@ class ArgumentError(BuilderError, TypeError, ValueError):
 
 class DeviceUnavailableError(RelaxError):
     """Compiled code cannot run here: no usable device or driver (e.g. a CUDA build without a GPU)."""
+
+
+class CacheWarning(UserWarning):
+    """The compile cache is damaged or cannot be used; the compile goes on (recompiling, or without it)."""

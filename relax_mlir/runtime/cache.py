@@ -8,9 +8,15 @@ libraries linked against, and the ``RELAX_MLIR_*`` environment except ``IGNORED_
 that does not change the generated code belongs there, or it splits the cache).
 
 An entry is ``<key>.o``, a weights file (the large constants, ``weights.py``, mapped into memory when
-loaded; named by its contents) and ``<key>.json`` (signatures, where each weight is, sizes and CRC-32
-checksums), each written atomically, the metadata last. A missing, partial or corrupted entry is a miss: the object is
-checked before LLVM links it (linking a damaged object crashes the process), the weights before use.
+loaded; named by its contents) and ``<key>.json``: signatures (and PTX for CUDA), where each weight is,
+the size and checksum of the object (SHA-256) and of the weights (CRC-32, for speed), and a SHA-256 of
+all of that, so every byte of an entry is covered. Each file is written to a temporary file and renamed,
+the metadata last: a killed or concurrent writer never leaves an entry that passes. On load, a missing
+entry is a plain miss; a damaged one (a checksum, size or type that does not match, a missing or
+truncated file, unreadable JSON) is a miss with a ``CacheWarning``, and the compile rewrites it. The
+object is checked before LLVM links it (linking a damaged object crashes the process), the weights
+before use. A cache directory that cannot be written (``$RELAX_MLIR_CACHE`` names a file, a read-only
+place) gives one ``CacheWarning`` and the compile goes on without a cache.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import hashlib
 import json
 import mmap
 import os
+import re
+import warnings
 import zlib
 from pathlib import Path
 from typing import Any
@@ -30,12 +38,13 @@ import numpy as np
 from mlir import ir
 
 import relax_mlir
+from relax_mlir.errors import CacheWarning, RelaxError
 from relax_mlir.runtime.executable import Function
 from relax_mlir.runtime.libs import shared_libs
 from relax_mlir.runtime.loader import LoadedObject
 from relax_mlir.runtime.weights import Weight
 
-CACHE_VERSION = "2"
+CACHE_VERSION = "3"
 # RELAX_MLIR_* variables that do not change the generated code (every other one is part of the key)
 IGNORED_ENV = frozenset(
     {
@@ -103,35 +112,57 @@ def cache_key(digest: str, pipeline: str, opt_level: int) -> str:
     return h.hexdigest()[:32]
 
 
+_WEIGHTS_NAME = re.compile(r"[0-9a-f]{32}\.weights")
+# what reading a damaged entry can raise (anything else is a bug, not damage)
+_DAMAGE = (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, RelaxError)
+
+
 class _Damaged(Exception):
-    """A cache entry whose files do not match their recorded sizes and checksums."""
+    """A cache entry whose files do not match their recorded sizes, checksums or types."""
 
 
 def load(key: str) -> dict[str, Function] | None:
-    """The compiled functions of entry ``key``, or None when it is missing, partial or corrupted."""
+    """The compiled functions of entry ``key``, or None: no entry, or a damaged one (with a warning)."""
     try:
-        return _open(key, verify=True)
-    except (_Damaged, OSError, ValueError, KeyError, TypeError, AttributeError):
+        meta = _read_meta(key)
+        if meta is None:
+            return None
+        data = _read_object(key, meta)
+        _expect(_is_signatures(meta.get("signatures")), "malformed signatures")
+        weights = meta.get("weights")
+        memory = None
+        if weights is not None:
+            _expect(
+                isinstance(weights, list)
+                and len(weights) == 3
+                and isinstance(weights[0], str)
+                and _WEIGHTS_NAME.fullmatch(weights[0]) is not None
+                and all(_is_size(x) for x in weights[1:]),
+                "malformed weights record",
+            )
+            memory = _map(cache_dir() / weights[0])
+            _expect(
+                len(memory) == weights[1] and zlib.crc32(memory) == weights[2],
+                f"{weights[0]} does not match its size and checksum",
+            )
+        return _link(data, meta, memory)
+    except (_Damaged, *_DAMAGE) as e:
+        _damaged(key, e)
         return None
 
 
-def open_stored(key: str) -> dict[str, Function]:
-    """The compiled functions of entry ``key``, just written by ``store`` (so not checked again)."""
-    return _open(key, verify=False)
-
-
-def store(key: str, data: bytes, signatures: dict[str, Any], weights: list[Weight]) -> None:
-    """Write entry ``key``: the object, the weights it points at, then the metadata marking it complete.
+def store(key: str, data: bytes, signatures: dict[str, Any], weights: list[Weight]) -> dict[str, Function]:
+    """Write entry ``key`` (the weights it points at, the object, then the metadata marking it complete)
+    and return its functions, the weights mapped from the entry's file. Where the cache cannot be
+    written, warn and return functions whose weights live in memory.
 
     Weights files are named by their contents, so entries of one model (compiled with other options or
-    other relax_mlir sources) share them, and one already there is not written again."""
-    obj = cache_dir() / f"{key}.o"
-    obj.parent.mkdir(parents=True, exist_ok=True)
+    other relax_mlir sources) share them, and one already there and intact is not written again."""
     chunks, layout, offset = [], [], 0
     for w in weights:
         chunks.append(b"\0" * (-offset % w.alignment))
         offset += len(chunks[-1])
-        layout.append((w.symbol, offset))
+        layout.append([w.symbol, offset])
         chunks.append(w.data)
         offset += len(w.data)
     digest, checksum = hashlib.sha256(), 0
@@ -139,46 +170,171 @@ def store(key: str, data: bytes, signatures: dict[str, Any], weights: list[Weigh
         digest.update(chunk)
         checksum = zlib.crc32(chunk, checksum)
     blob = cache_dir() / f"{digest.hexdigest()[:32]}.weights"
-    if weights and not _intact(blob, offset, checksum):
-        _write(blob, chunks)
-    _write(obj, [data])
     meta = {
-        "object": [len(data), zlib.crc32(data)],
-        "weights": [blob.name, offset, checksum],
+        "object": _object_record(data),
+        "weights": [blob.name, offset, checksum] if weights else None,
         "pointers": layout,
         "signatures": signatures,
     }
-    _write(obj.with_suffix(".json"), [json.dumps(meta).encode()])
+    try:
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        if weights and not _intact(blob, offset, checksum):
+            _write(blob, chunks)
+        _write(cache_dir() / f"{key}.o", [data])
+        _write(cache_dir() / f"{key}.json", [_sealed(meta)])
+        memory = _map(blob) if weights else None
+    except OSError as e:
+        _unusable(e)
+        memory = None
+        if weights:
+            memory = np.frombuffer(mmap.mmap(-1, offset), np.uint8)  # page-aligned, like a mapped file
+            for (_, start), w in zip(layout, weights, strict=True):
+                memory[start : start + len(w.data)] = np.frombuffer(w.data, np.uint8)
+    return _link(data, meta, memory)
 
 
 def store_unlinked(key: str, data: bytes, meta: dict[str, Any]) -> None:
     """Write entry ``key`` for an object this process does not link when it is built (a CUDA build, which
-    loads only where a GPU is): the object, then ``meta`` with its size and checksum."""
-    obj = cache_dir() / f"{key}.o"
-    obj.parent.mkdir(parents=True, exist_ok=True)
-    _write(obj, [data])
-    _write(obj.with_suffix(".json"), [json.dumps({**meta, "object": [len(data), zlib.crc32(data)]}).encode()])
+    loads only where a GPU is): the object, then ``meta`` with its size and checksum. Where the cache
+    cannot be written, warn (the build goes on without an entry)."""
+    try:
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        _write(cache_dir() / f"{key}.o", [data])
+        _write(cache_dir() / f"{key}.json", [_sealed({**meta, "object": _object_record(data)})])
+    except OSError as e:
+        _unusable(e)
 
 
 def load_unlinked(key: str) -> tuple[bytes, dict[str, Any]] | None:
-    """The object and metadata of an entry written by ``store_unlinked``, or None (missing or damaged)."""
-    obj = cache_dir() / f"{key}.o"
+    """The object and metadata of an entry written by ``store_unlinked``, or None: no entry, or a damaged
+    one (with a warning)."""
     try:
-        meta = json.loads(obj.with_suffix(".json").read_text())
-        data = obj.read_bytes()
-        _check(True, data, *meta["object"])
-    except (_Damaged, OSError, ValueError, KeyError, TypeError):
+        meta = _read_meta(key)
+        if meta is None:
+            return None
+        data = _read_object(key, meta)
+        _expect(_is_signatures(meta.get("signatures")), "malformed signatures")
+        ptx = meta.get("ptx")
+        _expect(
+            isinstance(ptx, dict) and all(isinstance(v, str) for v in ptx.values()), "malformed PTX record"
+        )
+    except (_Damaged, *_DAMAGE) as e:
+        _damaged(key, e)
         return None
     return data, meta
 
 
+def _damaged(key: str, e: Exception) -> None:
+    warnings.warn(
+        f"compile cache entry {cache_dir() / key}.* is damaged ({str(e) or type(e).__name__}); recompiling it",
+        CacheWarning,
+        stacklevel=3,
+    )
+
+
+def _unusable(e: OSError) -> None:
+    warnings.warn(
+        f"compile cache directory {cache_dir()} cannot be used ({e}); compiling without a cache "
+        "(set RELAX_MLIR_CACHE to a writable directory)",
+        CacheWarning,
+        stacklevel=3,
+    )
+
+
+def _checksum(meta: dict[str, Any]) -> str:
+    """SHA-256 of metadata (as JSON, keys sorted: the same for the written and the parsed value)."""
+    return hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()
+
+
+def _sealed(meta: dict[str, Any]) -> bytes:
+    """The bytes of an entry's ``.json``: ``meta`` and its checksum."""
+    return json.dumps({**meta, "checksum": _checksum(meta)}).encode()
+
+
+def _object_record(data: bytes) -> list[Any]:
+    return [len(data), hashlib.sha256(data).hexdigest()]
+
+
+def _expect(ok: bool, what: str) -> None:
+    if not ok:
+        raise _Damaged(what)
+
+
+def _is_size(x: object) -> bool:
+    return type(x) is int and x >= 0
+
+
+def _is_signatures(x: object) -> bool:
+    return isinstance(x, dict) and all(isinstance(s, dict) for s in x.values())
+
+
+def _read_meta(key: str) -> dict[str, Any] | None:
+    """The metadata of entry ``key``, its checksum verified; None when there is no entry to read."""
+    path = cache_dir() / f"{key}.json"
+    try:
+        text = path.read_bytes()
+    except OSError:  # no entry, or no readable cache: a miss (``store`` warns if it cannot write either)
+        return None
+    try:
+        meta = json.loads(text)
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+        raise _Damaged(f"{path.name} is not JSON: {e}") from None
+    _expect(isinstance(meta, dict) and isinstance(meta.get("checksum"), str), f"{path.name} has no checksum")
+    checksum = meta.pop("checksum")
+    _expect(checksum == _checksum(meta), f"{path.name} does not match its checksum")
+    return meta
+
+
+def _read_object(key: str, meta: dict[str, Any]) -> bytes:
+    """The entry's object, checked against its recorded size and SHA-256 (LLVM crashes on a damaged one)."""
+    record = meta.get("object")
+    _expect(
+        isinstance(record, list) and len(record) == 2 and _is_size(record[0]) and isinstance(record[1], str),
+        "malformed object record",
+    )
+    path = cache_dir() / f"{key}.o"
+    data = path.read_bytes()
+    _expect(
+        [len(data), hashlib.sha256(data).hexdigest()] == record, f"{path.name} does not match its checksum"
+    )
+    return data
+
+
+def _map(path: Path) -> np.ndarray:
+    """A file's bytes, mapped copy-on-write (nothing writes back to the file)."""
+    with path.open("rb") as f:
+        return np.frombuffer(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY), np.uint8)
+
+
+def _link(data: bytes, meta: dict[str, Any], memory: np.ndarray | None) -> dict[str, Function]:
+    """Link the object, point its weight globals into ``memory`` (by ``meta["pointers"]``), wrap its
+    functions (by ``meta["signatures"]``)."""
+    layout = meta.get("pointers")
+    size = 0 if memory is None else len(memory)
+    _expect(
+        isinstance(layout, list)
+        and all(
+            isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and _is_size(p[1]) and p[1] <= size
+            for p in layout
+        ),
+        "malformed weight pointers",
+    )
+    base = 0 if memory is None else memory.ctypes.data
+    loaded = LoadedObject(data, {symbol: base + offset for symbol, offset in layout}, memory)
+    return {name: Function(name, sig, loaded) for name, sig in meta["signatures"].items()}
+
+
 def _write(path: Path, chunks: list[Any]) -> None:
-    """Write ``chunks`` (bytes-like) to ``path`` atomically."""
-    tmp = path.with_suffix(f"{path.suffix}.tmp{os.getpid()}")
-    with tmp.open("wb") as f:
-        for chunk in chunks:
-            f.write(chunk)
-    os.replace(tmp, path)
+    """Write ``chunks`` (bytes-like) to ``path`` atomically: to a temporary file of this writer, renamed."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        with tmp.open("xb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _intact(path: Path, size: int, checksum: int) -> bool:
@@ -190,24 +346,3 @@ def _intact(path: Path, size: int, checksum: int) -> bool:
             )
     except (OSError, ValueError):
         return False
-
-
-def _check(verify: bool, data: Any, size: int, checksum: int) -> None:
-    if verify and (len(data) != size or zlib.crc32(data) != checksum):
-        raise _Damaged
-
-
-def _open(key: str, verify: bool) -> dict[str, Function]:
-    obj = cache_dir() / f"{key}.o"
-    meta = json.loads(obj.with_suffix(".json").read_text())
-    data = obj.read_bytes()
-    _check(verify, data, *meta["object"])
-    memory, pointers = None, {}
-    if meta["pointers"]:
-        name, size, checksum = meta["weights"]
-        with (cache_dir() / name).open("rb") as f:  # copy-on-write: nothing writes back to the file
-            memory = np.frombuffer(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY), np.uint8)
-        _check(verify, memory, size, checksum)
-        pointers = {symbol: memory.ctypes.data + offset for symbol, offset in meta["pointers"]}
-    loaded = LoadedObject(data, pointers, memory)
-    return {name: Function(name, sig, loaded) for name, sig in meta["signatures"].items()}

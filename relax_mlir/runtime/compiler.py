@@ -52,7 +52,8 @@ def compile(  # noqa: A001  (the public name users expect)
     with the IR after each stage run (for printing; it makes a cache hit still run the relax pipeline).
     Returns an ``Executable``. Compiled objects are cached on disk (``$RELAX_MLIR_CACHE``, default
     ``~/.cache/relax_mlir``) keyed by the input module and options (``cache.py``); a hit skips every
-    pass. ``use_cache=False`` compiles anyway (and refreshes the entry).
+    pass. ``use_cache=False`` compiles anyway (and refreshes the entry). A damaged entry is recompiled and
+    rewritten, and a cache that cannot be written is skipped, each with a ``relax_mlir.errors.CacheWarning``.
 
     ``target="cuda"`` builds PTX for ``chip`` (default sm_80) and host code that launches it
     (``runtime/gpu``; ``pipeline`` then replaces ``relax-to-host-gpu``). It needs no GPU to build; the
@@ -128,8 +129,7 @@ def _compile(
         data = codegen.object_code(llvm_module, opt_level)
         stats.stages["llvm codegen"] = time.perf_counter() - t
         t = time.perf_counter()
-        cache.store(key, data, signatures, blobs)
-        functions = cache.open_stored(key)
+        functions = cache.store(key, data, signatures, blobs)
         stats.stages["load"] = time.perf_counter() - t
     return functions
 

@@ -16,6 +16,7 @@ from mlir import ir
 import relax_mlir.builder as rb
 from relax_mlir.context import make_context
 from relax_mlir.dialects import relax as R
+from relax_mlir.errors import CacheWarning
 from relax_mlir.runtime import cache
 from relax_mlir.runtime.compiler import compile
 from relax_mlir.runtime.weights import externalize, resource_blobs
@@ -242,3 +243,179 @@ def test_externalize_turns_blob_globals_into_pointers_loaded_before_use() -> Non
     assert lines[0] == "%0 = llvm.mlir.addressof @w : !llvm.ptr"
     assert lines[1] == "%1 = llvm.load %0 : !llvm.ptr -> !llvm.ptr"
     assert lines[2] == "%2 = llvm.load %1 : !llvm.ptr -> f32"
+
+
+# Every file of an entry is covered by a checksum; damage warns once, recompiles and rewrites the entry.
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+
+
+DAMAGES = {
+    "flip a byte": _flip,
+    "truncate": lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+    "delete": Path.unlink,
+    "garbage": lambda p: p.write_bytes(b"\xff{[garbage" * 50),
+}
+
+
+def _entry_files(directory: Path) -> dict[str, Path]:
+    obj = main_entry(directory)
+    meta = obj.with_suffix(".json")
+    return {"object": obj, "json": meta, "weights": directory / json.loads(meta.read_text())["weights"][0]}
+
+
+def _compile_expecting(warned: bool) -> object:
+    """Compile ``build()``; exactly one CacheWarning (naming the entry) when ``warned``, else none."""
+    import warnings  # noqa: PLC0415
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        exe = compile(build(), opt_level=1)
+    messages = [str(w.message) for w in seen if issubclass(w.category, CacheWarning)]
+    assert len(messages) == int(warned), messages
+    if warned:
+        assert "is damaged" in messages[0] and "recompiling" in messages[0]
+    return exe
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+@pytest.mark.parametrize("kind", ["object", "json", "weights"])
+def test_each_file_of_an_entry_is_checked(private_cache: Path, kind: str, damage: str) -> None:
+    compile(build(), opt_level=1)
+    files = _entry_files(private_cache)
+    before = {k: p.read_bytes() for k, p in files.items()}
+    DAMAGES[damage](files[kind])
+    # without its metadata there is no entry: a plain miss
+    exe = _compile_expecting(warned=not (kind == "json" and damage == "delete"))
+    assert not exe.stats.cache_hit
+    check(exe)
+    assert files[kind].read_bytes() == before[kind]  # rewritten
+    again = _compile_expecting(warned=False)
+    assert again.stats.cache_hit
+    check(again)
+
+
+def test_one_digit_of_the_pointers_is_a_miss(private_cache: Path) -> None:
+    """The issue's reproducer: the weights' offsets were not covered, so a hit returned wrong output."""
+    compile(build(), opt_level=1)
+    meta = _entry_files(private_cache)["json"]
+    text = meta.read_text()
+    start = text.index('"pointers": [["') + len('"pointers": [["')
+    digit = text.index(", 0]", start) + 2  # the first weight's offset, 0
+    meta.write_text(text[:digit] + "8" + text[digit + 1 :])
+    exe = _compile_expecting(warned=True)
+    assert not exe.stats.cache_hit
+    check(exe)
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("pointers", "abc"),
+        ("pointers", [["w", -64]]),
+        ("pointers", [["w", 10**9]]),
+        ("weights", ["../../etc/passwd", 1, 2]),
+        ("weights", 7),
+        ("object", {"size": 1}),
+        ("object", [1.5, "x"]),
+        ("signatures", ["main"]),
+        ("signatures", {"main": {"inputs": 3}}),
+    ],
+)
+def test_wrong_types_under_a_valid_checksum_are_a_miss(private_cache: Path, field: str, value) -> None:
+    compile(build(), opt_level=1)
+    path = _entry_files(private_cache)["json"]
+    meta = json.loads(path.read_text())
+    del meta["checksum"]
+    meta[field] = value
+    path.write_bytes(cache._sealed(meta))
+    exe = _compile_expecting(warned=True)
+    assert not exe.stats.cache_hit
+    check(exe)
+    assert _compile_expecting(warned=False).stats.cache_hit
+
+
+def test_an_interrupted_write_leaves_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "entry.o"
+    target.write_bytes(b"old")
+
+    def chunks():
+        yield b"new, half"
+        raise KeyboardInterrupt  # a writer killed in the middle
+
+    with pytest.raises(KeyboardInterrupt):
+        cache._write(target, chunks())
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["entry.o"]  # no temporary file left
+
+
+def test_concurrent_writers_of_one_entry(private_cache: Path) -> None:
+    here = Path(__file__).parent
+    code = (
+        f"import sys; sys.path.insert(0, {str(here)!r}); import test_compile_cache as t; "
+        "from relax_mlir import compile; t.check(compile(t.build(), opt_level=1)); print('ok')"
+    )
+    children = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=os.environ)
+        for _ in range(3)
+    ]
+    assert [c.communicate(timeout=600)[0].strip() for c in children] == [b"ok"] * 3
+    exe = _compile_expecting(warned=False)
+    assert exe.stats.cache_hit
+    check(exe)
+
+
+# A cache directory that cannot be used: one warning naming it and why, the executable still works.
+
+
+def _unusable(tmp_path: Path, where: str) -> Path:
+    regular = tmp_path / "a-file"
+    regular.write_text("not a directory")
+    return regular if where == "a regular file" else regular / "sub" / "cache"
+
+
+@pytest.mark.parametrize("where", ["a regular file", "a path under a regular file"])
+def test_unusable_cache_directory_compiles_without_a_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    path = _unusable(tmp_path, where)
+    monkeypatch.setenv("RELAX_MLIR_CACHE", str(path))
+    for _ in range(2):
+        with pytest.warns(CacheWarning) as seen:
+            exe = compile(build(), opt_level=1)
+        assert len(seen) == 1
+        message = str(seen[0].message)
+        assert str(path) in message and ("Not a directory" in message or "File exists" in message)
+        assert not exe.stats.cache_hit
+        check(exe)
+    assert (tmp_path / "a-file").read_text() == "not a directory"  # left alone
+
+
+def test_unusable_cache_directory_for_a_cuda_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _unusable(tmp_path, "a path under a regular file")
+    monkeypatch.setenv("RELAX_MLIR_CACHE", str(path))
+    with pytest.warns(CacheWarning, match="Not a directory") as seen:
+        exe = compile(build(), target="cuda", opt_level=1)
+    assert len(seen) == 1 and exe.object and exe.ptx is not None
+
+
+@pytest.mark.parametrize("damage", ["ptx", "flip object"])
+def test_damaged_cuda_entry_is_rebuilt(private_cache: Path, damage: str) -> None:
+    import warnings  # noqa: PLC0415
+
+    exe = compile(build(), target="cuda", opt_level=1)
+    (meta,) = [p for p in private_cache.glob("*.json") if "ptx" in json.loads(p.read_text())]
+    if damage == "ptx":
+        meta.write_text(meta.read_text().replace(".target sm_80", ".target sm_90", 1))
+    else:
+        _flip(meta.with_suffix(".o"))
+    with pytest.warns(CacheWarning, match="is damaged"):
+        again = compile(build(), target="cuda", opt_level=1)
+    assert not again.stats.cache_hit and again.ptx == exe.ptx and again.object == exe.object
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compile(build(), target="cuda", opt_level=1).stats.cache_hit

@@ -33,6 +33,15 @@ from relax_mlir.frontend.onnx.registry import (
     NodeContext,
     relax_dtype,
 )
+from relax_mlir.frontend.onnx.validate import (
+    DEFAULT_DOMAINS,
+    check_names,
+    check_tensor,
+    is_onnx_op,
+    node_name,
+    node_where,
+    validate_model,
+)
 from relax_mlir.shape_infer.expr import Expr, const, format_dim, sym
 
 MIN_OPSET = 1
@@ -120,7 +129,9 @@ class _Importer:
             raise OnnxImportError(
                 f"opset {self.opset} is not supported (the importer handles {MIN_OPSET} and up)"
             )
+        check_names(self.graph)
         self._check_supported()
+        validate_model(self.model, self.opset)
         initializers = {t.name for t in self.graph.initializer}
         params = {}
         fixed = {}
@@ -154,10 +165,12 @@ class _Importer:
     def _check_supported(self) -> None:
         missing = []
         for index, node in enumerate(self.graph.node):
-            if node.domain not in ("", "ai.onnx") or node.op_type not in CONVERTERS:
+            if node.op_type in CONVERTERS and node.domain in DEFAULT_DOMAINS:
+                continue
+            if node.domain not in DEFAULT_DOMAINS or is_onnx_op(node):  # else not ONNX: validation says so
                 domain = f"{node.domain}." if node.domain not in ("", "ai.onnx") else ""
                 missing.append(
-                    f"  {domain}{node.op_type} (node '{self._node_name(index, node)}', opset {self.opset})"
+                    f"  {domain}{node.op_type} (node '{node_name(index, node)}', opset {self.opset})"
                 )
         if missing:
             raise UnsupportedOpError(
@@ -175,6 +188,10 @@ class _Importer:
             dims = [
                 const(d) if isinstance(d, int) else sym(symbol_name(str(d))) for d in self.shape_dict[vi.name]
             ]
+            if any(isinstance(d, int) and d < 0 for d in self.shape_dict[vi.name]):
+                raise OnnxImportError(
+                    f"shape_dict['{vi.name}'] = {list(self.shape_dict[vi.name])}: dims must be >= 0"
+                )
             return TensorType(tuple(dims), dtype)
         if not tt.HasField("shape"):
             raise OnnxImportError(
@@ -201,17 +218,17 @@ class _Importer:
 
     def tensor_array(self, t: onnx.TensorProto) -> np.ndarray:
         """A TensorProto's contents (external data is read by onnx.load)."""
-        relax_dtype(t.data_type, f"tensor '{t.name}'")
-        return onnx.numpy_helper.to_array(t)
+        what = f"tensor '{t.name}'"
+        check_tensor(t, what)
+        try:
+            return onnx.numpy_helper.to_array(t)
+        except (ValueError, OSError) as e:  # external data that is missing or of the wrong size
+            raise ConversionError(f"{what}: {e}") from None
 
     # -- nodes -----------------------------------------------------------------------------------
-    @staticmethod
-    def _node_name(index: int, node: onnx.NodeProto) -> str:
-        return node.name or f"{node.op_type}_{index}"
-
     def _convert(self, index: int, node: onnx.NodeProto) -> None:
-        name = self._node_name(index, node)
-        where = f"ONNX node '{name}' ({node.op_type}, opset {self.opset})"
+        name = node_name(index, node)
+        where = node_where(index, node, self.opset)
         for i in node.input:
             if i and i not in self.values:
                 raise OnnxImportError(f"{where}: input '{i}' is not defined before the node")

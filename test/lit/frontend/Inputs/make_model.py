@@ -43,9 +43,23 @@ def unsupported() -> onnx.GraphProto:
     return helper.make_graph(nodes, "unsupported", [x], [y])
 
 
+def negative_dim() -> onnx.GraphProto:
+    """A graph input with dim_value -5 (invalid ONNX)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [-5, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    return helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "negative_dim", [x], [y])
+
+
+def relu5() -> onnx.GraphProto:
+    """A Relu given 5 inputs (its schema takes 1)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    return helper.make_graph([helper.make_node("Relu", ["x"] * 5, ["y"], name="relu")], "relu5", [x], [y])
+
+
 def main() -> None:
     kind, path = sys.argv[1], sys.argv[2]
-    graph = {"heads": heads, "unsupported": unsupported}[kind]()
+    graph = {"heads": heads, "unsupported": unsupported, "negative-dim": negative_dim, "relu5": relu5}[kind]()
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     model.ir_version = 10
     onnx.save(model, path)
