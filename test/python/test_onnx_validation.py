@@ -62,6 +62,11 @@ def one_node(op_type: str, inputs: list[str], outputs: list[str] = ("y",), **att
             add_model(TensorProto(name="w", data_type=TensorProto.STRING, dims=[1], string_data=[b"a"])),
             r"initializer 'w': element type STRING is not supported",
         ),
+        (one_node("Cast", ["x"], to=2**63 - 1), r"'n1' \(Cast, opset 21\): attribute 'to': element type 9223372036854775807 \(not an ONNX element type\) is not supported"),
+        (
+            node_model("Relu", [helper.make_tensor_value_info("x", 40, [2])], [value_info("y", np.float32, None)]),
+            r"graph input 'x': element type 40 \(not an ONNX element type\) is not supported",
+        ),
         (
             node_model("Relu", [value_info("x", np.float32, [-5, 3])], [value_info("y", np.float32, None)]),
             r"graph input 'x': dim 0 is -5; dims must be >= 0",

@@ -69,11 +69,20 @@ class ConstantRequired(ConversionError):
         self.input_name = input_name
 
 
+def dtype_name(elem_type: int) -> str:
+    """The ONNX name of an element type (``FLOAT``), or its number when ONNX defines none."""
+    if elem_type == onnx.TensorProto.UNDEFINED:
+        return "undefined"
+    try:
+        return onnx.TensorProto.DataType.Name(elem_type)
+    except ValueError:
+        return f"{elem_type} (not an ONNX element type)"
+
+
 def relax_dtype(elem_type: int, what: str) -> str:
     """The relax dtype of an ONNX element type, or a ConversionError naming ``what``."""
     if elem_type not in DTYPES:
-        name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "undefined"
-        raise ConversionError(f"{what}: element type {name} is not supported")
+        raise ConversionError(f"{what}: element type {dtype_name(elem_type)} is not supported")
     return DTYPES[elem_type][0]
 
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 import onnx
 
-from relax_mlir.frontend.onnx.registry import DTYPES, ConversionError, relax_dtype
+from relax_mlir.frontend.onnx.registry import DTYPES, ConversionError, dtype_name, relax_dtype
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 # element types stored in fewer than 8 bits, packed (in raw_data and in int32_data alike)
@@ -107,7 +107,7 @@ def check_tensor(t: onnx.TensorProto, what: str) -> None:
         expected = math.ceil(count * bits / 8) if bits < 8 else count
         found, unit = len(getattr(t, field)), f"values in {field}"
     if found != expected:
-        dtype = onnx.TensorProto.DataType.Name(t.data_type)
+        dtype = dtype_name(t.data_type)
         raise ConversionError(f"{what}: shape {dims} of {dtype} needs {expected} {unit}, found {found}")
 
 
