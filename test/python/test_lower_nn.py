@@ -691,4 +691,6 @@ def test_norms_do_not_overflow(kind: str, magnitude: str) -> None:
             else:
                 actual, expected = exe(x, g, b), layer_norm_ref(x, g, b, [-1], 1e-5)
         assert np.isfinite(actual).all(), f"{magnitude} {shape}: non-finite output"
-        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5, err_msg=f"{magnitude} {shape}")
+        # at O0 rows are summed in sequence (no reassociation): the mean's rounding, magnified by
+        # |mean| / std (about 5 for "max positive" rows), reaches ~5e-5 on 1000-element rows
+        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4, err_msg=f"{magnitude} {shape}")
