@@ -57,10 +57,19 @@
 // CHECK:           arith.mulf
 
 // CHECK-LABEL: func.func private @layer_norm_0(%arg0: tensor<?x?x64xf32>, %arg1: tensor<64xf32>, %arg2: tensor<64xf32>, %arg3: tensor<?x?x64xf32>)
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<?x?x64xf32>) outs(%{{.*}} : tensor<?x?xf32>)
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %{{.*}} : tensor<?x?x64xf32>, tensor<?x?xf32>) outs(%{{.*}} : tensor<?x?xf32>)
+// Statistics that cannot overflow: max|x| and the sum of x * 2^-k (k: 1/2^k <= 1/64) per row; a
+// power-of-two scale and the scaled mean from them; the squares of scaled, centered values; rsqrt.
+// CHECK:         %[[AMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<?x?x64xf32>) outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK:           math.absf
+// CHECK:           arith.maximumf
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<?x?x64xf32>) outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:         %[[STATS:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} outs(%[[SUM]], %[[AMAX]] : tensor<?x?xf32>, tensor<?x?xf32>)
+// CHECK:         %[[SQ:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %[[STATS]]#1, %[[STATS]]#0 : tensor<?x?x64xf32>, tensor<?x?xf32>, tensor<?x?xf32>) outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK:         %[[INV:.*]] = linalg.generic {{.*}} ins(%[[STATS]]#1 : tensor<?x?xf32>) outs(%[[SQ]] : tensor<?x?xf32>)
 // CHECK:           math.rsqrt
-// CHECK:         linalg.generic {{.*}} ins(%arg0, %{{.*}}, %{{.*}}, %arg1, %arg2 : tensor<?x?x64xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<64xf32>, tensor<64xf32>) outs(%arg3 : tensor<?x?x64xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%arg0, %[[STATS]]#1, %[[STATS]]#0, %[[INV]], %arg1, %arg2 : tensor<?x?x64xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<64xf32>, tensor<64xf32>) outs(%arg3 : tensor<?x?x64xf32>)
 
 // CHECK-LABEL: func.func private @group_norm_0(%arg0: tensor<?x?x?x?xf32>, %arg1: tensor<?xf32>, %arg2: tensor<?xf32>, %arg3: tensor<?x?x?x?xf32>)
 // CHECK:         %[[XG:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] output_shape [%{{.*}}, 4, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<?x?x?x?xf32> into tensor<?x4x?x?x?xf32>
