@@ -4,7 +4,8 @@ Before native code runs, every input is checked against the function's relax sig
 kind, dtype, rank, constant dims, one value per symbol across all parameters, symbolic dim
 expressions, and declared upper bounds. Non-contiguous arrays are copied. Outputs whose shapes
 follow from the inputs are allocated here as numpy arrays and written in place by the compiled code;
-data-dependent outputs come back from native code and are copied into numpy arrays, then freed.
+data-dependent outputs come back from native code and are copied into numpy arrays, then freed (each
+allocation once: results may share one).
 
 A call takes a fast path planned when the function is loaded: every dim a check reads is a position
 in one tuple (the inputs' shapes and integers, in order), constant dims and repeated symbols are
@@ -662,13 +663,20 @@ class Function:
         return arrays
 
     def _free(self, returned: ctypes.Structure | None) -> None:
+        """Free the buffers of the returned memrefs, each allocation once.
+
+        The caller owns every returned buffer, but several results may share one allocation: the same
+        value returned twice (``return %0, %0``) or views of one buffer.
+        """
         if returned is None:
             return
+        freed: set[int] = set()
         for i in range(len(self._returned)):
             d = getattr(returned, f"r{i}")
-            if d.allocated:
+            if d.allocated and d.allocated not in freed:
+                freed.add(d.allocated)
                 _libc.free(d.allocated)
-                d.allocated = d.aligned = None
+            d.allocated = d.aligned = None
 
     def _structure(self, flat: list[Any]) -> Any:
         it = iter(flat)
