@@ -115,3 +115,75 @@ def test_onnx_output_listed_twice() -> None:
     """
     outcome = run_isolated(code)
     assert outcome.returncode == 0 and outcome.last_line == "OK", outcome.stderr[-3000:]
+
+
+# -- a CNN at batch 0 -------------------------------------------------------------------------------------
+
+_RESIDUAL_CNN = """
+import numpy as np
+import relax_mlir
+import relax_mlir.builder as rb
+from relax_mlir.dialects import relax as R
+from relax_mlir.examples import models, reference
+from relax_mlir.examples.reference import _conv2d
+
+rng = np.random.default_rng(0)
+W = {
+    "c1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+    "c2": rng.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.3,
+    "gamma": rng.standard_normal(8).astype(np.float32),
+    "beta": rng.standard_normal(8).astype(np.float32),
+    "mean": rng.standard_normal(8).astype(np.float32) * 0.1,
+    "var": rng.random(8).astype(np.float32) + 0.5,
+    "fc": rng.standard_normal((8, 5)).astype(np.float32),
+    "fc_b": rng.standard_normal(5).astype(np.float32),
+}
+
+def residual_cnn():
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 3, "h", "w"])}) as (x,):
+        with bb.dataflow():
+            c = {k: R.constant(v) for k, v in W.items()}
+            bn = lambda y: R.batch_norm(y, c["gamma"], c["beta"], c["mean"], c["var"])
+            y = R.max_pool2d(R.relu(bn(R.conv2d(x, c["c1"], strides=2, padding=1))), 2)
+            z = bn(R.conv2d(y, c["c2"], padding=1))
+            r = R.relu(R.add(z, y))
+            g = R.flatten(R.adaptive_avg_pool2d(r, 1), 1)
+            out = bb.emit_output(R.add(R.matmul(g, c["fc"]), c["fc_b"]))
+        bb.ret(out)
+    return bb.module
+
+def residual_reference(x):
+    w = {k: v.astype(np.float64) for k, v in W.items()}
+    def bn(y):
+        scale = w["gamma"] / np.sqrt(w["var"] + 1e-5)
+        return (y - w["mean"][:, None, None]) * scale[:, None, None] + w["beta"][:, None, None]
+    y = np.maximum(bn(_conv2d(x.astype(np.float64), w["c1"], 2, 1)), 0)
+    n, ch, hh, ww = y.shape
+    y = y[:, :, : hh // 2 * 2, : ww // 2 * 2].reshape(n, ch, hh // 2, 2, ww // 2, 2).max(axis=(3, 5))
+    r = np.maximum(bn(_conv2d(y, w["c2"], 1, 1)) + y, 0)
+    return r.mean(axis=(2, 3)) @ w["fc"] + w["fc_b"]
+
+MODELS = {
+    "residual": (residual_cnn, residual_reference, (3, 18, 18)),
+    "small_cnn": (models.small_cnn, reference.small_cnn, (3, 16, 16)),
+}
+build, ref, shape = MODELS[MODEL]
+f = relax_mlir.compile(build(), opt_level=LEVEL)
+for n in (0, 1, 0, 3, 0, 0, 1):
+    x = np.random.default_rng(n).standard_normal((n, *shape)).astype(np.float32)
+    y = f(x)
+    want = ref(x)
+    assert y.shape == want.shape, (y.shape, want.shape)
+    np.testing.assert_allclose(y, want, rtol=1e-3, atol=1e-3)
+print("OK")
+"""
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+@pytest.mark.parametrize("model", ["residual", "small_cnn"])
+def test_cnn_at_batch_zero(model: str, level: int) -> None:
+    """A chunk loop over the images of an empty batch ran its body once (relax-lower-parallel), writing
+    image 0 out of bounds of empty buffers: heap corruption at O2/O3."""
+    outcome = run_isolated(f"MODEL = {model!r}\nLEVEL = {level}\n" + _RESIDUAL_CNN)
+    assert outcome.returncode == 0 and outcome.last_line == "OK", outcome.stderr[-3000:]
