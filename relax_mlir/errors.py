@@ -37,3 +37,7 @@ class CompileError(RelaxError):
 
 class DeviceUnavailableError(RelaxError):
     """Compiled code cannot run here: no usable device or driver (e.g. a CUDA build without a GPU)."""
+
+
+class OutOfMemoryError(RelaxError, MemoryError):
+    """A compiled function could not allocate memory (its message names the function and the size)."""

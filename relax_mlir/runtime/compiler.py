@@ -113,7 +113,7 @@ def _compile(
             return functions
         signatures = _signatures(op)
         t = time.perf_counter()
-        _run(op, "host-to-llvm")
+        _run(op, "host-to-llvm,relax-check-allocations")
         stats.stages["to llvm"] = time.perf_counter() - t
         if on_stage:
             on_stage("llvm", str(op))

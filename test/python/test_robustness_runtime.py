@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import pytest
-from isolated import run_isolated
+from isolated import expect_error, run_isolated
 
 # -- results returned more than once ---------------------------------------------------------------------
 
@@ -186,4 +186,87 @@ def test_cnn_at_batch_zero(model: str, level: int) -> None:
     """A chunk loop over the images of an empty batch ran its body once (relax-lower-parallel), writing
     image 0 out of bounds of empty buffers: heap corruption at O2/O3."""
     outcome = run_isolated(f"MODEL = {model!r}\nLEVEL = {level}\n" + _RESIDUAL_CNN)
+    assert outcome.returncode == 0 and outcome.last_line == "OK", outcome.stderr[-3000:]
+
+
+# -- allocations that fail ----------------------------------------------------------------------------------
+
+_GPT_OOM = """
+import numpy as np
+import relax_mlir
+from relax_mlir.errors import OutOfMemoryError
+from relax_mlir.examples import models, reference
+
+D, HEADS, FF = 64, 8, 128
+f = relax_mlir.compile(models.transformer_block(D, HEADS, FF, upper_bounds={}), opt_level=LEVEL)
+w = reference.transformer_weights(D, FF)
+for s in (65536, 100000):  # attention scores of 1 x 8 x s x s floats: 128 GiB and more
+    try:
+        f(np.zeros((1, s, D), np.float32), *w.values())
+    except OutOfMemoryError as e:
+        assert isinstance(e, MemoryError)
+        print("RAISED", str(e))
+    else:
+        raise AssertionError("no error")
+assert f(np.zeros((2, 0, D), np.float32), *w.values()).shape == (2, 0, D)
+for s in (1, 7):  # the function still works after the failure
+    x = np.random.default_rng(s).standard_normal((2, s, D)).astype(np.float32)
+    np.testing.assert_allclose(f(x, *w.values()), reference.transformer_block(x, HEADS, w), rtol=1e-3, atol=1e-3)
+print("OK")
+"""
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_failed_allocation_raises(level: int) -> None:
+    """malloc's null result was used: a GPT block with 128 GiB of attention scores segfaulted."""
+    outcome = run_isolated(f"LEVEL = {level}\n" + _GPT_OOM)
+    assert outcome.returncode == 0 and outcome.last_line == "OK", outcome.stderr[-3000:]
+    raised = [line for line in outcome.stdout.splitlines() if line.startswith("RAISED")]
+    assert len(raised) == 2
+    assert "@transformer_block: out of memory" in raised[0] and "bytes (128.0 GiB)" in raised[0]
+
+
+def test_output_too_large_raises() -> None:
+    """An output numpy cannot allocate (4 TiB): OutOfMemoryError naming the output."""
+    message = expect_error(
+        """
+        import numpy as np
+        import relax_mlir
+        import relax_mlir.builder as rb
+        from relax_mlir.dialects import relax as R
+
+        bb = rb.BlockBuilder()
+        with bb.function("outer", {"x": rb.tensor(["n", 1])}) as (x,):
+            with bb.dataflow():
+                y = bb.emit_output(R.matmul(x, R.permute_dims(x)))
+            bb.ret(y)
+        f = relax_mlir.compile(bb.module, opt_level=0)
+        assert f(np.ones((3, 1), np.float32)).shape == (3, 3)
+        f(np.ones((1 << 20, 1), np.float32))
+        """,
+        "OutOfMemoryError",
+        match="@outer: out of memory: output #0 of shape (1048576, 1048576)",
+    )
+    assert "4096.0 GiB" in message
+
+
+def test_large_allocations_still_run() -> None:
+    """Allocations that succeed are not reported, however large (256 MiB buffers inside compiled code)."""
+    code = """
+    import numpy as np
+    import relax_mlir
+    import relax_mlir.builder as rb
+    from relax_mlir.dialects import relax as R
+
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n"])}) as (x,):
+        with bb.dataflow():
+            y = bb.emit_output(R.add(R.exp(x), R.multiply(x, x)))
+        bb.ret(y)
+    f = relax_mlir.compile(bb.module, opt_level=0)
+    x = np.linspace(-1, 1, 1 << 26, dtype=np.float32)
+    np.testing.assert_allclose(f(x), np.exp(x) + x * x, rtol=1e-5)
+    print("OK")
+    """
+    outcome = run_isolated(code)
     assert outcome.returncode == 0 and outcome.last_line == "OK", outcome.stderr[-3000:]
