@@ -50,5 +50,9 @@ class DeviceUnavailableError(RelaxError):
     """Compiled code cannot run here: no usable device or driver (e.g. a CUDA build without a GPU)."""
 
 
+class OutOfMemoryError(RelaxError, MemoryError):
+    """A compiled function could not allocate memory (its message names the function and the size)."""
+
+
 class CacheWarning(UserWarning):
     """The compile cache is damaged or cannot be used; the compile goes on (recompiling, or without it)."""

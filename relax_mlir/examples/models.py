@@ -18,11 +18,14 @@ import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 
 
-def transformer_block(d: int = 512, heads: int = 8, ff: int = 2048) -> ir.Module:
+def transformer_block(
+    d: int = 512, heads: int = 8, ff: int = 2048, upper_bounds: dict[str, int] | None = None
+) -> ir.Module:
     """Pre-LayerNorm block: causal multi-head attention and a GELU MLP, each with a residual.
 
     The causal mask's size comes from the input's sequence length through shape values
-    (``shape_of -> get_dim -> arange``), as an importer would build it.
+    (``shape_of -> get_dim -> arange``), as an importer would build it. ``upper_bounds`` of the batch
+    ``b`` and the sequence length ``s`` default to 16 and 2048 (``{}``: none).
     """
     head_dim = d // heads
     bb = rb.BlockBuilder()
@@ -41,7 +44,8 @@ def transformer_block(d: int = 512, heads: int = 8, ff: int = 2048) -> ir.Module
         "w2": rb.tensor([ff, d]),
         "b2": rb.tensor([d]),
     }
-    with bb.function("transformer_block", params, upper_bounds={"b": 16, "s": 2048}) as args:
+    bounds = {"b": 16, "s": 2048} if upper_bounds is None else upper_bounds
+    with bb.function("transformer_block", params, upper_bounds=bounds or None) as args:
         x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2, b2 = args
         with bb.dataflow():
             h = R.layer_norm(x, ln1_g, ln1_b)

@@ -4,7 +4,10 @@ Before native code runs, every input is checked against the function's relax sig
 kind, dtype, rank, constant dims, one value per symbol across all parameters, symbolic dim
 expressions, and declared upper bounds. Non-contiguous arrays are copied. Outputs whose shapes
 follow from the inputs are allocated here as numpy arrays and written in place by the compiled code;
-data-dependent outputs come back from native code and are copied into numpy arrays, then freed.
+data-dependent outputs come back from native code and are copied into numpy arrays, then freed (each
+allocation once: results may share one). Native code is entered through its guarded entry
+(``checked_alloc``): a failed allocation inside it raises ``OutOfMemoryError``, as does an output numpy
+cannot allocate.
 
 A call takes a fast path planned when the function is loaded: every dim a check reads is a position
 in one tuple (the inputs' shapes and integers, in order), constant dims and repeated symbols are
@@ -30,7 +33,8 @@ import ml_dtypes
 import numpy as np
 
 from relax_mlir.dialects.types import PrimType, TensorType, parse_type
-from relax_mlir.errors import InputError
+from relax_mlir.errors import InputError, OutOfMemoryError
+from relax_mlir.runtime.checked_alloc import CONTEXT_BYTES, GUARD_PREFIX, KEY_GLOBAL
 from relax_mlir.runtime.loader import LoadedObject
 from relax_mlir.shape_infer.expr import Expr, format_dim
 
@@ -62,6 +66,18 @@ NUMPY_DTYPES = {
 
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
+_alloc_key: ctypes.c_uint32 | None = None
+
+
+def allocation_key() -> int:
+    """The process's pthread key naming a thread's allocation context in guarded calls (``checked_alloc``)."""
+    global _alloc_key
+    if _alloc_key is None:
+        key = ctypes.c_uint32()
+        if _libc.pthread_key_create(ctypes.byref(key), None) != 0:
+            raise OSError("pthread_key_create failed")
+        _alloc_key = key
+    return _alloc_key.value
 
 
 _DESCRIPTORS: dict[int, type[ctypes.Structure]] = {}
@@ -162,11 +178,12 @@ class _Input:
 class _Frame:
     """The reused memory of one call in flight: descriptors, int outputs, status, native arguments."""
 
-    __slots__ = ("buffer", "args")
+    __slots__ = ("buffer", "args", "context")
 
-    def __init__(self, buffer: ctypes.Array, args: list[int]) -> None:
+    def __init__(self, buffer: ctypes.Array, args: list[int], context: ctypes.Array | None) -> None:
         self.buffer = buffer
         self.args = args
+        self.context = context  # a guarded call's jmp_buf and failed allocation size
 
 
 class Function:
@@ -197,14 +214,19 @@ class Function:
             if self._returned
             else None
         )
-        argtypes: list[Any] = [ctypes.c_void_p] if self._returned else []
+        self._guarded = _guarded_entry(loaded, name)
+        self._lead = 1 if self._guarded else 0  # the guarded entry takes its context first
+        argtypes: list[Any] = [ctypes.c_void_p] * (self._lead + (1 if self._returned else 0))
         for spec in self.inputs:
             if spec.kind == "tensor":
                 argtypes.append(ctypes.c_void_p)
             else:
                 argtypes += [ctypes.c_int64] * (1 if spec.kind == "prim" else len(spec.type.values))
         argtypes += [ctypes.c_void_p] * (len(self.outputs) - len(self._returned) + 1)
-        self._fn = ctypes.CFUNCTYPE(None, *argtypes)(loaded.address(f"_mlir_ciface_{name}"))
+        if self._guarded:
+            self._fn = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(self._guarded)
+        else:
+            self._fn = ctypes.CFUNCTYPE(None, *argtypes)(loaded.address(f"_mlir_ciface_{name}"))
         self._loaded = loaded  # keeps the code alive
         self._plan_inputs()
         self._plan_outputs()
@@ -344,7 +366,7 @@ class Function:
         self._pack = struct.Struct(f"={packed}q").pack_into
         self._frame_words = packed + _DESC_WORDS_1D * (len(self._int_outputs) + 1)
         self._int_slots: list[int] = []  # native argument indices of prim and shape values
-        at = 1 if self._returned else 0
+        at = self._lead + (1 if self._returned else 0)
         for spec in self.inputs:
             n = 1 if spec.kind in ("tensor", "prim") else len(spec.type.values)
             if spec.kind != "tensor":
@@ -355,7 +377,9 @@ class Function:
         buffer = (ctypes.c_int64 * self._frame_words)()
         base = ctypes.addressof(buffer)
         desc = iter(self._desc_at)
-        args: list[int] = [0] if self._returned else []
+        context = (ctypes.c_int64 * (CONTEXT_BYTES // 8))() if self._guarded else None
+        args: list[int] = [ctypes.addressof(context)] if context is not None else []
+        args += [0] if self._returned else []
         for spec in self.inputs:
             if spec.kind == "tensor":
                 args.append(base + 8 * next(desc))
@@ -378,7 +402,7 @@ class Function:
             elif kind != "returned":
                 args.append(constant_descriptor())
         args.append(constant_descriptor())
-        return _Frame(buffer, args)
+        return _Frame(buffer, args, context)
 
     # -- checking inputs ---------------------------------------------------------------------------
     def _flatten(self, args: Sequence[Any]) -> list[Any]:
@@ -601,10 +625,13 @@ class Function:
         if self._out_exprs:
             env = self._env(dims)
             extended += tuple(d.evaluate(env) for d in self._out_exprs)
-        outs = [
-            np.empty(shape(extended), dtype if dtype is not None else numpy_dtype(name, "output"))
-            for shape, dtype, name, _ in self._out_tensors
-        ]
+        try:
+            outs = [
+                np.empty(shape(extended), dtype if dtype is not None else numpy_dtype(name, "output"))
+                for shape, dtype, name, _ in self._out_tensors
+            ]
+        except MemoryError:
+            raise self._output_oom(extended) from None
         frames = self._frames
         frame = frames.pop() if frames else self._new_frame()
         try:
@@ -625,8 +652,10 @@ class Function:
                     c_args[slot] = value
                 if self._result_struct is not None:
                     returned = self._result_struct()
-                    c_args[0] = ctypes.addressof(returned)
-            self._fn(*c_args)
+                    c_args[self._lead] = ctypes.addressof(returned)
+            if self._fn(*c_args):
+                self._free(returned)
+                raise _out_of_memory(self.name, frame.context[0])
             status = self._status_at
             if buffer[status]:
                 code, actual, expected = buffer[status : status + 3]
@@ -641,6 +670,19 @@ class Function:
         if self._flat_results:
             return results[0] if len(results) == 1 else tuple(results)
         return self._structure(results)
+
+    def _output_oom(self, extended: tuple[int, ...]) -> OutOfMemoryError:
+        for i, (shape, dtype, name, _) in enumerate(self._out_tensors):
+            dims = shape(extended)
+            dims = dims if isinstance(dims, tuple) else (dims,)
+            size = int(np.prod(dims, dtype=object)) * numpy_dtype(name, "output").itemsize
+            try:
+                np.empty(dims, dtype if dtype is not None else numpy_dtype(name, "output"))
+            except MemoryError:
+                return OutOfMemoryError(
+                    f"@{self.name}: out of memory: output #{i} of shape {dims} needs {_bytes(size)}"
+                )
+        return OutOfMemoryError(f"@{self.name}: out of memory allocating its outputs")
 
     def _collect(
         self, outs: list[np.ndarray], buffer: ctypes.Array, returned: ctypes.Structure | None
@@ -678,13 +720,20 @@ class Function:
         return arrays
 
     def _free(self, returned: ctypes.Structure | None) -> None:
+        """Free the buffers of the returned memrefs, each allocation once.
+
+        The caller owns every returned buffer, but several results may share one allocation: the same
+        value returned twice (``return %0, %0``) or views of one buffer.
+        """
         if returned is None:
             return
+        freed: set[int] = set()
         for i in range(len(self._returned)):
             d = getattr(returned, f"r{i}")
-            if d.allocated:
+            if d.allocated and d.allocated not in freed:
+                freed.add(d.allocated)
                 _libc.free(d.allocated)
-                d.allocated = d.aligned = None
+            d.allocated = d.aligned = None
 
     def _structure(self, flat: list[Any]) -> Any:
         it = iter(flat)
@@ -696,6 +745,29 @@ class Function:
 
         out = [build(s) for s in self.result_structure]
         return out[0] if len(out) == 1 else tuple(out)
+
+
+def _guarded_entry(loaded: LoadedObject, name: str) -> int:
+    """The address of ``name``'s guarded entry (``checked_alloc``), with the object's allocation key set;
+    0 when the object has none (CUDA host code)."""
+    try:
+        address = loaded.address(GUARD_PREFIX + name)
+        key_at = loaded.global_address(KEY_GLOBAL)
+    except (KeyError, AttributeError):
+        return 0
+    ctypes.c_uint32.from_address(key_at).value = allocation_key()
+    return address
+
+
+def _bytes(n: int) -> str:
+    return f"{n} bytes ({n / 2**30:.1f} GiB)" if n >= 2**30 else f"{n} bytes"
+
+
+def _out_of_memory(name: str, size: int) -> OutOfMemoryError:
+    return OutOfMemoryError(
+        f"@{name}: out of memory: compiled code could not allocate {_bytes(size)} (malloc failed); "
+        "reduce the input sizes"
+    )
 
 
 class Executable:

@@ -70,3 +70,9 @@ class LoadedObject:
         if not address:
             raise KeyError(symbol)
         return address
+
+    def global_address(self, symbol: str) -> int:
+        address = self._engine.get_global_value_address(symbol)
+        if not address:
+            raise KeyError(symbol)
+        return address

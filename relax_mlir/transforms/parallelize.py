@@ -459,9 +459,11 @@ class LowerParallel:
 
 
 def _serial_path_for_one_chunk(forall: ir.Operation) -> None:
-    """``scf.if chunks > 1 {forall} else {its body at chunk 0}``: a loop whose chunk count is decided at
+    """``scf.if chunks == 1 {its body at chunk 0} else {forall}``: a loop whose chunk count is decided at
     run time runs a single chunk on the calling thread, without entering the OpenMP runtime (whose
-    serialized parallel region still costs microseconds: too much for tiny calls)."""
+    serialized parallel region still costs microseconds: too much for tiny calls). A count of 0 (a loop
+    over the images of an empty batch) runs the forall, which does nothing: running the body would
+    write chunk 0 out of bounds of empty buffers."""
     attrs = forall.attributes
     if any(v != 0 for v in ir.DenseI64ArrayAttr(attrs["staticLowerBound"])) or any(
         v != 1 for v in ir.DenseI64ArrayAttr(attrs["staticStep"])
@@ -478,14 +480,14 @@ def _serial_path_for_one_chunk(forall: ir.Operation) -> None:
         chunks = dynamic[0]
         for v in dynamic[1:]:
             chunks = arith.muli(chunks, v)
-        several = arith.cmpi(arith.CmpIPredicate.ugt, chunks, arith.constant(index, 1))
-        branch = scf.IfOp(several, [], has_else=True)
+        single = arith.cmpi(arith.CmpIPredicate.eq, chunks, arith.constant(index, 1))
+        branch = scf.IfOp(single, [], has_else=True)
         with ir.InsertionPoint(branch.then_block):
             scf.YieldOp([])
         with ir.InsertionPoint(branch.else_block):
             scf.YieldOp([])
-    forall.move_before(branch.then_block.operations[0])
-    serial = forall.clone(ir.InsertionPoint(branch.else_block.operations[0]))
+    forall.move_before(branch.else_block.operations[0])
+    serial = forall.clone(ir.InsertionPoint(branch.then_block.operations[0]))
     body = serial.regions[0].blocks[0]
     with ir.InsertionPoint(serial), serial.location:
         zero = arith.constant(index, 0)

@@ -23,18 +23,19 @@
 // CHECK-NOT: linalg.
 // CHECK: return
 // OMP-LABEL: func.func private @rows
-// A single chunk runs on the calling thread without entering the OpenMP runtime.
-// OMP: %[[SEVERAL:.*]] = arith.cmpi ugt, %{{.*}}, %c1
-// OMP: scf.if %[[SEVERAL]] {
+// A single chunk runs on the calling thread without entering the OpenMP runtime; 0 chunks (an empty
+// dim) take the loop, which runs nothing.
+// OMP: %[[SINGLE:.*]] = arith.cmpi eq, %{{.*}}, %c1
+// OMP: scf.if %[[SINGLE]] {
+// OMP-NOT: omp.
+// OMP: linalg.generic
+// OMP: } else {
 // OMP: %[[TRIPS:.*]] = arith.ceildivui
 // OMP: %[[T:.*]] = arith.maxui
 // OMP: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
 // OMP: omp.parallel num_threads(%[[T32]] : i32)
 // OMP-NEXT: omp.wsloop {
 // OMP-NEXT: omp.loop_nest
-// OMP: } else {
-// OMP-NOT: omp.
-// OMP: linalg.generic
 // OMP: return
 func.func private @rows(%x: tensor<?x?xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
@@ -117,12 +118,12 @@ func.func private @tiny(%x: tensor<4x8xf32>, %out: tensor<4x8xf32>) -> tensor<4x
 // CHECK: scf.yield
 // OMP-LABEL: func.func private @packed
 // OMP: scf.for
-// OMP: %[[SEVERAL:.*]] = arith.cmpi ugt, %{{.*}}, %c1
-// OMP: scf.if %[[SEVERAL]] {
-// OMP: omp.parallel
-// OMP: } else {
+// OMP: %[[SINGLE:.*]] = arith.cmpi eq, %{{.*}}, %c1
+// OMP: scf.if %[[SINGLE]] {
 // OMP-NOT: omp.
 // OMP: linalg.generic
+// OMP: } else {
+// OMP: omp.parallel
 // OMP: scf.yield
 func.func private @packed(%x: tensor<?x?x64xf32>, %w: tensor<8x64x16xf32>, %out: tensor<?x?x8x16xf32>) -> tensor<?x?x8x16xf32> {
   %c0 = arith.constant 0 : index
