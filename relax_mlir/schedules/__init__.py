@@ -6,6 +6,12 @@ the given suffix. The pass runs, in registration order (module name order), ever
 trigger ops occur in the module, all in one ``@__transform_main`` and one transform-interpreter run.
 A schedule may also give ``prepare(module)``, run before the transform: it marks the ops to match with
 attributes, for choices that transform-dialect matchers cannot express.
+
+The vectorizing schedules vectorize every op of a kernel function, including those they do not tile (the
+fill that initializes an accumulator, copies, elementwise ops): such an op would become one vector as
+large as its static shape, which ``convert-vector-to-scf{full-unroll}`` unrolls into one operation per
+row at compile time (a dim of 2**40 never finishes; one over 2**32 aborts LLVM). ``bound_vectors`` tiles
+those ops first, to one row of at most ``ROW_TILE`` elements per vector.
 """
 
 from __future__ import annotations
@@ -32,6 +38,10 @@ class Schedule:
 
 
 SCHEDULES: dict[str, Schedule] = {}
+BOUND_ATTR = "relax.bound_vector"  # on an op no schedule claims: its loop count, for ``bound_vectors``
+BOUND_OPS = frozenset({"linalg.fill", "linalg.copy", "linalg.generic"})
+MAX_BOUND_RANK = 8
+ROW_TILE = 1024  # innermost elements per vector of a bounded op; the other dims get tile 1
 
 
 def register_schedule(
@@ -44,6 +54,53 @@ def register_schedule(
         return fn
 
     return wrap
+
+
+def mark_unclaimed(module: ir.Operation) -> None:
+    """Mark the fills, copies and generics that no schedule claimed (none has a ``relax.`` attribute)
+    with their loop count (``BOUND_ATTR``), for ``bound_vectors``."""
+    i64 = ir.IntegerType.get_signless(64)
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if (
+            op.name in BOUND_OPS
+            and len(op.results) == 1
+            and isinstance(op.results[0].type, ir.RankedTensorType)
+        ):
+            if not any(name.startswith("relax.") for name in op.attributes):
+                if op.name == "linalg.generic":
+                    loops = len(ir.ArrayAttr(op.attributes["iterator_types"]))
+                else:
+                    loops = op.results[0].type.rank
+                if 1 <= loops <= MAX_BOUND_RANK:
+                    op.attributes[BOUND_ATTR] = ir.IntegerAttr.get(i64, loops)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def unmark(module: ir.Operation) -> None:
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if BOUND_ATTR in op.attributes:
+            del op.attributes[BOUND_ATTR]
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def bound_vectors(f: str = "%f") -> str:
+    """Transform IR tiling the marked ops (``mark_unclaimed``) of function ``f`` to rows of at most
+    ``ROW_TILE`` elements, so that vectorizing ``f`` makes no vector larger than that."""
+    out = []
+    for r in range(1, MAX_BOUND_RANK + 1):
+        tiles = [1] * (r - 1) + [ROW_TILE]
+        out.append(f"""      %vb{r} = transform.structured.match attributes{{{BOUND_ATTR} = {r} : i64}} in {f} : (!transform.any_op) -> !transform.any_op
+      transform.foreach %vb{r} : !transform.any_op {{
+      ^bb0(%vbop: !transform.any_op):
+        %vbt, %vbl:{r} = transform.structured.tile_using_for %vbop tile_sizes {tiles} : (!transform.any_op) -> ({", ".join(["!transform.any_op"] * (r + 1))})
+      }}
+""")
+    return "".join(out)
 
 
 def vectorize_to_outer_products(extra_patterns: str = "") -> str:
@@ -60,7 +117,7 @@ def vectorize_to_outer_products(extra_patterns: str = "") -> str:
         if extra
         else ""
     )
-    return f"""      transform.apply_patterns to %f {{
+    return f"""{bound_vectors()}      transform.apply_patterns to %f {{
         transform.apply_patterns.scf.for_loop_canonicalization
         transform.apply_patterns.canonicalization
       }} : !transform.any_op
@@ -117,6 +174,7 @@ class ScheduleKernels:
         for s in active:
             if s.prepare is not None:
                 s.prepare(module)
+        mark_unclaimed(module)
         body = module.regions[0].blocks[0]
         schedule = ir.Module.parse("module {\n" + transform_text(active) + "}")  # the inner module moves
         transform_module = schedule.body.operations[0].operation
@@ -126,6 +184,7 @@ class ScheduleKernels:
             pm.run(module)
         finally:
             transform_module.erase()
+            unmark(module)
         # canonicalization may fold a kernel's write into its destination away (an identity copy
         # becomes ``return %input``); the host relies on every result being in its destination
         for op in body.operations:

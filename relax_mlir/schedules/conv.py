@@ -12,7 +12,7 @@ dynamic size, stay (tiled) scalar loops.
 
 from __future__ import annotations
 
-from relax_mlir.schedules import register_schedule
+from relax_mlir.schedules import bound_vectors, register_schedule
 
 OW_TILE = 8
 # op -> tile sizes over its loops (in linalg's loop order): one output row segment, one window row
@@ -37,7 +37,7 @@ def _schedule(op: str, tiles: tuple[int, ...], i: str) -> str:
     transform.foreach %w{i} : !transform.any_op {{
     ^bb0(%op: !transform.any_op):
       %f = transform.get_parent_op %op {{isolated_from_above}} : (!transform.any_op) -> !transform.any_op
-      %t, %l:{loops} = transform.structured.tile_using_for %op tile_sizes {list(tiles)}
+{bound_vectors()}      %t, %l:{loops} = transform.structured.tile_using_for %op tile_sizes {list(tiles)}
         : (!transform.any_op) -> ({_any(loops + 1)})
       %c = transform.cast %l#{ow} : !transform.any_op to !transform.op<"scf.for">
       transform.sequence %c : !transform.op<"scf.for"> failures(suppress) {{

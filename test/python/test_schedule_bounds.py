@@ -1,0 +1,97 @@
+"""The vectorizing schedules (matmul, packed matmul, conv windows) make no vector larger than a row.
+
+They vectorize every op of a kernel function; an op they do not tile (the fill initializing the
+accumulator, an im2col copy) used to become one vector of its whole static shape, which
+``convert-vector-to-scf{full-unroll}`` unrolled row by row: a static dim of 2**40 (legal in a type, too
+large to run) never finished compiling, and one of 2**40 columns aborted LLVM (a vector of 2**40 lanes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from isolated import run_isolated
+
+import relax_mlir.builder as rb
+from relax_mlir.dialects import relax as R
+from relax_mlir.runtime.compiler import compile
+
+HUGE = 2**40
+
+
+def _fn(params: str, op: str, attrs: str, args: str, arg_types: str, out: str) -> str:
+    return (
+        f"func.func @main({params}) -> {out} {{\n"
+        f'  %0 = "relax.{op}"({args}) {attrs} : ({arg_types}) -> {out}\n'
+        f"  return %0 : {out}\n}}"
+    )
+
+
+def _t(*dims: int) -> str:
+    return f"!relax.tensor<[{', '.join(map(str, dims))}], f32>"
+
+
+POOL = "{ceil_mode = false, dilation = [1, 1], kernel = [3, 3], padding = [1, 1, 1, 1], strides = [1, 1]}"
+CONV = "{dilation = [1, 1], groups = %d : i64, padding = [1, 1, 1, 1], strides = [1, 1]}"
+B = HUGE
+HUGE_STATIC = {
+    "matmul rows": _fn(f"%x: {_t(B, 8)}, %w: {_t(8, 16)}", "matmul", "", "%x, %w",
+                       f"{_t(B, 8)}, {_t(8, 16)}", _t(B, 16)),
+    "matmul columns": _fn(f"%x: {_t(4, 8)}, %w: {_t(8, B)}", "matmul", "", "%x, %w",
+                          f"{_t(4, 8)}, {_t(8, B)}", _t(4, B)),
+    "batch matmul": _fn(f"%x: {_t(2, B, 8)}, %w: {_t(2, 8, 16)}", "matmul", "", "%x, %w",
+                        f"{_t(2, B, 8)}, {_t(2, 8, 16)}", _t(2, B, 16)),
+    "packed matmul": _fn(f"%x: {_t(B, 8)}, %p: {_t(2, 8, 16)}", "matmul_packed", "{n = 20}", "%x, %p",
+                         f"{_t(B, 8)}, {_t(2, 8, 16)}", _t(B, 20)),
+    "max pool": _fn(f"%x: {_t(B, 8, 32, 32)}", "max_pool2d", POOL, "%x", _t(B, 8, 32, 32), _t(B, 8, 32, 32)),
+    "conv": _fn(f"%x: {_t(B, 8, 32, 32)}, %w: {_t(16, 8, 3, 3)}", "conv2d", CONV % 1, "%x, %w",
+                f"{_t(B, 8, 32, 32)}, {_t(16, 8, 3, 3)}", _t(B, 16, 32, 32)),
+    "depthwise conv": _fn(f"%x: {_t(B, 8, 32, 32)}, %w: {_t(8, 1, 3, 3)}", "conv2d", CONV % 8, "%x, %w",
+                          f"{_t(B, 8, 32, 32)}, {_t(8, 1, 3, 3)}", _t(B, 8, 32, 32)),
+}  # fmt: skip
+
+
+def test_huge_static_dims_compile_with_bounded_vectors() -> None:
+    """Each case compiles at O1-O3 (in a child: it used to hang or abort), and no vector in the host IR
+    (kernels after relax-schedule-kernels) grows with the huge dim: the largest are the schedules' tiles."""
+    code = f"""
+        import re
+        import relax_mlir
+        for name, text in {HUGE_STATIC!r}.items():
+            for level in (1, 2, 3):
+                stages = {{}}
+                relax_mlir.compile(text, opt_level=level, on_stage=lambda s, ir: stages.__setitem__(s, ir))
+                sizes = [eval(v.replace("x", "*")) for v in re.findall(r"vector<([0-9x]+)x[a-z]", stages["host"])]
+                print(name, level, max(sizes, default=0) <= 2**16)
+    """
+    outcome = run_isolated(code, timeout=600)
+    assert outcome.returncode == 0, outcome.stderr[-3000:]
+    lines = outcome.stdout.split("\n")
+    assert len([line for line in lines if line.endswith(" True")]) == 3 * len(HUGE_STATIC), outcome.stdout
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.parametrize(("m", "n"), [(1, 1), (7, 1030), (9, 2100)])
+def test_static_matmul_with_rows_longer_than_a_tile(level: int, m: int, n: int) -> None:
+    """Static matmuls whose initialized rows span several bounded tiles, with a remainder: numpy's values."""
+    rng = np.random.default_rng(m * n)
+    x, w = rng.standard_normal((m, 5), np.float32), rng.standard_normal((5, n), np.float32)
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor([m, 5]), "w": rb.tensor([5, n])}) as (xv, wv):
+        with bb.dataflow():
+            out = bb.emit_output(R.matmul(xv, wv))
+        bb.ret(out)
+    np.testing.assert_allclose(compile(bb.module, opt_level=level)(x, w), x @ w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_static_pool_with_rows_longer_than_a_tile(level: int) -> None:
+    """A max pool over rows of 1030 (its -inf fill is bounded in tiles of a row): numpy's values."""
+    x = np.random.default_rng(3).standard_normal((1, 2, 3, 1030), np.float32)
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor([1, 2, 3, 1030])}) as (xv,):
+        with bb.dataflow():
+            out = bb.emit_output(R.max_pool2d(xv, kernel=(1, 2), strides=(1, 2)))
+        bb.ret(out)
+    want = x.reshape(1, 2, 3, 515, 2).max(axis=-1)
+    np.testing.assert_array_equal(compile(bb.module, opt_level=level)(x), want)
