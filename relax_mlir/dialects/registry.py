@@ -308,6 +308,25 @@ class RelaxOp(ir.OpView):
     # Results that update an operand in place: INPLACE[i] is the operand result i is written into (its
     # kernel's destination is that operand's buffer; the operand must be a function parameter).
     INPLACE: ClassVar[tuple[int, ...]] = ()
+    # Traits the passes read (defaults fit a pure compute op; ``op_class`` finds the class of an op):
+    # relax-dce, relax-cse, relax-fold-constants: results depend on operands only; no effect, no run-time check
+    PURE: ClassVar[bool] = True
+    # relax-cse: an impure op whose second identical instance does nothing the first did not (a check)
+    IDEMPOTENT: ClassVar[bool] = False
+    # convert-relax-to-linalg: the op only moves bits, so it may touch storage-only dtypes (float8, i4...)
+    BIT_MOVING: ClassVar[bool] = False
+    # relax-fuse-ops and relax-fuse-kernels: pure and binds no symbol, so it may move above a fusion group
+    # whose values it does not use
+    HOISTABLE: ClassVar[bool] = False
+    # relax-fuse-kernels only: may move above a run of fused kernel calls it does not use (a check)
+    HOISTABLE_OVER_KERNELS: ClassVar[bool] = False
+    # relax-plan-memory: a result may be (a view of) an operand's buffer
+    ALIASES_OPERANDS: ClassVar[bool] = True
+    # relax-lower-host: calls a kernel or library function in destination-passing style (it reads its
+    # operands' buffers and may write a function output's destination directly)
+    DPS_CALL: ClassVar[bool] = False
+    # Hooks, defined only by the classes that have them (like ``lower``, the kernel lowering):
+    # ``lower_host(self, host: HostLowering)`` (relax-lower-host) writes the op as host code.
     _ODS_REGIONS = (0, True)
     _ODS_OPERAND_SEGMENTS = None
     _ODS_RESULT_SEGMENTS = None
@@ -316,6 +335,17 @@ class RelaxOp(ir.OpView):
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         """Result types from operand types and attributes; raise ShapeError when ill-typed."""
         raise NotImplementedError(f"relax.{cls.NAME} has no shape deduction")
+
+    @classmethod
+    def canonicalize(cls, op: ir.Operation) -> ir.Value | None:
+        """relax-canonicalize: a value of the same type that ``op``'s result can be replaced by, or None.
+
+        A rule must be exact and drop no run-time check; it may build new ops before ``op``."""
+        return None
+
+    def removable_when_unused(self) -> bool:
+        """relax-dce: whether the op may be erased when nothing uses its results (pure ops may)."""
+        return self.PURE
 
     # -- reading an op instance -------------------------------------------------------------
     def attr_values(self) -> dict[str, Any]:
@@ -489,6 +519,12 @@ def describe_location(loc: ir.Location) -> str:
 
 
 OPS: dict[str, type[RelaxOp]] = {}
+
+
+def op_class(op: ir.Operation | ir.OpView) -> type[RelaxOp] | None:
+    """The registered class of a relax op (whose traits the passes read); None for any other op."""
+    name = op.name
+    return OPS.get(name[len(DIALECT) + 1 :]) if name.startswith(DIALECT + ".") else None
 
 
 def relax_op(cls: type[RelaxOp]) -> type[RelaxOp]:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from relax_mlir.dialects.registry import INPLACE_ATTR, OPS, is_resource_elements
+from relax_mlir.dialects.registry import INPLACE_ATTR, is_resource_elements, op_class
 from relax_mlir.dialects.types import (
     PrimType,
     RelaxType,
@@ -222,7 +222,7 @@ class _HostWriter:
                 if (
                     source not in self.direct
                     and isinstance(source, ir.OpResult)
-                    and source.owner.name in ("relax.call_tir", "relax.call_dps_library")
+                    and getattr(op_class(source.owner), "DPS_CALL", False)
                 ):
                     self.direct[source] = dest
             elif isinstance(t, (PrimType, ShapeType)):
@@ -355,22 +355,49 @@ class _HostWriter:
             for r, y in zip(op.results, inner[-1].operation.operands):
                 self.values[r] = self.lookup(y)
             return
-        handler = (
-            getattr(self, "op_" + name.removeprefix("relax."), None) if name.startswith("relax.") else None
-        )
-        if handler is None:
-            cls = OPS.get(name.removeprefix("relax."))
+        cls = op_class(op)
+        if not hasattr(cls, "lower_host"):
             hint = " (run convert-relax-to-linalg first)" if hasattr(cls, "lower") else ""
             raise _OpError(op, f"'{name}' op cannot be lowered to host code{hint}")
         try:
-            handler(op)
+            cls.lower_host(op.opview, self)  # type: ignore[union-attr]
         except _OpError:
             raise
         except RelaxError as e:
             raise _OpError(op, f"'{name}' op: {e}") from None
 
-    # -- ops ---------------------------------------------------------------------------------------------
-    def op_call_tir(self, op: ir.Operation) -> None:
+    # -- what ops' lower_host hooks use (relax_mlir.dialects.host_lowering.HostLowering) ---------------
+    def bind(self, v: ir.Value, value: Any) -> None:
+        self.values[v] = value
+
+    def fresh(self, prefix: str) -> str:
+        return self.f.fresh(prefix)
+
+    def emit(self, line: str) -> None:
+        self.f.lines.append(line)
+
+    def tensor(self, t: TensorType, prefix: str = "t") -> _Tensor:
+        return _Tensor(self.f.fresh(prefix), t)
+
+    def ints(self, names: list[str], is_shape: bool) -> _Ints:
+        return _Ints(names, is_shape)
+
+    def tuple(self, fields: list[Any]) -> _Tuple:
+        return _Tuple(fields)
+
+    def dim(self, x: _Tensor, axis: int) -> str:
+        return self._dim(x, axis)
+
+    def element(self, dtype: str) -> str:
+        return element(dtype)
+
+    def location(self, op: ir.Operation) -> str:
+        return _location(op)
+
+    def cast(self, src: Any, target: RelaxType | None, op: ir.Operation) -> Any:
+        return self._cast(src, target, op)
+
+    def call_kernel(self, op: ir.Operation) -> None:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         kernel = self.kernels.get(callee)
         if kernel is None:
@@ -419,7 +446,7 @@ class _HostWriter:
             f"{lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})"
         )
 
-    def op_call_dps_library(self, op: ir.Operation) -> None:
+    def call_library(self, op: ir.Operation) -> None:
         """Call a library function (ABI in ``runtime/library.py``): buffers in, destination buffers filled."""
         callee = ir.StringAttr(op.attributes["callee"]).value
         args = [self.lookup(v) for v in op.operands]
@@ -471,11 +498,6 @@ class _HostWriter:
         cast = self.f.fresh("buf")
         self.f.lines.append(f"{cast} = memref.cast {buf} : {have} to {want}")
         return cast
-
-    def op_match_cast(self, op: ir.Operation) -> None:
-        src = self.lookup(op.operands[0])
-        target = relax_type(op.results[0].type)
-        self.values[op.results[0]] = self._cast(src, target, op)
 
     def _cast(self, src: Any, target: RelaxType | None, op: ir.Operation) -> Any:
         where = _location(op)
@@ -559,69 +581,8 @@ class _HostWriter:
     def dynamic_types(self) -> list[str]:
         return [builtin_tensor(_t(o["type"])) for o in self.signature["outputs"] if o["kind"] == "returned"]
 
-    def op_shape_of(self, op: ir.Operation) -> None:
-        x = self.lookup(op.operands[0])
-        self.values[op.results[0]] = _Ints([self._dim(x, i) for i in range(len(x.type.shape))], True)
-
-    def op_get_dim(self, op: ir.Operation) -> None:
-        s = self.lookup(op.operands[0])
-        index = ir.IntegerAttr(op.attributes["index"]).value
-        self.values[op.results[0]] = _Ints([s.names[index]], False)
-
-    def op_make_shape(self, op: ir.Operation) -> None:
-        self.values[op.results[0]] = _Ints([self.lookup(v).names[0] for v in op.operands], True)
-
-    def op_prim_value(self, op: ir.Operation) -> None:
-        t = relax_type(op.results[0].type)
-        assert isinstance(t, PrimType) and t.value is not None
-        self.values[op.results[0]] = _Ints([self.code.value(t.value)], False)
-
-    def op_prim_binary(self, op: ir.Operation) -> None:
-        a, b = (self.lookup(v).names[0] for v in op.operands)
-        name = self.code.binary(ir.StringAttr(op.attributes["op"]).value, a, b)
-        self.values[op.results[0]] = _Ints([name], False)
-
-    def op_shape_to_tensor(self, op: ir.Operation) -> None:
-        s = self.lookup(op.operands[0])
-        t = relax_type(op.results[0].type)
-        casts = []
-        for n in s.names:
-            c = self.f.fresh("i64_")
-            self.f.lines.append(f"{c} = arith.index_cast {n} : index to i64")
-            casts.append(c)
-        value = _Tensor(self.f.fresh("t"), t)
-        self.f.lines.append(f"{value.name} = tensor.from_elements {', '.join(casts)} : {value.mlir}")
-        self.values[op.results[0]] = value
-
-    def op_tensor_to_shape(self, op: ir.Operation) -> None:
-        x = self.lookup(op.operands[0])
-        n = x.type.shape[0]
-        if n is None or not n.is_const:
-            raise UnsupportedOpError(
-                f"{_location(op)}relax.tensor_to_shape: the tensor's length must be static"
-            )
-        names = []
-        for j in range(n.value):
-            e, c = self.f.fresh("e"), self.f.fresh("e")
-            self.f.lines += [
-                f"{e} = tensor.extract {x.name}[{self.code.const(j)}] : {x.mlir}",
-                f"{c} = arith.index_cast {e} : {element(x.type.dtype)} to index",
-            ]
-            names.append(c)
-        self.values[op.results[0]] = _Ints(names, True)
-
-    def op_make_tuple(self, op: ir.Operation) -> None:
-        self.values[op.results[0]] = _Tuple([self.lookup(v) for v in op.operands])
-
-    def op_tuple_get_item(self, op: ir.Operation) -> None:
-        index = ir.IntegerAttr(op.attributes["index"]).value
-        self.values[op.results[0]] = self.lookup(op.operands[0]).fields[index]
-
-    def op_constant(self, op: ir.Operation) -> None:
-        t = relax_type(op.results[0].type)
+    def constant(self, attr: ir.Attribute, t: TensorType) -> _Tensor:
         value = _Tensor(self.f.fresh("const"), t)
-        attr = op.attributes["value"]
-        self.values[op.results[0]] = value
         if is_resource_elements(attr) and t.dtype is not None and element(t.dtype) == t.dtype:
             # a dense_resource blob cannot go through text: a placeholder gets the attribute back
             # after parsing (``_restore_resources``)
@@ -631,8 +592,9 @@ class _HostWriter:
                 f"dense<{zero}> : {builtin_tensor(t)}"
             )
             self.resources.append(attr)
-            return
+            return value
         self.f.lines.append(f"{value.name} = arith.constant {_storage_constant(str(attr), t)}")
+        return value
 
 
 def _restore_resources(funcs: list[ir.Operation], resources: list[ir.Attribute]) -> None:
@@ -709,7 +671,7 @@ def _inplace_params(func: ir.Operation) -> set[int]:
     readers: dict[ir.Value, int] = {}
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in ("relax.call_tir", "relax.call_dps_library"):
+        if getattr(op_class(op), "DPS_CALL", False):
             for v in op.operands:
                 readers[root(v)] = readers.get(root(v), 0) + 1
             if INPLACE_ATTR in op.attributes:

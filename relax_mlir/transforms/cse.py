@@ -3,9 +3,10 @@
 Two ops are identical when they have the same name, the same operand values, the same attributes and
 the same result types. An op is replaced by an identical one that dominates it: earlier in the same
 block, or earlier in an enclosing block (a dataflow block sees the function body before it; the body
-never sees inside a dataflow block). ``call_dps_library`` is never merged. Two ``match_cast`` ops of
-the same value to the same type are merged (the second checks and binds nothing new); casts of
-different values never are, even to the same type.
+never sees inside a dataflow block). Only pure ops are merged (``PURE``: ``call_dps_library`` never is),
+and impure ones whose class is ``IDEMPOTENT``: two ``match_cast`` ops of the same value to the same type
+are merged (the second checks and binds nothing new); casts of different values never are, even to the
+same type.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.transforms.relax_ir import functions, is_dataflow, is_pure, replace_op
+from relax_mlir.transforms.relax_ir import functions, is_dataflow, relax_class, replace_op
 
 
 def op_key(op: ir.Operation) -> tuple[Any, ...]:
@@ -30,7 +31,8 @@ def op_key(op: ir.Operation) -> tuple[Any, ...]:
 
 
 def _mergeable(op: ir.Operation) -> bool:
-    return is_pure(op) or op.name == "relax.match_cast"
+    cls = relax_class(op)
+    return cls is not None and (cls.PURE or cls.IDEMPOTENT)
 
 
 def cse_block(block: ir.Block, seen: dict[tuple[Any, ...], ir.Operation]) -> int:

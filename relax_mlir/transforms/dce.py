@@ -1,9 +1,10 @@
 """``relax-dce``: remove relax ops whose results are unused, and unused dataflow block outputs.
 
 IRDL ops carry no ``Pure`` trait, so upstream ``canonicalize``/DCE keep every dead relax op. Every relax
-compute op is pure (``call_tir`` kernels included); ``call_dps_library`` calls code we cannot see, so it
-is kept. ``match_cast`` is kept unless its check can never fail and it binds no new symbol (its target
-type is implied by its operand's type): like Relax, dropping a dead value never drops a run-time check,
+compute op is pure (``call_tir`` kernels included); an impure op (``PURE = False``: ``call_dps_library``
+calls code we cannot see) is kept unless its class's ``removable_when_unused`` says otherwise: ``match_cast``
+is removed only when its check can never fail and it binds no new symbol (its target type is implied by
+its operand's type). Like Relax, dropping a dead value never drops a run-time check,
 and a symbol a later type names stays bound. Dataflow blocks lose the outputs nothing after them uses;
 a block left with no output and no op disappears.
 """
@@ -12,14 +13,13 @@ from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.dialects.types import relax_type
 from relax_mlir.pipelines.registry import register_pass
 from relax_mlir.transforms.relax_ir import (
-    cast_cannot_fail,
     drop_dataflow_results,
     functions,
     is_dataflow,
     is_pure,
+    relax_class,
     unused,
 )
 
@@ -28,9 +28,7 @@ def removable(op: ir.Operation) -> bool:
     """A relax op that may be erased when its results are unused."""
     if is_pure(op):
         return True
-    if op.name == "relax.match_cast":
-        return cast_cannot_fail(relax_type(op.operands[0].type), relax_type(op.results[0].type))
-    return False
+    return relax_class(op) is not None and op.opview.removable_when_unused()  # type: ignore[attr-defined]
 
 
 def dce_block(block: ir.Block) -> int:

@@ -23,12 +23,12 @@ from mlir import ir, passmanager
 
 from relax_mlir.dialects.ops.shape_value import prim_value
 from relax_mlir.dialects.ops.structural import call_tir
+from relax_mlir.dialects.registry import op_class
 from relax_mlir.dialects.types import PrimType, TensorType, relax_type
 from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.transforms.fuse_ops import GROUP_ATTR, HOISTABLE
+from relax_mlir.transforms.fuse_ops import GROUP_ATTR, hoistable
 from relax_mlir.transforms.kernel import KernelBuilder, KernelValue
 
-MOVABLE = HOISTABLE | {"relax.match_cast"}
 KERNEL_PIPELINE = "func.func(linalg-fuse-elementwise-ops,canonicalize,cse)"
 
 
@@ -57,7 +57,7 @@ def _runs(block: ir.Block, kernels: dict[str, ir.Operation]) -> list[list[ir.Ope
         for op in ops[ops.index(members[0]) : ops.index(members[-1]) + 1]:
             if op in members and _fusable_call(op, kernels):
                 run.append(op)
-            elif run and op.name in MOVABLE and not any(v in inside for v in op.operands):
+            elif run and _movable(op) and not any(v in inside for v in op.operands):
                 op.move_before(run[0])
                 continue
             else:
@@ -68,6 +68,11 @@ def _runs(block: ir.Block, kernels: dict[str, ir.Operation]) -> list[list[ir.Ope
         if len(run) > 1:
             runs.append(run)
     return runs
+
+
+def _movable(op: ir.Operation) -> bool:
+    """May move above a run of fused calls it does not use (``HOISTABLE`` or ``HOISTABLE_OVER_KERNELS``)."""
+    return hoistable(op) or getattr(op_class(op), "HOISTABLE_OVER_KERNELS", False)
 
 
 def _fusable_call(op: ir.Operation, kernels: dict[str, ir.Operation]) -> bool:

@@ -8,7 +8,8 @@ Each op class says how it fuses (``RelaxOp.FUSION``). As in TVM's operator fusio
 
 Groups are built only over ops that are contiguous in program order, and each op after the first
 must use a value of the group (or take no operands). Pure shape ops in between that do not depend on
-the group (``constant``, ``shape_of``, ``get_dim``, ``prim_value``...) are moved above the group so it
+the group (their class is ``HOISTABLE``: ``constant``, ``shape_of``, ``get_dim``, ``prim_value``...) are
+moved above the group so it
 becomes contiguous: nothing moves above a definition it uses, and ``match_cast`` (which binds symbols)
 always ends a group. ``convert-relax-to-linalg`` copies the attribute onto the ``call_tir`` it creates
 and ``relax-fuse-kernels`` merges each group into one kernel. Ops outside every group get no attribute.
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from relax_mlir.dialects.registry import OPS
+from relax_mlir.dialects.registry import RelaxOp, op_class
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.pipelines.registry import register_pass
 
@@ -28,22 +29,16 @@ GROUP_ATTR = "relax.fusion_group"
 PRODUCERS = frozenset({"elementwise", "broadcast", "injective"})
 EPILOGUE = frozenset({"elementwise", "broadcast"})
 ANCHORS = frozenset({"reduction", "matmul"})
-# Pure ops that bind no symbol: they may move above a group when they do not depend on it.
-HOISTABLE = frozenset(
-    {
-        "relax.constant",
-        "relax.shape_of",
-        "relax.get_dim",
-        "relax.prim_value",
-        "relax.prim_binary",
-        "relax.make_shape",
-    }
-)
+
+
+def hoistable(op: ir.Operation) -> bool:
+    """A pure op that binds no symbol (``RelaxOp.HOISTABLE``): it may move above a group it does not use."""
+    return getattr(op_class(op), "HOISTABLE", RelaxOp.HOISTABLE)
 
 
 def fusion_kind(op: ir.Operation) -> str:
     """The op's fusion class; ``opaque`` for non-relax ops, ops without lowering, unknown result dims."""
-    cls = OPS.get(op.name.removeprefix("relax.")) if op.name.startswith("relax.") else None
+    cls = op_class(op)
     if cls is None or not hasattr(cls, "lower") or len(op.regions):
         return "opaque"
     for r in op.results:
@@ -105,7 +100,7 @@ def fusion_groups(block: ir.Block) -> list[_Group]:
             cur = _Group()
             cur.add(op, kind)
             continue
-        if cur is not None and op.name in HOISTABLE and not any(v in cur.values for v in op.operands):
+        if cur is not None and hoistable(op) and not any(v in cur.values for v in op.operands):
             cur.pending.append(op)
             continue
         close()

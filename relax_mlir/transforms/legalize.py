@@ -15,7 +15,7 @@ from mlir import ir
 
 from relax_mlir.dialects.ops.shape_value import prim_value
 from relax_mlir.dialects.ops.structural import MatchCastOp, call_tir
-from relax_mlir.dialects.registry import INPLACE_ATTR, OPS, RelaxOp
+from relax_mlir.dialects.registry import INPLACE_ATTR, OPS, RelaxOp, op_class
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
 from relax_mlir.pipelines.registry import PassFailed, register_pass
@@ -41,7 +41,7 @@ class ConvertRelaxToLinalg:
         new_functions: list[str] = []
         failed = False
         for op in _relax_ops(module):
-            cls = OPS.get(op.name.removeprefix("relax."))
+            cls = op_class(op)
             if cls is None or not hasattr(cls, "lower") or (selected and cls.NAME not in selected):
                 continue
             try:
@@ -80,41 +80,22 @@ def _write_kernel(cls: type[RelaxOp], op: ir.Operation) -> tuple[KernelBuilder, 
     for i, t in enumerate(result_types):
         if not isinstance(t, TensorType) or t.shape is None or t.dtype is None:
             raise RelaxError(f"result #{i} has type {t}; lowering needs a tensor of known rank and dtype")
-    _check_storage_dtypes(cls.NAME, [*operand_types, *result_types])
+    _check_storage_dtypes(cls, [*operand_types, *result_types])
     k = KernelBuilder(cls.NAME, list(operand_types), result_types, view.attr_values())  # type: ignore[arg-type]
     results = cls.lower(k)  # type: ignore[attr-defined]
     return k, results
 
 
-# Ops that only move bits: the only ones that may touch storage-only dtypes (float8/float4 and sub-byte
-# ints, whose kernels hold raw codes): any arithmetic on those codes would be silently wrong.
-_BIT_MOVING_OPS = frozenset(
-    {
-        "astype",
-        "reshape",
-        "permute_dims",
-        "expand_dims",
-        "squeeze",
-        "flatten",
-        "concat",
-        "split",
-        "strided_slice",
-        "take",
-        "broadcast_to",
-        "tile",
-        "repeat",
-    }
-)
-
-
-def _check_storage_dtypes(name: str, types: list) -> None:
-    if name in _BIT_MOVING_OPS:
+def _check_storage_dtypes(cls: type[RelaxOp], types: list) -> None:
+    """Only ops that move bits (``BIT_MOVING``) may touch storage-only dtypes (float8/float4 and sub-byte
+    ints, whose kernels hold raw codes): any arithmetic on those codes would be silently wrong."""
+    if cls.BIT_MOVING:
         return
     for t in types:
         dtype = getattr(t, "dtype", None)
         if dtype is not None and (is_minifloat(dtype) or dtype in SUB_BYTE_INTS):
             raise RelaxError(
-                f"relax.{name} does not compute on {dtype} (a storage type); astype to f32 or i32 first"
+                f"relax.{cls.NAME} does not compute on {dtype} (a storage type); astype to f32 or i32 first"
             )
 
 
@@ -129,11 +110,11 @@ def _replace_with_call(op: ir.Operation, k: KernelBuilder, callee: str) -> None:
         with ip:
             args += [prim_value(s, loc=op.location) for s in k.symbol_params]
             results = call_tir(callee, args, k.result_types, loc=op.location)
-    cls = OPS[op.name.removeprefix("relax.")]
-    if cls.INPLACE:  # relax-lower-host passes these operands' buffers as the destinations
+    cls = op_class(op)
+    if cls.INPLACE:  # type: ignore[union-attr]  # relax-lower-host passes these operands' buffers as the destinations
         i64 = ir.IntegerType.get_signless(64)
         results[0].owner.attributes[INPLACE_ATTR] = ir.ArrayAttr.get(
-            [ir.IntegerAttr.get(i64, i) for i in cls.INPLACE]
+            [ir.IntegerAttr.get(i64, i) for i in cls.INPLACE]  # type: ignore[union-attr]
         )
     if "relax.fusion_group" in op.attributes:  # relax-fuse-ops' grouping, for relax-fuse-kernels
         results[0].owner.attributes["relax.fusion_group"] = op.attributes["relax.fusion_group"]

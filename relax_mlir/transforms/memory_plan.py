@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from relax_mlir.dialects.registry import INPLACE_ATTR
+from relax_mlir.dialects.registry import INPLACE_ATTR, op_class
 from relax_mlir.dialects.types import (
     PrimType,
     RelaxType,
@@ -55,7 +55,6 @@ STORAGE_ATTR = "relax.storage"
 STORAGES_ATTR = "relax.storages"
 
 _BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
-_NOT_ALIASING = frozenset({"relax.shape_of", "relax.get_dim", "relax.prim_value", "relax.prim_binary"})
 
 
 def element_bytes(dtype: str) -> int | None:
@@ -289,7 +288,7 @@ def analyze(func: ir.Operation, kernels: Mapping[str, ir.FunctionType]) -> Funct
                     reason = "size uses symbols bound inside the function"
                 roots[r] = frozenset({len(plan.buffers)})
                 plan.buffers.append(Buffer(r, size if size is not None else const(0), i, i, reason))
-        elif op.name != "scf.execute_region" and op.name not in _NOT_ALIASING:
+        elif op.name != "scf.execute_region" and getattr(op_class(op), "ALIASES_OPERANDS", True):
             for r in op.results:  # match_cast, tuples, anything else: results may alias operands
                 roots[r] = used
     for b in outputs:

@@ -1,5 +1,5 @@
 """Small helpers shared by the relax cleanup passes (relax-dce, relax-cse, relax-canonicalize,
-relax-fold-constants): which ops are pure, walking function bodies and dataflow blocks, replacing ops."""
+relax-fold-constants): which ops are pure (the op classes' ``PURE`` trait), walking function bodies and dataflow blocks, replacing ops."""
 
 from __future__ import annotations
 
@@ -8,28 +8,15 @@ from collections.abc import Iterator, Sequence
 from mlir import ir
 from mlir.dialects import scf
 
-from relax_mlir.dialects.registry import OPS, RelaxOp
-from relax_mlir.dialects.types import ObjectType, PrimType, RelaxType, ShapeType, TensorType, TupleType
+from relax_mlir.dialects.registry import op_class as relax_class
 from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR
-
-# Ops whose effects the compiler cannot see: never removed, merged or evaluated.
-IMPURE_OPS = frozenset({"call_dps_library"})
-
-
-def relax_class(op: ir.Operation) -> type[RelaxOp] | None:
-    """The op class of a relax op, else None."""
-    if not op.name.startswith("relax."):
-        return None
-    return OPS.get(op.name.removeprefix("relax."))
 
 
 def is_pure(op: ir.Operation) -> bool:
-    """A relax op that computes its results from its operands only, with no run-time check.
-
-    ``match_cast`` checks at run time and binds symbols, so it is not pure here (see ``cast_cannot_fail``).
-    """
+    """A relax op that computes its results from its operands only, with no effect or run-time check
+    (its class's ``PURE`` trait): such an op may be removed, merged or evaluated at compile time."""
     cls = relax_class(op)
-    return cls is not None and cls.NAME not in IMPURE_OPS and cls.NAME != "match_cast"
+    return cls is not None and cls.PURE
 
 
 def is_dataflow(op: ir.Operation) -> bool:
@@ -77,40 +64,6 @@ def erase_dead_producers(values: Sequence[ir.Value]) -> None:
             work.extend(owner.operands)
             erased.update(owner.results)
             owner.erase()
-
-
-def cast_cannot_fail(src: RelaxType | None, dst: RelaxType | None) -> bool:
-    """True when every value of type ``src`` has type ``dst`` (a match_cast from ``src`` to ``dst``
-    checks nothing and binds no symbol that ``src`` does not already name)."""
-    if isinstance(dst, ObjectType):
-        return True
-    if src is None or dst is None or type(src) is not type(dst):
-        return False
-    if isinstance(src, TensorType):
-        assert isinstance(dst, TensorType)
-        if dst.dtype is not None and dst.dtype != src.dtype:
-            return False
-        return _dims_implied(src.shape, dst.shape)
-    if isinstance(src, ShapeType):
-        assert isinstance(dst, ShapeType)
-        return _dims_implied(src.values, dst.values)
-    if isinstance(src, PrimType):
-        assert isinstance(dst, PrimType)
-        return dst.value is None or dst.value == src.value
-    if isinstance(src, TupleType):
-        assert isinstance(dst, TupleType)
-        return len(src.fields) == len(dst.fields) and all(
-            cast_cannot_fail(a, b) for a, b in zip(src.fields, dst.fields)
-        )
-    return False
-
-
-def _dims_implied(src: tuple | None, dst: tuple | None) -> bool:
-    if dst is None:
-        return True
-    if src is None or len(src) != len(dst):
-        return False
-    return all(b is None or (a is not None and a == b) for a, b in zip(src, dst))
 
 
 def drop_dataflow_results(op: ir.Operation, keep: list[int]) -> ir.Operation:

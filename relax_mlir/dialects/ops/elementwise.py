@@ -52,6 +52,7 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.rewrite import attr_value, tensor_of
 from relax_mlir.dialects.types import DTYPE_BYTES, RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import broadcast_shapes, join_dtype, tensor_operand
@@ -902,6 +903,7 @@ class AstypeOp(RelaxOp):
     FUSION = "elementwise"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("dtype", "str"),)
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -909,6 +911,15 @@ class AstypeOp(RelaxOp):
         if attrs["dtype"] not in DTYPES:
             raise ShapeError(f"unknown dtype '{attrs['dtype']}'; expected one of {', '.join(sorted(DTYPES))}")
         return [TensorType(x.shape, attrs["dtype"])]
+
+    @classmethod
+    def canonicalize(cls, op: ir.Operation) -> ir.Value | None:
+        """``astype(x)`` to ``x``'s own dtype -> ``x``."""
+        x = op.operands[0]
+        t = tensor_of(x)
+        if t is not None and t.dtype == attr_value(op, "dtype") and x.type == op.results[0].type:
+            return x
+        return None
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:

@@ -56,6 +56,7 @@ class StridedSliceOp(RelaxOp):
     NAME = "strided_slice"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("axes", "ints"), Attr("begin", "dims"), Attr("end", "dims"), Attr("strides", "ints"))
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -192,6 +193,7 @@ class TakeOp(RelaxOp):
     NAME = "take"
     OPERANDS = (Operand("x"), Operand("indices"))
     ATTRS = (Attr("axis", "int"),)
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:

@@ -15,6 +15,7 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.rewrite import attr_value, fully_known, producer, same_type_identity, tensor_of
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType
 from relax_mlir.errors import ParseError, ShapeError
 from relax_mlir.shape_infer.dims import (
@@ -29,7 +30,7 @@ from relax_mlir.shape_infer.dims import (
     same_dim,
     tensor_operand,
 )
-from relax_mlir.shape_infer.expr import Expr, const, floordiv, parse_dim
+from relax_mlir.shape_infer.expr import Expr, const, floordiv, format_dim, parse_dim
 from relax_mlir.transforms.kernel import (
     KernelBuilder,
     KernelValue,
@@ -52,6 +53,7 @@ class ReshapeOp(RelaxOp):
     FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("shape", "dims"),)
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -91,6 +93,35 @@ class ReshapeOp(RelaxOp):
                     f"{fmt_shape(target)} ({total_out.value} elements)"
                 )
         return [TensorType(tuple(target), x.dtype)]
+
+    @classmethod
+    def canonicalize(cls, op: ir.Operation) -> ir.Value | None:
+        """To the operand's own fully known type -> the operand; ``reshape(reshape(x))`` -> one reshape to
+        the outer shape, when the inner one provably keeps the element count (so its run-time size check
+        is implied by the new one) and no dim is unknown."""
+        same = same_type_identity(op)
+        if same is not None:
+            return same
+        inner = producer(op.operands[0], ReshapeOp)
+        out = tensor_of(op.results[0])
+        if inner is None or not fully_known(out):
+            return None
+        x = inner.operands[0]
+        xt, mid = tensor_of(x), tensor_of(inner.results[0])
+        if not (fully_known(xt) and fully_known(mid)) or product(xt.shape) != product(mid.shape):
+            return None
+        if x.type == op.results[0].type:
+            return x
+        assert out is not None and out.shape is not None
+        if any(d.is_const and d.value == 0 for d in out.shape):
+            return None  # a 0 in the shape attribute would mean "copy the input dim"
+        shape = [format_dim(d) for d in out.shape]
+        with ir.InsertionPoint(op), op.location:
+            new = ReshapeOp.build([x], {"shape": shape}, loc=op.location)
+        if new.results[0].type != op.results[0].type:  # deduction disagrees: leave the chain alone
+            new.operation.erase()
+            return None
+        return new.results[0]
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
@@ -211,6 +242,7 @@ class PermuteDimsOp(RelaxOp):
     FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("axes", "ints_or_none"),)
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -227,6 +259,35 @@ class PermuteDimsOp(RelaxOp):
             raise ShapeError(f"axes {axes} do not match the rank {len(x.shape)} of 'x' {fmt_shape(x.shape)}")
         perm = normalize_axes(axes, len(x.shape))
         return [TensorType(tuple(x.shape[a] for a in perm), x.dtype)]
+
+    @classmethod
+    def canonicalize(cls, op: ir.Operation) -> ir.Value | None:
+        """By the identity -> the operand; ``permute_dims(permute_dims(x))`` -> one ``permute_dims`` (or
+        ``x`` when the composition is the identity)."""
+        x = op.operands[0]
+        t = tensor_of(x)
+        if t is None or t.shape is None:
+            return None
+        perm = _permutation(op, len(t.shape))
+        if perm == list(range(len(perm))) and x.type == op.results[0].type:
+            return x
+        inner = producer(x, PermuteDimsOp)
+        if inner is None:
+            return None
+        src = inner.operands[0]
+        st = tensor_of(src)
+        if st is None or st.shape is None:
+            return None
+        first = _permutation(inner, len(st.shape))
+        composed = [first[p] for p in perm]
+        if composed == list(range(len(composed))):
+            return src if src.type == op.results[0].type else None
+        with ir.InsertionPoint(op), op.location:
+            new = PermuteDimsOp.build([src], {"axes": composed}, loc=op.location)
+        if new.results[0].type != op.results[0].type:
+            new.operation.erase()
+            return None
+        return new.results[0]
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
@@ -251,6 +312,11 @@ def permute_dims(
     return PermuteDimsOp.build([x], {"axes": axes}, loc=loc).result
 
 
+def _permutation(op: ir.Operation, rank: int) -> list[int]:
+    axes = attr_value(op, "axes")
+    return list(reversed(range(rank))) if axes is None else normalize_axes(axes, rank)  # type: ignore[arg-type]
+
+
 @relax_op
 class ExpandDimsOp(RelaxOp):
     """Insert dims of size 1 at ``axes`` (positions in the result).
@@ -262,6 +328,7 @@ class ExpandDimsOp(RelaxOp):
     FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("axes", "ints"),)
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -294,6 +361,7 @@ class SqueezeOp(RelaxOp):
     FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("axes", "ints_or_none"),)
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -313,6 +381,23 @@ class SqueezeOp(RelaxOp):
                     f"cannot squeeze axis {a} of {fmt_shape(x.shape)}: its size is {d.value}, not 1"
                 )
         return [TensorType(tuple(d for i, d in enumerate(x.shape) if i not in removed), x.dtype)]
+
+    @classmethod
+    def canonicalize(cls, op: ir.Operation) -> ir.Value | None:
+        """``squeeze(expand_dims(x, axes), axes)`` -> ``x`` (the squeezed dims are the inserted 1s)."""
+        inner = producer(op.operands[0], ExpandDimsOp)
+        axes = attr_value(op, "axes")
+        if inner is None or axes is None:
+            return None
+        x = inner.operands[0]
+        mid = tensor_of(inner.results[0])
+        if mid is None or mid.shape is None:
+            return None
+        rank = len(mid.shape)
+        inserted = sorted(normalize_axes(attr_value(inner, "axes"), rank))  # type: ignore[arg-type]
+        if sorted(normalize_axes(axes, rank)) != inserted or x.type != op.results[0].type:  # type: ignore[arg-type]
+            return None
+        return x
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
@@ -341,6 +426,7 @@ class FlattenOp(RelaxOp):
     FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("start_axis", "int"), Attr("end_axis", "int"))
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -382,6 +468,7 @@ class ConcatOp(RelaxOp):
     NAME = "concat"
     OPERANDS = (Operand("xs", variadic=True),)
     ATTRS = (Attr("axis", "int"),)
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -476,6 +563,7 @@ class SplitOp(RelaxOp):
     OPERANDS = (Operand("x"),)
     RESULTS = (Operand("outs", variadic=True),)
     ATTRS = (Attr("indices", "ints"), Attr("sections", "int"), Attr("axis", "int"))
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -550,6 +638,7 @@ class BroadcastToOp(RelaxOp):
     FUSION = "injective"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("shape", "dims"),)
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -569,6 +658,11 @@ class BroadcastToOp(RelaxOp):
                         f"cannot broadcast {fmt_shape(x.shape)} to {fmt_shape(target)} at dim {-1 - i}"
                     )
         return [TensorType(target, x.dtype)]
+
+    @classmethod
+    def canonicalize(cls, op: ir.Operation) -> ir.Value | None:
+        """To the operand's own fully known type -> the operand."""
+        return same_type_identity(op)
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
@@ -591,6 +685,7 @@ class TileOp(RelaxOp):
     NAME = "tile"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("repeats", "ints"),)
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -654,6 +749,7 @@ class RepeatOp(RelaxOp):
     NAME = "repeat"
     OPERANDS = (Operand("x"),)
     ATTRS = (Attr("repeats", "int"), Attr("axis", "ints_or_none"))
+    BIT_MOVING = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:

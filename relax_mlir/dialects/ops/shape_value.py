@@ -7,15 +7,18 @@ the types carry the expressions (``!relax.prim<"s + 1">``), so deduction sees th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlir import ir
 
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
-from relax_mlir.dialects.types import PrimType, RelaxType, ShapeType, TensorType
-from relax_mlir.errors import ParseError, ShapeError
+from relax_mlir.dialects.types import PrimType, RelaxType, ShapeType, TensorType, relax_type
+from relax_mlir.errors import ParseError, ShapeError, UnsupportedOpError
 from relax_mlir.shape_infer.dims import fmt_shape, normalize_axis
 from relax_mlir.shape_infer.expr import Expr, const, floordiv, mod, parse_dim, smax, smin
+
+if TYPE_CHECKING:
+    from relax_mlir.dialects.host_lowering import HostLowering
 
 
 @relax_op
@@ -29,6 +32,8 @@ class GetDimOp(RelaxOp):
     OPERANDS = (Operand("shape", "shape"),)
     RESULTS = (Operand("out", "prim"),)
     ATTRS = (Attr("index", "int"),)
+    HOISTABLE = True
+    ALIASES_OPERANDS = False
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -38,6 +43,11 @@ class GetDimOp(RelaxOp):
         if s.values is None:
             return [PrimType(None)]
         return [PrimType(s.values[normalize_axis(attrs["index"], len(s.values), "index")])]
+
+    def lower_host(self, host: HostLowering) -> None:
+        s = host.lookup(self.operands[0])
+        index = ir.IntegerAttr(self.operation.attributes["index"]).value
+        host.bind(self.results[0], host.ints([s.names[index]], False))
 
 
 def get_dim(shape: ir.Value, index: int, *, loc: ir.Location | None = None) -> ir.Value:
@@ -55,6 +65,7 @@ class MakeShapeOp(RelaxOp):
     NAME = "make_shape"
     OPERANDS = (Operand("dims", "prim", variadic=True),)
     RESULTS = (Operand("out", "shape"),)
+    HOISTABLE = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -64,6 +75,9 @@ class MakeShapeOp(RelaxOp):
                 raise ShapeError(f"operand #{i} must be a symbolic integer, got {t}")
             values.append(t.value)
         return [ShapeType(tuple(values))]
+
+    def lower_host(self, host: HostLowering) -> None:
+        host.bind(self.results[0], host.ints([host.lookup(v).names[0] for v in self.operands], True))
 
 
 def make_shape(dims: Sequence[ir.Value], *, loc: ir.Location | None = None) -> ir.Value:
@@ -82,6 +96,8 @@ class PrimValueOp(RelaxOp):
     OPERANDS = ()
     RESULTS = (Operand("out", "prim"),)
     ATTRS = (Attr("value", "dim"),)
+    HOISTABLE = True
+    ALIASES_OPERANDS = False
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -92,6 +108,11 @@ class PrimValueOp(RelaxOp):
         if value is None:
             raise ShapeError("value must be an integer or an expression of defined symbols, got '?'")
         return [PrimType(value)]
+
+    def lower_host(self, host: HostLowering) -> None:
+        t = relax_type(self.results[0].type)
+        assert isinstance(t, PrimType) and t.value is not None
+        host.bind(self.results[0], host.ints([host.code.value(t.value)], False))
 
 
 def prim_value(value: int | str, *, loc: ir.Location | None = None) -> ir.Value:
@@ -121,6 +142,8 @@ class PrimBinaryOp(RelaxOp):
     OPERANDS = (Operand("lhs", "prim"), Operand("rhs", "prim"))
     RESULTS = (Operand("out", "prim"),)
     ATTRS = (Attr("op", "str"),)
+    HOISTABLE = True
+    ALIASES_OPERANDS = False
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -136,6 +159,11 @@ class PrimBinaryOp(RelaxOp):
             raise ShapeError(f"{attrs['op']} by zero")
         result: Expr = fn(a.value, b.value)
         return [PrimType(result)]
+
+    def lower_host(self, host: HostLowering) -> None:
+        a, b = (host.lookup(v).names[0] for v in self.operands)
+        name = host.code.binary(ir.StringAttr(self.operation.attributes["op"]).value, a, b)
+        host.bind(self.results[0], host.ints([name], False))
 
 
 def prim_binary(op: str, lhs: ir.Value, rhs: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
@@ -159,6 +187,17 @@ class ShapeToTensorOp(RelaxOp):
         if not isinstance(s, ShapeType):
             raise ShapeError(f"operand 'shape' must be a shape value, got {s}")
         return [TensorType((None if s.values is None else const(len(s.values)),), "i64")]
+
+    def lower_host(self, host: HostLowering) -> None:
+        s = host.lookup(self.operands[0])
+        casts = []
+        for n in s.names:
+            c = host.fresh("i64_")
+            host.emit(f"{c} = arith.index_cast {n} : index to i64")
+            casts.append(c)
+        value = host.tensor(relax_type(self.results[0].type))
+        host.emit(f"{value.name} = tensor.from_elements {', '.join(casts)} : {value.mlir}")
+        host.bind(self.results[0], value)
 
 
 def shape_to_tensor(shape: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
@@ -190,6 +229,21 @@ class TensorToShapeOp(RelaxOp):
             raise ShapeError(f"operand 'x' {fmt_shape(t.shape)} must be 1-D")
         n = t.shape[0]
         return [ShapeType(None if n is None or not n.is_const else (None,) * n.value)]
+
+    def lower_host(self, host: HostLowering) -> None:
+        x = host.lookup(self.operands[0])
+        n = x.type.shape[0]
+        if n is None or not n.is_const:
+            raise UnsupportedOpError(
+                f"{host.location(self.operation)}relax.tensor_to_shape: the tensor's length must be static"
+            )
+        names = []
+        for j in range(n.value):
+            e, c = host.fresh("e"), host.fresh("e")
+            host.emit(f"{e} = tensor.extract {x.name}[{host.code.const(j)}] : {x.mlir}")
+            host.emit(f"{c} = arith.index_cast {e} : {host.element(x.type.dtype)} to index")
+            names.append(c)
+        host.bind(self.results[0], host.ints(names, True))
 
 
 def tensor_to_shape(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from mlir import ir
@@ -17,10 +17,14 @@ from relax_mlir.dialects.types import (
     ShapeType,
     TensorType,
     TupleType,
+    relax_type,
 )
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import fmt_shape, provably_different, tensor_operand
 from relax_mlir.shape_infer.expr import const, format_dim
+
+if TYPE_CHECKING:
+    from relax_mlir.dialects.host_lowering import HostLowering
 
 
 class DeclaredResultsOp(RelaxOp):
@@ -62,6 +66,9 @@ class MatchCastOp(DeclaredResultsOp):
     NAME = "match_cast"
     OPERANDS = (Operand("value", "any"),)
     RESULTS = (Operand("out", "any"),)
+    PURE = False  # checks at run time and binds symbols
+    IDEMPOTENT = True  # a second cast of the same value to the same type checks and binds nothing new
+    HOISTABLE_OVER_KERNELS = True  # the checks convert-relax-to-linalg inserts move above fused calls
 
     @classmethod
     def check_results(
@@ -71,6 +78,54 @@ class MatchCastOp(DeclaredResultsOp):
         result_types: Sequence[RelaxType],
     ) -> None:
         _check_cast(operand_types[0], result_types[0])
+
+    @classmethod
+    def canonicalize(cls, op: ir.Operation) -> ir.Value | None:
+        """``match_cast(x)`` to ``x``'s own type -> ``x`` (it checks and binds nothing)."""
+        x = op.operands[0]
+        return x if x.type == op.results[0].type and relax_type(x.type) is not None else None
+
+    def removable_when_unused(self) -> bool:
+        """Only when its check cannot fail and it binds no symbol its operand's type does not name."""
+        return cast_cannot_fail(relax_type(self.operands[0].type), relax_type(self.results[0].type))
+
+    def lower_host(self, host: HostLowering) -> None:
+        target = relax_type(self.results[0].type)
+        host.bind(self.results[0], host.cast(host.lookup(self.operands[0]), target, self.operation))
+
+
+def cast_cannot_fail(src: RelaxType | None, dst: RelaxType | None) -> bool:
+    """True when every value of type ``src`` has type ``dst`` (a match_cast from ``src`` to ``dst``
+    checks nothing and binds no symbol that ``src`` does not already name)."""
+    if isinstance(dst, ObjectType):
+        return True
+    if src is None or dst is None or type(src) is not type(dst):
+        return False
+    if isinstance(src, TensorType):
+        assert isinstance(dst, TensorType)
+        if dst.dtype is not None and dst.dtype != src.dtype:
+            return False
+        return _dims_implied(src.shape, dst.shape)
+    if isinstance(src, ShapeType):
+        assert isinstance(dst, ShapeType)
+        return _dims_implied(src.values, dst.values)
+    if isinstance(src, PrimType):
+        assert isinstance(dst, PrimType)
+        return dst.value is None or dst.value == src.value
+    if isinstance(src, TupleType):
+        assert isinstance(dst, TupleType)
+        return len(src.fields) == len(dst.fields) and all(
+            cast_cannot_fail(a, b) for a, b in zip(src.fields, dst.fields)
+        )
+    return False
+
+
+def _dims_implied(src: tuple | None, dst: tuple | None) -> bool:
+    if dst is None:
+        return True
+    if src is None or len(src) != len(dst):
+        return False
+    return all(b is None or (a is not None and a == b) for a, b in zip(src, dst))
 
 
 def _check_cast(src: RelaxType | None, dst: RelaxType) -> None:
@@ -132,6 +187,7 @@ class CallTirOp(DeclaredResultsOp):
     OPERANDS = (Operand("args", "any", variadic=True),)
     RESULTS = (Operand("outs", "tensor", variadic=True),)
     ATTRS = (Attr("callee", "symbol"),)
+    DPS_CALL = True
 
     @classmethod
     def check_results(
@@ -141,6 +197,9 @@ class CallTirOp(DeclaredResultsOp):
         result_types: Sequence[RelaxType],
     ) -> None:
         _check_call(operand_types, result_types, allocating_callee=True)
+
+    def lower_host(self, host: HostLowering) -> None:
+        host.call_kernel(self.operation)
 
 
 @relax_op
@@ -154,6 +213,8 @@ class CallDpsLibraryOp(DeclaredResultsOp):
     OPERANDS = (Operand("args", "any", variadic=True),)
     RESULTS = (Operand("outs", "tensor", variadic=True),)
     ATTRS = (Attr("callee", "str"),)
+    PURE = False  # calls code the compiler cannot see
+    DPS_CALL = True
 
     @classmethod
     def check_results(
@@ -165,6 +226,9 @@ class CallDpsLibraryOp(DeclaredResultsOp):
         if not attrs["callee"]:
             raise ShapeError("callee must be a non-empty symbol name")
         _check_call(operand_types, result_types, allocating_callee=False)
+
+    def lower_host(self, host: HostLowering) -> None:
+        host.call_library(self.operation)
 
 
 def _check_call(
@@ -212,10 +276,16 @@ class ShapeOfOp(RelaxOp):
     NAME = "shape_of"
     OPERANDS = (Operand("x"),)
     RESULTS = (Operand("out", "shape"),)
+    HOISTABLE = True
+    ALIASES_OPERANDS = False
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         return [ShapeType(tensor_operand(operand_types[0], "x").shape)]
+
+    def lower_host(self, host: HostLowering) -> None:
+        x = host.lookup(self.operands[0])
+        host.bind(self.results[0], host.ints([host.dim(x, i) for i in range(len(x.type.shape))], True))
 
 
 def shape_of(x: ir.Value, *, loc: ir.Location | None = None) -> ir.Value:
@@ -241,6 +311,9 @@ class TupleOp(RelaxOp):
             if t is None:
                 raise ShapeError(f"field #{i} is not a relax value")
         return [TupleType(tuple(operand_types))]  # type: ignore[arg-type]
+
+    def lower_host(self, host: HostLowering) -> None:
+        host.bind(self.results[0], host.tuple([host.lookup(v) for v in self.operands]))
 
 
 def tuple_(fields: Sequence[ir.Value], *, loc: ir.Location | None = None) -> ir.Value:
@@ -270,6 +343,10 @@ class TupleGetItemOp(RelaxOp):
             raise ShapeError(f"index {index} is out of range for a tuple of {len(t.fields)} fields")
         return [t.fields[index]]
 
+    def lower_host(self, host: HostLowering) -> None:
+        index = ir.IntegerAttr(self.operation.attributes["index"]).value
+        host.bind(self.results[0], host.lookup(self.operands[0]).fields[index])
+
 
 def tuple_get_item(t: ir.Value, index: int, *, loc: ir.Location | None = None) -> ir.Value:
     """Field ``index`` of tuple ``t``."""
@@ -285,6 +362,7 @@ class ConstantOp(RelaxOp):
 
     NAME = "constant"
     ATTRS = (Attr("value", "elements"),)
+    HOISTABLE = True
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -292,6 +370,10 @@ class ConstantOp(RelaxOp):
         if not st.has_static_shape:
             raise ShapeError(f"constant value must have a static shape, got {st}")
         return [TensorType(tuple(const(d) for d in st.shape), str(st.element_type))]
+
+    def lower_host(self, host: HostLowering) -> None:
+        t = relax_type(self.results[0].type)
+        host.bind(self.results[0], host.constant(self.operation.attributes["value"], t))
 
 
 _RESOURCE_THRESHOLD = 1 << 16  # bytes; larger constants are stored as dense_resource blobs
