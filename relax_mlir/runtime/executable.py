@@ -64,6 +64,14 @@ _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 
 
+def format_check(check: str, actual: int, expected: int) -> str:
+    """The message of a failed host check: a template with ``{actual}``/``{expected}``, or a plain
+    requirement followed by the values."""
+    if "{actual}" in check:
+        return check.replace("{actual}", str(actual)).replace("{expected}", str(expected))
+    return f"{check}, got {actual} (expected {expected})"
+
+
 _DESCRIPTORS: dict[int, type[ctypes.Structure]] = {}
 
 
@@ -631,7 +639,7 @@ class Function:
             if buffer[status]:
                 code, actual, expected = buffer[status : status + 3]
                 self._free(returned)
-                raise InputError(f"@{self.name}: {self.checks[code - 1]}, got {actual} (expected {expected})")
+                raise InputError(f"@{self.name}: {format_check(self.checks[code - 1], actual, expected)}")
             if self._only_tensors:
                 results: list[Any] = outs
             else:

@@ -13,9 +13,10 @@ ops. This pass rewrites it into a function on builtin types with a fixed calling
   into a ``memref<Nxi64>``; an output whose dims depend on data (bound by a ``match_cast`` inside the
   function) is returned as a tensor instead;
 - symbols are read from the inputs' dims once; every symbolic size is computed once;
-- each ``match_cast`` check branches, on failure, to a block that stores ``[check + 1, actual,
-  expected, dim]`` into ``%status`` and returns. ``relax.signature`` tells the runtime what each
-  check means, so a failure comes back to Python as an error.
+- each ``match_cast`` check, and each ``relax.check_index`` (indices within their dim), branches, on
+  failure, to a block that stores ``[check + 1, actual, expected, dim]`` into ``%status`` and returns.
+  ``relax.signature`` tells the runtime what each check means (``executable.format_check``), so a failure comes
+  back to Python as an error.
 """
 
 from __future__ import annotations
@@ -69,6 +70,16 @@ class _Tensor:
 
 
 @dataclass
+class _Constant:
+    """A constant tensor, written (``arith.constant``, a ``memref.get_global`` once bufferized) at each use:
+    a global's buffer defined before a check's branch and used after it makes ownership-based buffer
+    deallocation abort (MLIR 22), so none crosses a branch."""
+
+    text: str
+    type: TensorType
+
+
+@dataclass
 class _Ints:
     """A prim value (one index) or a shape value (several)."""
 
@@ -115,6 +126,7 @@ class _HostWriter:
         self.values: dict[ir.Value, Any] = {}
         self.dims: dict[tuple[str, int], str] = {}
         self.direct: dict[ir.Value, str] = {}  # call results written straight into a destination
+        self.guards: dict[ir.Value, str] = {}  # checked values (relax.check_index) -> i1 "the check passed"
         self.params: list[str] = []
         self.signature: dict[str, Any] = {"inputs": [], "outputs": [], "checks": self.f.checks}
 
@@ -342,7 +354,12 @@ class _HostWriter:
 
     def lookup(self, v: ir.Value) -> Any:
         if v in self.values:
-            return self.values[v]
+            value = self.values[v]
+            if isinstance(value, _Constant):  # materialized where used, see _Constant
+                name = self.f.fresh("const")
+                self.f.lines.append(f"{name} = {value.text}")
+                return _Tensor(name, value.type)
+            return value
         raise RelaxError(f"@{self.name}: value {v.get_name()} has no lowering")
 
     def visit(self, op: ir.Operation) -> None:
@@ -353,7 +370,9 @@ class _HostWriter:
             for x in inner[:-1]:
                 self.visit(x.operation)
             for r, y in zip(op.results, inner[-1].operation.operands):
-                self.values[r] = self.lookup(y)
+                self.values[r] = (
+                    self.values[y] if isinstance(self.values.get(y), _Constant) else self.lookup(y)
+                )
             return
         handler = (
             getattr(self, "op_" + name.removeprefix("relax."), None) if name.startswith("relax.") else None
@@ -415,9 +434,35 @@ class _HostWriter:
             self.values[r] = value
         lhs = ", ".join(x.name for x in results)
         rtypes = ", ".join(x.mlir for x in results)
-        self.f.lines.append(
-            f"{lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})"
-        )
+        call = f"func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})"
+        guards = [self.guards[v] for v in op.operands if v in self.guards]
+        if not guards:
+            self.f.lines.append(f"{lhs} = {call}")
+            return
+        # indices out of range: skip the kernel (its destinations stay as they are; the call raises)
+        while len(guards) > 1:
+            both = self.f.fresh("ok")
+            self.f.lines.append(f"{both} = arith.andi {guards.pop()}, {guards[-1]} : i1")
+            guards[-1] = both
+        inner = [self.f.fresh("g") for _ in results]
+        if allocating:
+            fallback = [self.f.fresh("g") for _ in results]
+            zero = self.code.const(0)
+            other = [
+                f"  {f} = tensor.empty({', '.join([zero] * r.mlir.count('?'))}) : {r.mlir}"
+                for f, r in zip(fallback, results)
+            ]
+        else:
+            fallback, other = args[len(args) - len(results) :], []
+        self.f.lines += [
+            f"{lhs} = scf.if {guards[0]} -> ({rtypes}) {{",
+            f"  {', '.join(inner)} = {call}",
+            f"  scf.yield {', '.join(inner)} : {rtypes}",
+            "} else {",
+            *other,
+            f"  scf.yield {', '.join(fallback)} : {rtypes}",
+            "}",
+        ]
 
     def op_call_dps_library(self, op: ir.Operation) -> None:
         """Call a library function (ABI in ``runtime/library.py``): buffers in, destination buffers filled."""
@@ -518,16 +563,87 @@ class _HostWriter:
         if expected == actual:
             return
         ok = self.f.fresh("ok")
+        self.f.lines.append(f"{ok} = arith.cmpi eq, {actual}, {expected} : index")
+        self._branch(ok, actual, expected, f"{what} must be {format_dim(d)}")
+
+    def _branch(self, ok: str, actual: str, expected: str, message: str) -> None:
+        """Continue when the i1 ``ok`` holds, else fail with check ``message`` (see ``executable.format_check``)."""
         check = len(self.f.checks)
-        self.f.checks.append(f"{what} must be {format_dim(d)}")
+        self.f.checks.append(message)
         label = f"^fail{check}"
         cont = f"^bb{check}"
         self.f.lines += [
-            f"{ok} = arith.cmpi eq, {actual}, {expected} : index",
             f"cf.cond_br {ok}, {cont}, {label}({actual}, {expected} : index, index)",
             f"{cont}:",
         ]
         self._fail_block(label, check)
+
+    def op_check_index(self, op: ir.Operation) -> None:
+        """Fail unless the indices lie in [-d, d) and their ``bounded`` dims are no larger than x's."""
+        idx, x, low, high = (self.lookup(v) for v in op.operands)
+        attrs = op.opview.attr_values()
+        oks: list[str] = []
+        at = _location(op).removesuffix(": ")
+        where = f" in relax.{attrs['op']}" + (f" at {at}" if at else "")
+        for d in attrs["bounded"]:
+            actual, expected = self._dim(idx, d), self._dim(x, d)
+            ok = self.f.fresh("ok")
+            self.f.lines.append(f"{ok} = arith.cmpi sle, {actual}, {expected} : index")
+            message = f"dim {d} of the indices is {{actual}}, larger than the input's {{expected}}{where}"
+            oks.append(self._record(ok, actual, expected, message))
+        n = self._dim(x, attrs["axis"])
+        lo, hi, size, zero, neg, below, above, bad, true, ok, worst, actual = (
+            self.f.fresh("ix") for _ in range(12)
+        )
+        self.f.lines += [
+            f"{lo} = tensor.extract {low.name}[] : {low.mlir}",
+            f"{hi} = tensor.extract {high.name}[] : {high.mlir}",
+            f"{size} = arith.index_cast {n} : index to i64",
+            f"{zero} = arith.constant 0 : i64",
+            f"{neg} = arith.subi {zero}, {size} : i64",
+            f"{below} = arith.cmpi slt, {lo}, {neg} : i64",
+            f"{above} = arith.cmpi sge, {hi}, {size} : i64",
+            f"{bad} = arith.ori {below}, {above} : i1",
+            f"{true} = arith.constant true",
+            f"{ok} = arith.xori {bad}, {true} : i1",
+            f"{worst} = arith.select {below}, {lo}, {hi} : i64",
+            f"{actual} = arith.index_cast {worst} : i64 to index",
+        ]
+        message = f"index {{actual}} out of range for axis {attrs['axis']} of size {{expected}}{where}"
+        oks.append(self._record(ok, actual, n, message))
+        for other in oks[:-1]:
+            combined = self.f.fresh("ok")
+            self.f.lines.append(f"{combined} = arith.andi {oks[-1]}, {other} : i1")
+            oks.append(combined)
+        self.values[op.results[0]] = idx
+        self.guards[op.results[0]] = oks[-1]
+
+    def _record(self, ok: str, actual: str, expected: str, message: str) -> str:
+        """Unless the i1 ``ok`` holds, record check ``message`` in the status (the first failure wins), without
+        branching; returns ``ok``. Kernels that depend on it run under ``scf.if`` (``guards``) and the runtime
+        raises after the call. (A branch to a failure block, as match_cast checks do, makes buffers cross
+        blocks, which ownership-based buffer deallocation cannot always handle.)"""
+        check = len(self.f.checks)
+        self.f.checks.append(message)
+        cur, zero, first, true, bad, record = (self.f.fresh("rec") for _ in range(6))
+        code, a, e = (self.f.fresh("rec") for _ in range(3))
+        self.f.lines += [
+            f"{cur} = memref.load {self.status}[{self.code.const(0)}] : memref<4xi64>",
+            f"{zero} = arith.constant 0 : i64",
+            f"{first} = arith.cmpi eq, {cur}, {zero} : i64",
+            f"{true} = arith.constant true",
+            f"{bad} = arith.xori {ok}, {true} : i1",
+            f"{record} = arith.andi {bad}, {first} : i1",
+            f"scf.if {record} {{",
+            f"  {code} = arith.constant {check + 1} : i64",
+            f"  {a} = arith.index_cast {actual} : index to i64",
+            f"  {e} = arith.index_cast {expected} : index to i64",
+            f"  memref.store {code}, {self.status}[{self.code.const(0)}] : memref<4xi64>",
+            f"  memref.store {a}, {self.status}[{self.code.const(1)}] : memref<4xi64>",
+            f"  memref.store {e}, {self.status}[{self.code.const(2)}] : memref<4xi64>",
+            "}",
+        ]
+        return ok
 
     def _fail_block(self, label: str, check: int) -> None:
         a, e = f"%fa{check}", f"%fe{check}"
@@ -619,20 +735,16 @@ class _HostWriter:
 
     def op_constant(self, op: ir.Operation) -> None:
         t = relax_type(op.results[0].type)
-        value = _Tensor(self.f.fresh("const"), t)
         attr = op.attributes["value"]
-        self.values[op.results[0]] = value
         if is_resource_elements(attr) and t.dtype is not None and element(t.dtype) == t.dtype:
             # a dense_resource blob cannot go through text: a placeholder gets the attribute back
             # after parsing (``_restore_resources``)
             zero = "0.0" if is_float(t.dtype) else "0"
-            self.f.lines.append(
-                f"{value.name} = arith.constant {{{RESOURCE_ATTR} = {len(self.resources)} : i64}} "
-                f"dense<{zero}> : {builtin_tensor(t)}"
-            )
+            text = f"arith.constant {{{RESOURCE_ATTR} = {len(self.resources)} : i64}} dense<{zero}> : {builtin_tensor(t)}"
             self.resources.append(attr)
-            return
-        self.f.lines.append(f"{value.name} = arith.constant {_storage_constant(str(attr), t)}")
+        else:
+            text = f"arith.constant {_storage_constant(str(attr), t)}"
+        self.values[op.results[0]] = _Constant(text, t)  # type: ignore[arg-type]
 
 
 def _restore_resources(funcs: list[ir.Operation], resources: list[ir.Attribute]) -> None:

@@ -106,6 +106,16 @@ class KernelValue:
         return len(self.shape)
 
 
+@dataclass(frozen=True)
+class IndexCheck:
+    """A run-time check a kernel relies on: operand ``indices`` indexes ``axis`` of operand ``x``."""
+
+    indices: int
+    x: int
+    axis: int
+    bounded: tuple[int, ...]  # dims of ``indices`` that must be no larger than the same dims of ``x``
+
+
 @dataclass
 class KernelBuilder:
     """The kernel being written for one op: arguments, attributes and the body's lines."""
@@ -118,6 +128,7 @@ class KernelBuilder:
     destinations: list[KernelValue] = field(init=False)  # empty when the kernel allocates its results
     allocating: bool = field(init=False)
     assumed: dict[int, TensorType] = field(init=False, default_factory=dict)
+    index_checks: list[IndexCheck] = field(init=False, default_factory=list)
     symbol_params: list[str] = field(init=False, default_factory=list)
     _lines: list[list[str]] = field(init=False)
     _counter: int = field(init=False, default=0)
@@ -186,6 +197,12 @@ class KernelBuilder:
         self.assumed[operand] = refined
         self.operand_types[operand] = refined
         self.ins[operand] = KernelValue(self.ins[operand].name, refined, builtin_tensor(refined))
+
+    def check_indices(self, indices: int, x: int, axis: int, bounded: Sequence[int] = ()) -> None:
+        """State that operand ``indices`` holds indices into ``axis`` of operand ``x``, in ``[-dim, dim)``, and
+        that its dims ``bounded`` are no larger than ``x``'s; the caller checks it before the call, so the
+        kernel may read or write at those indices without clamping (``relax.check_index``)."""
+        self.index_checks.append(IndexCheck(indices, x, axis, tuple(bounded)))
 
     # -- sizes -----------------------------------------------------------------------------------------
     def dim(self, value: KernelValue, axis: int) -> str:

@@ -1,8 +1,11 @@
 """Indexing ops: slicing, gathering and scattering.
 
 Index tensors follow ONNX (Gather, GatherElements, ScatterElements): negative indices count from the
-end of the axis. Kernels cannot report errors, so an index still out of range is clamped into it
-(reading or writing an edge element) instead of touching memory outside the tensor.
+end of the axis. An index outside ``[-dim, dim)`` is an error, as in numpy and ONNX Runtime: a kernel
+states the indices it reads with (``KernelBuilder.check_indices``), and convert-relax-to-linalg checks them
+before the call with ``relax.check_index`` (the min and max of the indices, computed by a small
+``index_range`` kernel, compared with the dim by the host code), so the call raises ``InputError``
+instead of touching memory outside a tensor.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.registry import INT64_MAX, INT64_MIN, Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType
 from relax_mlir.errors import ParseError, ShapeError
 from relax_mlir.shape_infer.dims import (
@@ -209,6 +212,7 @@ class TakeOp(RelaxOp):
         """A parallel loop over the result reading ``x`` at each (normalized) index."""
         (x, idx), out = k.ins, k.destination(0)
         axis = normalize_axis(k.attrs["axis"], x.rank)
+        k.check_indices(1, 0, axis)
         bound = _Bound(k, x, axis)
         ds = [f"d{i}" for i in range(out.rank)]
         idx_map = f"({', '.join(ds)}) -> ({', '.join(ds[axis : axis + idx.rank])})"
@@ -225,26 +229,21 @@ class TakeOp(RelaxOp):
 class _Bound:
     """Index values along ``axis`` of ``x``: negative ones count from the end (numpy, ONNX).
 
-    Indices still out of range after that are clamped into it: a bad index reads an edge element
-    instead of memory outside the tensor (kernels have no way to report an error).
+    The caller has checked that every index lies in ``[-dim, dim)`` (``KernelBuilder.check_indices``).
     """
 
     def __init__(self, k: KernelBuilder, x: KernelValue, axis: int) -> None:
         self.k = k
         self.size = k.dim(x, axis)
         self.zero = k.const(0)
-        self.last = k.scalar(f"arith.subi {self.size}, {k.const(1)}", "index")
 
     def normalize(self, value: str, dtype: str) -> str:
         """The index SSA value for an integer ``value`` of ``dtype``."""
         k = self.k
         i = k.scalar(f"arith.index_cast {value}", f"{element(dtype)} to index")
         negative = k.scalar(f"arith.cmpi slt, {i}, {self.zero}", "index")
-        i = k.scalar(
-            f"arith.select {negative}, {k.scalar(f'arith.addi {i}, {self.size}', 'index')}, {i}", "index"
-        )
         return k.scalar(
-            f"arith.minsi {k.scalar(f'arith.maxsi {i}, {self.zero}', 'index')}, {self.last}", "index"
+            f"arith.select {negative}, {k.scalar(f'arith.addi {i}, {self.size}', 'index')}, {i}", "index"
         )
 
 
@@ -278,17 +277,14 @@ class GatherElementsOp(RelaxOp):
         """A parallel loop over ``indices`` reading ``x`` with the axis coordinate replaced."""
         (x, idx), out = k.ins, k.destination(0)
         axis = normalize_axis(k.attrs["axis"], x.rank)
+        k.check_indices(1, 0, axis, _unproven_dims(x, idx, axis))
         bound = _Bound(k, x, axis)
-        lasts = _unproven_lasts(k, x, idx, axis)
 
         def body(a: list[str]) -> list[str]:
-            coords = []
-            for d in range(out.rank):
-                if d == axis:
-                    coords.append(bound.normalize(a[0], idx.dtype))
-                    continue
-                i = k.scalar(f"linalg.index {d}", "index")
-                coords.append(k.scalar(f"arith.minsi {i}, {lasts[d]}", "index") if d in lasts else i)
+            coords = [
+                bound.normalize(a[0], idx.dtype) if d == axis else k.scalar(f"linalg.index {d}", "index")
+                for d in range(out.rank)
+            ]
             return [k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)]
 
         maps = [identity(out.rank)] * 2
@@ -317,17 +313,17 @@ def _indices_within(x: TensorType, idx: TensorType, axis: int) -> None:
             )
 
 
-def _unproven_lasts(k: KernelBuilder, x: KernelValue, idx: KernelValue, axis: int) -> dict[int, str]:
-    """``dim - 1`` of ``x`` for the dims off ``axis`` where 'indices' is not provably no larger.
+def _unproven_dims(x: KernelValue, idx: KernelValue, axis: int) -> list[int]:
+    """The dims off ``axis`` where 'indices' is not provably no larger than ``x``.
 
     The deduction rejects 'indices' dims provably larger than those of 'x'; symbolic ones may still be at
-    run time, so coordinates there are clamped rather than read or written outside ``x``.
+    run time, so they are checked before the kernel runs (``KernelBuilder.check_indices``).
     """
-    lasts = {}
-    for d, (a, b) in enumerate(zip(x.shape, idx.shape)):
-        if d != axis and not (a is not None and b is not None and prove_le(b, a)):
-            lasts[d] = k.scalar(f"arith.subi {k.dim(x, d)}, {k.const(1)}", "index")
-    return lasts
+    return [
+        d
+        for d, (a, b) in enumerate(zip(x.shape, idx.shape))
+        if d != axis and not (a is not None and b is not None and prove_le(b, a))
+    ]
 
 
 def gather_elements(
@@ -373,8 +369,8 @@ class ScatterElementsOp(RelaxOp):
         axis = normalize_axis(k.attrs["axis"], x.rank)
         k.assume(2, idx.shape)  # type: ignore[arg-type]
         upd = k.ins[2]
+        k.check_indices(1, 0, axis, _unproven_dims(x, idx, axis))
         bound = _Bound(k, out, axis)
-        lasts = _unproven_lasts(k, out, idx, axis)
         bounds = [k.dim(idx, d) for d in range(idx.rank)]
         combine = _combiner(k, k.attrs["reduction"], out.dtype, out.mlir)
 
@@ -383,14 +379,7 @@ class ScatterElementsOp(RelaxOp):
                 return k.loop(bounds[level], acc, lambda iv, a: nest(level + 1, a, [*ivs, iv]))
             i = k.scalar(f"tensor.extract {idx.name}[{', '.join(ivs)}]", idx.mlir)
             u = k.scalar(f"tensor.extract {upd.name}[{', '.join(ivs)}]", upd.mlir)
-            coords = [
-                bound.normalize(i, idx.dtype)
-                if d == axis
-                else k.scalar(f"arith.minsi {iv}, {lasts[d]}", "index")
-                if d in lasts
-                else iv
-                for d, iv in enumerate(ivs)
-            ]
+            coords = [bound.normalize(i, idx.dtype) if d == axis else iv for d, iv in enumerate(ivs)]
             u = combine(acc.name, coords, u)
             return k.op(f"tensor.insert {u} into {acc.name}[{', '.join(coords)}] : {acc.mlir}", acc)
 
@@ -438,3 +427,23 @@ def scatter_elements(
     """``x`` with ``updates`` scattered along ``axis`` at ``indices`` (combined by ``reduction``)."""
     attrs = {"axis": axis, "reduction": reduction}
     return ScatterElementsOp.build([x, indices, updates], attrs, loc=loc).result
+
+
+def index_range_kernel(indices: TensorType) -> tuple[KernelBuilder, list[KernelValue]]:
+    """The ``index_range`` kernel: the min and max of an index tensor (i64 scalars), for relax.check_index.
+
+    One vectorizable pass over the indices; with no indices, (INT64_MAX, INT64_MIN), which pass any check.
+    """
+    scalar = TensorType((), "i64")
+    k = KernelBuilder("index_range", [indices], [scalar, scalar], {})
+    idx = k.ins[0]
+    low = k.fill(k.constant(INT64_MAX, "i64"), k.outs[0])
+    high = k.fill(k.constant(INT64_MIN, "i64"), k.outs[1])
+    ds = ", ".join(f"d{i}" for i in range(idx.rank))
+    maps = [identity(idx.rank), f"({ds}) -> ()", f"({ds}) -> ()"]
+
+    def body(a: list[str]) -> list[str]:
+        v = a[0] if idx.dtype == "i64" else k.scalar(f"arith.extsi {a[0]}", f"{element(idx.dtype)} to i64")
+        return [k.scalar(f"arith.minsi {a[1]}, {v}", "i64"), k.scalar(f"arith.maxsi {a[2]}, {v}", "i64")]
+
+    return k, k.generic([idx], [low, high], maps, ["reduction"] * idx.rank, body)

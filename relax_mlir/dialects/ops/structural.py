@@ -19,7 +19,7 @@ from relax_mlir.dialects.types import (
     TupleType,
 )
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import fmt_shape, provably_different, tensor_operand
+from relax_mlir.shape_infer.dims import fmt_shape, normalize_axis, provably_different, tensor_operand
 from relax_mlir.shape_infer.expr import const, format_dim
 
 
@@ -350,3 +350,37 @@ _ELEMENT_TYPES: dict[str, Callable[[], ir.Type]] = {  # numpy dtype name -> MLIR
     "uint2": _int(2, False),
     "bool": _int(1),
 }
+
+
+@relax_op
+class CheckIndexOp(RelaxOp):
+    """``indices`` unchanged, checked at run time: every value lies in ``[-d, d)`` for ``d`` = dim ``axis``
+    of ``x``, and its dims ``bounded`` are no larger than those of ``x``; ``low`` and ``high`` are the
+    indices' min and max (an ``index_range`` kernel's results). convert-relax-to-linalg inserts it before a
+    kernel that indexes with ``indices`` (``op`` names that op in the error); a failure raises InputError.
+
+    ``%j = "relax.check_index"(%i, %x, %lo, %hi) {axis = 0 : i64, bounded = [], op = "take"} :
+    (!relax.tensor<["k"], i64>, !relax.tensor<["n", 4], f32>, !relax.tensor<[], i64>, !relax.tensor<[], i64>)
+    -> !relax.tensor<["k"], i64>``
+    """
+
+    NAME = "check_index"
+    OPERANDS = (Operand("indices"), Operand("x"), Operand("low"), Operand("high"))
+    ATTRS = (Attr("axis", "int"), Attr("bounded", "ints"), Attr("op", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        idx = tensor_operand(operand_types[0], "indices")
+        if idx.dtype is not None and idx.dtype not in ("i32", "i64"):
+            raise ShapeError(f"operand 'indices' must have an integer dtype (i32 or i64), got {idx.dtype}")
+        x = tensor_operand(operand_types[1], "x")
+        for name, t in zip(("low", "high"), operand_types[2:]):
+            r = tensor_operand(t, name)
+            if (r.shape is not None and len(r.shape) != 0) or r.dtype not in (None, "i64"):
+                raise ShapeError(f"operand '{name}' must be an i64 scalar tensor, got {r}")
+        if x.shape is not None:
+            normalize_axis(attrs["axis"], len(x.shape))
+            for d in attrs["bounded"]:
+                if not 0 <= d < len(x.shape) or (idx.shape is not None and d >= len(idx.shape)):
+                    raise ShapeError(f"bounded dim {d} is out of range for 'indices' {idx} and 'x' {x}")
+        return [idx]

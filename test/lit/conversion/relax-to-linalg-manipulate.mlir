@@ -135,8 +135,12 @@ func.func @reverse(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
 
 // -----
 
-// take: a parallel loop over the result; negative indices count from the end, then are clamped.
+// take: a parallel loop over the result; negative indices count from the end. The indices are checked
+// before the call: an index_range kernel gives their min and max, relax.check_index compares them with the dim.
 // CHECK-LABEL: func.func @take(
+// CHECK:       %[[R:.*]]:2 = "relax.call_tir"(%arg1) {callee = @index_range_0}
+// CHECK:       %[[J:.*]] = "relax.check_index"(%arg1, %arg0, %[[R]]#0, %[[R]]#1) {axis = 0 : i64, bounded = [], op = "take"}
+// CHECK:       "relax.call_tir"(%arg0, %[[J]]) {callee = @take_0}
 // CHECK:       func.func private @take_0(
 // CHECK-SAME:    %[[X:[a-z0-9_]+]]: tensor<50x8xf32>, %[[I:[a-z0-9_]+]]: tensor<?x?xi64>, %[[OUT:[a-z0-9_]+]]: tensor<?x?x8xf32>)
 // CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]}
@@ -146,6 +150,10 @@ func.func @reverse(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
 // CHECK:           %[[W:.*]] = arith.addi %[[C]], %c50 : index
 // CHECK:           arith.select %[[NEG]], %[[W]], %[[C]] : index
 // CHECK:           tensor.extract %[[X]][%{{.*}}, %{{.*}}] : tensor<50x8xf32>
+// CHECK:       func.func private @index_range_0(%{{.*}}: tensor<?x?xi64>, %{{.*}}: tensor<i64>, %{{.*}}: tensor<i64>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]}
+// CHECK:           arith.minsi
+// CHECK:           arith.maxsi
 func.func @take(%x: !relax.tensor<[50, 8], f32>, %i: !relax.tensor<["b", "s"], i64>) -> !relax.tensor<["b", "s", 8], f32> {
   %0 = "relax.take"(%x, %i) {axis = 0 : i64} : (!relax.tensor<[50, 8], f32>, !relax.tensor<["b", "s"], i64>) -> !relax.tensor<["b", "s", 8], f32>
   return %0 : !relax.tensor<["b", "s", 8], f32>
