@@ -13,10 +13,11 @@ ops. This pass rewrites it into a function on builtin types with a fixed calling
   into a ``memref<Nxi64>``; an output whose dims depend on data (bound by a ``match_cast`` inside the
   function) is returned as a tensor instead;
 - symbols are read from the inputs' dims once; every symbolic size is computed once;
-- each ``match_cast`` check, and each ``relax.check_index`` (indices within their dim), branches, on
-  failure, to a block that stores ``[check + 1, actual, expected, dim]`` into ``%status`` and returns.
-  ``relax.signature`` tells the runtime what each check means (``executable.format_check``), so a failure comes
-  back to Python as an error.
+- each ``match_cast`` check branches, on failure, to a block that stores ``[check + 1, actual, expected,
+  dim]`` into ``%status`` and returns; a ``relax.check_index`` (indices within their dim) or
+  ``relax.check_dim`` stores the same without branching (the first failure wins) and the code goes on:
+  the kernels that rely on it keep their accesses inside their buffers. ``relax.signature`` tells the
+  runtime what each check means (``executable.format_check``), so a failure comes back to Python as an error.
 """
 
 from __future__ import annotations
@@ -126,7 +127,6 @@ class _HostWriter:
         self.values: dict[ir.Value, Any] = {}
         self.dims: dict[tuple[str, int], str] = {}
         self.direct: dict[ir.Value, str] = {}  # call results written straight into a destination
-        self.guards: dict[ir.Value, str] = {}  # checked values (relax.check_index) -> i1 "the check passed"
         self.params: list[str] = []
         self.signature: dict[str, Any] = {"inputs": [], "outputs": [], "checks": self.f.checks}
 
@@ -434,35 +434,9 @@ class _HostWriter:
             self.values[r] = value
         lhs = ", ".join(x.name for x in results)
         rtypes = ", ".join(x.mlir for x in results)
-        call = f"func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})"
-        guards = [self.guards[v] for v in op.operands if v in self.guards]
-        if not guards:
-            self.f.lines.append(f"{lhs} = {call}")
-            return
-        # indices out of range: skip the kernel (its destinations stay as they are; the call raises)
-        while len(guards) > 1:
-            both = self.f.fresh("ok")
-            self.f.lines.append(f"{both} = arith.andi {guards.pop()}, {guards[-1]} : i1")
-            guards[-1] = both
-        inner = [self.f.fresh("g") for _ in results]
-        if allocating:
-            fallback = [self.f.fresh("g") for _ in results]
-            zero = self.code.const(0)
-            other = [
-                f"  {f} = tensor.empty({', '.join([zero] * r.mlir.count('?'))}) : {r.mlir}"
-                for f, r in zip(fallback, results)
-            ]
-        else:
-            fallback, other = args[len(args) - len(results) :], []
-        self.f.lines += [
-            f"{lhs} = scf.if {guards[0]} -> ({rtypes}) {{",
-            f"  {', '.join(inner)} = {call}",
-            f"  scf.yield {', '.join(inner)} : {rtypes}",
-            "} else {",
-            *other,
-            f"  scf.yield {', '.join(fallback)} : {rtypes}",
-            "}",
-        ]
+        self.f.lines.append(
+            f"{lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})"
+        )
 
     def op_call_dps_library(self, op: ir.Operation) -> None:
         """Call a library function (ABI in ``runtime/library.py``): buffers in, destination buffers filled."""
@@ -582,15 +556,15 @@ class _HostWriter:
         """Fail unless the indices lie in [-d, d) and their ``bounded`` dims are no larger than x's."""
         idx, x, low, high = (self.lookup(v) for v in op.operands)
         attrs = op.opview.attr_values()
-        oks: list[str] = []
         at = _location(op).removesuffix(": ")
-        where = f" in relax.{attrs['op']}" + (f" at {at}" if at else "")
+        name = attrs["op"] if "." in attrs["op"] else f"relax.{attrs['op']}"
+        where = f" in {name}" + (f" at {at}" if at else "")
         for d in attrs["bounded"]:
             actual, expected = self._dim(idx, d), self._dim(x, d)
             ok = self.f.fresh("ok")
             self.f.lines.append(f"{ok} = arith.cmpi sle, {actual}, {expected} : index")
             message = f"dim {d} of the indices is {{actual}}, larger than the input's {{expected}}{where}"
-            oks.append(self._record(ok, actual, expected, message))
+            self._record(ok, actual, expected, message)
         n = self._dim(x, attrs["axis"])
         lo, hi, size, zero, neg, below, above, bad, true, ok, worst, actual = (
             self.f.fresh("ix") for _ in range(12)
@@ -610,19 +584,27 @@ class _HostWriter:
             f"{actual} = arith.index_cast {worst} : i64 to index",
         ]
         message = f"index {{actual}} out of range for axis {attrs['axis']} of size {{expected}}{where}"
-        oks.append(self._record(ok, actual, n, message))
-        for other in oks[:-1]:
-            combined = self.f.fresh("ok")
-            self.f.lines.append(f"{combined} = arith.andi {oks[-1]}, {other} : i1")
-            oks.append(combined)
+        self._record(ok, actual, n, message)
         self.values[op.results[0]] = idx
-        self.guards[op.results[0]] = oks[-1]
 
-    def _record(self, ok: str, actual: str, expected: str, message: str) -> str:
+    def op_check_dim(self, op: ir.Operation) -> None:
+        """Fail unless dim ``dim`` of the value is at most dim ``bound`` of ``x``."""
+        value, x = (self.lookup(v) for v in op.operands)
+        attrs = op.opview.attr_values()
+        at = _location(op).removesuffix(": ")
+        where = f" in relax.{attrs['op']}" + (f" at {at}" if at else "")
+        actual, expected = self._dim(value, attrs["dim"]), self._dim(x, attrs["bound"])
+        ok = self.f.fresh("ok")
+        self.f.lines.append(f"{ok} = arith.cmpi sle, {actual}, {expected} : index")
+        self._record(ok, actual, expected, attrs["what"] + where)
+        self.values[op.results[0]] = value
+
+    def _record(self, ok: str, actual: str, expected: str, message: str) -> None:
         """Unless the i1 ``ok`` holds, record check ``message`` in the status (the first failure wins), without
-        branching; returns ``ok``. Kernels that depend on it run under ``scf.if`` (``guards``) and the runtime
-        raises after the call. (A branch to a failure block, as match_cast checks do, makes buffers cross
-        blocks, which ownership-based buffer deallocation cannot always handle.)"""
+        branching: the code goes on (kernels that rely on the check clamp their accesses, so they stay inside
+        their buffers) and the runtime raises after the call. A branch to a failure block (as match_cast checks
+        do) or an ``scf.if`` around the kernel would make buffers cross blocks, which ownership-based buffer
+        deallocation cannot always handle (data-dependent sizes need an i1 memref, DESIGN.md section 6)."""
         check = len(self.f.checks)
         self.f.checks.append(message)
         cur, zero, first, true, bad, record = (self.f.fresh("rec") for _ in range(6))
@@ -643,7 +625,6 @@ class _HostWriter:
             f"  memref.store {e}, {self.status}[{self.code.const(2)}] : memref<4xi64>",
             "}",
         ]
-        return ok
 
     def _fail_block(self, label: str, check: int) -> None:
         a, e = f"%fa{check}", f"%fe{check}"

@@ -19,7 +19,7 @@ from mlir import ir
 
 from relax_mlir.dialects.ops.index import index_range_kernel
 from relax_mlir.dialects.ops.shape_value import prim_value
-from relax_mlir.dialects.ops.structural import CheckIndexOp, MatchCastOp, call_tir
+from relax_mlir.dialects.ops.structural import CheckDimOp, CheckIndexOp, MatchCastOp, call_tir
 from relax_mlir.dialects.registry import INPLACE_ATTR, OPS, RelaxOp
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
@@ -141,6 +141,9 @@ def _replace_with_call(
         with ip:
             for check in k.index_checks:
                 args[check.indices] = _check_indices(op, k, args, check, kernel_name)
+            for c in k.dim_checks:
+                attrs = {"dim": c.dim, "bound": c.bound, "op": k.op_name, "what": c.what}
+                args[c.value] = CheckDimOp.build([args[c.value], args[c.x]], attrs, loc=op.location).result
             args += [prim_value(s, loc=op.location) for s in k.symbol_params]
             results = call_tir(callee, args, k.result_types, loc=op.location)
     cls = OPS[op.name.removeprefix("relax.")]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from isolated import run_isolated
+from isolated import expect_error, run_isolated
 from oprun import build_fn
 
 import relax_mlir
@@ -161,3 +161,32 @@ def test_fuzz_case_1607_scatter_into_empty_tensor() -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0 and "ok: InputError" in done.stdout, done.stdout + done.stderr[-2000:]
+
+
+def test_kv_cache_write_of_more_rows_than_the_cache_raises() -> None:
+    """A cache with fewer rows than new tokens raises InputError instead of writing before its buffer."""
+    cache, new = '!relax.tensor<["t", 1, 2, 4], f32>', '!relax.tensor<[1, "s", 2, 4], f32>'
+    expect_error(
+        f"""
+        import numpy as np, relax_mlir
+        exe = relax_mlir.compile('''
+        func.func @main(%c: {cache}, %k: {new}) -> {cache} {{
+          %0 = "relax.kv_cache_write"(%c, %k) : ({cache}, {new}) -> {cache}
+          return %0 : {cache}
+        }}''')
+        for t, s in ((5, 2), (3, 3), (4, 0)):  # fits: the last s rows are written
+            c, k = np.zeros((t, 1, 2, 4), np.float32), np.ones((1, s, 2, 4), np.float32)
+            exe(c, k)
+            assert (c[: t - s] == 0).all() and (c[t - s :] == 1).all(), (t, s)
+        for t, s in ((2, 3), (0, 1)):
+            try:
+                exe(np.zeros((t, 1, 2, 4), np.float32), np.ones((1, s, 2, 4), np.float32))
+            except relax_mlir.errors.InputError as e:
+                assert f"{{s}} new rows do not fit in a cache of {{t}} rows" in str(e), str(e)
+            else:
+                raise AssertionError("no error")
+        exe(np.zeros((1, 1, 2, 4), np.float32), np.ones((1, 9, 2, 4), np.float32))
+        """,
+        "InputError",
+        match="9 new rows do not fit in a cache of 1 rows in relax.kv_cache_write at",
+    )

@@ -390,6 +390,17 @@ CASES = [
         ((1, 1), (5, 4), (3, 0), (7, 9)),
     ),
     Case(
+        "index-range",  # the min and max of indices (relax.check_index's operands); an empty tensor's pass any check
+        {"i": T(["b", "s"], "i32")},
+        lambda i: R.index_range(i),
+        lambda b, s: (ids(-9, 9, (b, s), np.int32),),
+        lambda i: (
+            np.array(i.min() if i.size else 2**63 - 1, np.int64),
+            np.array(i.max() if i.size else -(2**63), np.int64),
+        ),
+        ((1, 1), (3, 5), (0, 2)),
+    ),
+    Case(
         "take-scalar-index",
         {"x": T(["n", 4]), "i": T([], "i64")},
         lambda x, i: R.take(x, i, 1),

@@ -384,3 +384,28 @@ class CheckIndexOp(RelaxOp):
                 if not 0 <= d < len(x.shape) or (idx.shape is not None and d >= len(idx.shape)):
                     raise ShapeError(f"bounded dim {d} is out of range for 'indices' {idx} and 'x' {x}")
         return [idx]
+
+
+@relax_op
+class CheckDimOp(RelaxOp):
+    """``value`` unchanged, checked at run time: its dim ``dim`` is no larger than dim ``bound`` of ``x``.
+
+    convert-relax-to-linalg inserts it before a kernel that relies on it (``KernelBuilder.check_dim``; ``op``
+    names that op); a failure raises InputError with ``what`` (``{actual}``/``{expected}`` are the two dims).
+
+    ``%j = "relax.check_dim"(%new, %cache) {dim = 1 : i64, bound = 0 : i64, op = "kv_cache_write",
+    what = "{actual} new rows do not fit in {expected}"} : (!relax.tensor<[1, "s", 2, 4], f32>,
+    !relax.tensor<["t", 1, 2, 4], f32>) -> !relax.tensor<[1, "s", 2, 4], f32>``
+    """
+
+    NAME = "check_dim"
+    OPERANDS = (Operand("value"), Operand("x"))
+    ATTRS = (Attr("dim", "int"), Attr("bound", "int"), Attr("op", "str"), Attr("what", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        value, x = tensor_operand(operand_types[0], "value"), tensor_operand(operand_types[1], "x")
+        for t, d, name in ((value, attrs["dim"], "dim"), (x, attrs["bound"], "bound")):
+            if t.shape is not None and not 0 <= d < len(t.shape):
+                raise ShapeError(f"{name} {d} is out of range for {t}")
+        return [value]
