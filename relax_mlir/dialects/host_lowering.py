@@ -60,6 +60,11 @@ class HostLowering(Protocol):
     def location(self, op: ir.Operation) -> str:
         """``file:line:col: `` of ``op`` for messages (empty when unknown)."""
 
+    def record_check(self, ok: str, actual: str, expected: str, message: str) -> None:
+        """Unless the i1 ``ok`` holds, record the failure of check ``message`` (with ``{actual}`` and
+        ``{expected}`` filled from those ``index`` names) in the status, without branching: the call goes
+        on and the runtime raises after it."""
+
     def cast(self, src: Any, target: RelaxType | None, op: ir.Operation) -> Any:
         """``src`` checked against ``target`` at run time (binding new symbols); the refined value."""
 

@@ -59,7 +59,7 @@ ERRORS = (
         "a dim that is negative, differs from a constant, from its symbol's value or "
         "from a symbolic expression, or a symbol above its upper bound; output buffers of the wrong shape",
     ),
-    ("RELAX_ERR_RUNTIME", 6, "a check inside the compiled function failed (relax.match_cast)"),
+    ("RELAX_ERR_RUNTIME", 6, "a check inside the compiled function failed (match_cast, index range)"),
 )
 
 
@@ -163,6 +163,17 @@ def _c_string(text: str) -> str:
 def _esc(text: str) -> str:
     """``text`` as literal text inside a printf format."""
     return text.replace("%", "%%")
+
+
+def _check_format(check: str) -> tuple[str, ...]:
+    """A printf format and its arguments for a failed host check (``executable.format_check`` in C)."""
+    values = {"{actual}": "(long long)status[1]", "{expected}": "(long long)status[2]"}
+    if "{actual}" not in check:
+        return f"{_esc(check)}, got %lld (expected %lld)", *values.values()
+    parts = re.split(r"(\{actual\}|\{expected\})", check)
+    return "".join("%lld" if p in values else _esc(p) for p in parts), *(
+        values[p] for p in parts if p in values
+    )
 
 
 def _type_text(v: _Value) -> str:
@@ -505,15 +516,7 @@ class _WrapperWriter:
             lines.append("  switch (status[0]) {")
             lines.append("    case 0: break;")
             for j, check in enumerate(api.checks):
-                lines.append(
-                    f"    case {j + 1}: "
-                    + self._fail(
-                        "RELAX_ERR_RUNTIME",
-                        f"{_esc(check)}, got %lld (expected %lld)",
-                        "(long long)status[1]",
-                        "(long long)status[2]",
-                    )
-                )
+                lines.append(f"    case {j + 1}: " + self._fail("RELAX_ERR_RUNTIME", *_check_format(check)))
             lines.append(
                 "    default: " + self._fail("RELAX_ERR_RUNTIME", "check %lld failed", "(long long)status[0]")
             )

@@ -80,6 +80,14 @@ def allocation_key() -> int:
     return _alloc_key.value
 
 
+def format_check(check: str, actual: int, expected: int) -> str:
+    """The message of a failed host check: a template with ``{actual}``/``{expected}``, or a plain
+    requirement followed by the values."""
+    if "{actual}" in check:
+        return check.replace("{actual}", str(actual)).replace("{expected}", str(expected))
+    return f"{check}, got {actual} (expected {expected})"
+
+
 _DESCRIPTORS: dict[int, type[ctypes.Structure]] = {}
 
 
@@ -660,7 +668,7 @@ class Function:
             if buffer[status]:
                 code, actual, expected = buffer[status : status + 3]
                 self._free(returned)
-                raise InputError(f"@{self.name}: {self.checks[code - 1]}, got {actual} (expected {expected})")
+                raise InputError(f"@{self.name}: {format_check(self.checks[code - 1], actual, expected)}")
             if self._only_tensors:
                 results: list[Any] = outs
             else:

@@ -13,9 +13,11 @@ ops. This pass rewrites it into a function on builtin types with a fixed calling
   into a ``memref<Nxi64>``; an output whose dims depend on data (bound by a ``match_cast`` inside the
   function) is returned as a tensor instead;
 - symbols are read from the inputs' dims once; every symbolic size is computed once;
-- each ``match_cast`` check branches, on failure, to a block that stores ``[check + 1, actual,
-  expected, dim]`` into ``%status`` and returns. ``relax.signature`` tells the runtime what each
-  check means, so a failure comes back to Python as an error.
+- each ``match_cast`` check branches, on failure, to a block that stores ``[check + 1, actual, expected,
+  dim]`` into ``%status`` and returns; a ``relax.check_index`` (indices within their dim) or
+  ``relax.check_dim`` stores the same without branching (the first failure wins) and the code goes on:
+  the kernels that rely on it keep their accesses inside their buffers. ``relax.signature`` tells the
+  runtime what each check means (``executable.format_check``), so a failure comes back to Python as an error.
 """
 
 from __future__ import annotations
@@ -66,6 +68,16 @@ class _Tensor:
     @property
     def mlir(self) -> str:
         return builtin_tensor(self.type)
+
+
+@dataclass
+class _Constant:
+    """A constant tensor, written (``arith.constant``, a ``memref.get_global`` once bufferized) at each use:
+    a global's buffer defined before a check's branch and used after it makes ownership-based buffer
+    deallocation abort (MLIR 22), so none crosses a branch."""
+
+    text: str
+    type: TensorType
 
 
 @dataclass
@@ -342,7 +354,12 @@ class _HostWriter:
 
     def lookup(self, v: ir.Value) -> Any:
         if v in self.values:
-            return self.values[v]
+            value = self.values[v]
+            if isinstance(value, _Constant):  # materialized where used, see _Constant
+                name = self.f.fresh("const")
+                self.f.lines.append(f"{name} = {value.text}")
+                return _Tensor(name, value.type)
+            return value
         raise RelaxError(f"@{self.name}: value {v.get_name()} has no lowering")
 
     def visit(self, op: ir.Operation) -> None:
@@ -353,7 +370,9 @@ class _HostWriter:
             for x in inner[:-1]:
                 self.visit(x.operation)
             for r, y in zip(op.results, inner[-1].operation.operands):
-                self.values[r] = self.lookup(y)
+                self.values[r] = (
+                    self.values[y] if isinstance(self.values.get(y), _Constant) else self.lookup(y)
+                )
             return
         cls = op_class(op)
         if not hasattr(cls, "lower_host"):
@@ -540,16 +559,47 @@ class _HostWriter:
         if expected == actual:
             return
         ok = self.f.fresh("ok")
+        self.f.lines.append(f"{ok} = arith.cmpi eq, {actual}, {expected} : index")
+        self._branch(ok, actual, expected, f"{what} must be {format_dim(d)}")
+
+    def _branch(self, ok: str, actual: str, expected: str, message: str) -> None:
+        """Continue when the i1 ``ok`` holds, else fail with check ``message`` (see ``executable.format_check``)."""
         check = len(self.f.checks)
-        self.f.checks.append(f"{what} must be {format_dim(d)}")
+        self.f.checks.append(message)
         label = f"^fail{check}"
         cont = f"^bb{check}"
         self.f.lines += [
-            f"{ok} = arith.cmpi eq, {actual}, {expected} : index",
             f"cf.cond_br {ok}, {cont}, {label}({actual}, {expected} : index, index)",
             f"{cont}:",
         ]
         self._fail_block(label, check)
+
+    def record_check(self, ok: str, actual: str, expected: str, message: str) -> None:
+        """Unless the i1 ``ok`` holds, record check ``message`` in the status (the first failure wins), without
+        branching: the code goes on (kernels that rely on the check clamp their accesses, so they stay inside
+        their buffers) and the runtime raises after the call. A branch to a failure block (as match_cast checks
+        do) or an ``scf.if`` around the kernel would make buffers cross blocks, which ownership-based buffer
+        deallocation cannot always handle (data-dependent sizes need an i1 memref, DESIGN.md section 6)."""
+        check = len(self.f.checks)
+        self.f.checks.append(message)
+        cur, zero, first, true, bad, record = (self.f.fresh("rec") for _ in range(6))
+        code, a, e = (self.f.fresh("rec") for _ in range(3))
+        self.f.lines += [
+            f"{cur} = memref.load {self.status}[{self.code.const(0)}] : memref<4xi64>",
+            f"{zero} = arith.constant 0 : i64",
+            f"{first} = arith.cmpi eq, {cur}, {zero} : i64",
+            f"{true} = arith.constant true",
+            f"{bad} = arith.xori {ok}, {true} : i1",
+            f"{record} = arith.andi {bad}, {first} : i1",
+            f"scf.if {record} {{",
+            f"  {code} = arith.constant {check + 1} : i64",
+            f"  {a} = arith.index_cast {actual} : index to i64",
+            f"  {e} = arith.index_cast {expected} : index to i64",
+            f"  memref.store {code}, {self.status}[{self.code.const(0)}] : memref<4xi64>",
+            f"  memref.store {a}, {self.status}[{self.code.const(1)}] : memref<4xi64>",
+            f"  memref.store {e}, {self.status}[{self.code.const(2)}] : memref<4xi64>",
+            "}",
+        ]
 
     def _fail_block(self, label: str, check: int) -> None:
         a, e = f"%fa{check}", f"%fe{check}"
@@ -581,20 +631,17 @@ class _HostWriter:
     def dynamic_types(self) -> list[str]:
         return [builtin_tensor(_t(o["type"])) for o in self.signature["outputs"] if o["kind"] == "returned"]
 
-    def constant(self, attr: ir.Attribute, t: TensorType) -> _Tensor:
-        value = _Tensor(self.f.fresh("const"), t)
+    def constant(self, attr: ir.Attribute, t: TensorType) -> _Constant:
+        """A constant, written where it is used (see ``_Constant``)."""
         if is_resource_elements(attr) and t.dtype is not None and element(t.dtype) == t.dtype:
             # a dense_resource blob cannot go through text: a placeholder gets the attribute back
             # after parsing (``_restore_resources``)
             zero = "0.0" if is_float(t.dtype) else "0"
-            self.f.lines.append(
-                f"{value.name} = arith.constant {{{RESOURCE_ATTR} = {len(self.resources)} : i64}} "
-                f"dense<{zero}> : {builtin_tensor(t)}"
-            )
+            text = f"arith.constant {{{RESOURCE_ATTR} = {len(self.resources)} : i64}} dense<{zero}> : {builtin_tensor(t)}"
             self.resources.append(attr)
-            return value
-        self.f.lines.append(f"{value.name} = arith.constant {_storage_constant(str(attr), t)}")
-        return value
+        else:
+            text = f"arith.constant {_storage_constant(str(attr), t)}"
+        return _Constant(text, t)
 
 
 def _restore_resources(funcs: list[ir.Operation], resources: list[ir.Attribute]) -> None:

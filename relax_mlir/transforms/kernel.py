@@ -106,6 +106,27 @@ class KernelValue:
         return len(self.shape)
 
 
+@dataclass(frozen=True)
+class IndexCheck:
+    """A run-time check a kernel relies on: operand ``indices`` indexes ``axis`` of operand ``x``."""
+
+    indices: int
+    x: int
+    axis: int
+    bounded: tuple[int, ...]  # dims of ``indices`` that must be no larger than the same dims of ``x``
+
+
+@dataclass(frozen=True)
+class DimCheck:
+    """A run-time check a kernel relies on: dim ``dim`` of operand ``value`` is at most dim ``bound`` of ``x``."""
+
+    value: int
+    dim: int
+    x: int
+    bound: int
+    what: str  # the error, with {actual} and {expected} for the two dims
+
+
 @dataclass
 class KernelBuilder:
     """The kernel being written for one op: arguments, attributes and the body's lines."""
@@ -118,6 +139,8 @@ class KernelBuilder:
     destinations: list[KernelValue] = field(init=False)  # empty when the kernel allocates its results
     allocating: bool = field(init=False)
     assumed: dict[int, TensorType] = field(init=False, default_factory=dict)
+    index_checks: list[IndexCheck] = field(init=False, default_factory=list)
+    dim_checks: list[DimCheck] = field(init=False, default_factory=list)
     symbol_params: list[str] = field(init=False, default_factory=list)
     _lines: list[list[str]] = field(init=False)
     _counter: int = field(init=False, default=0)
@@ -186,6 +209,19 @@ class KernelBuilder:
         self.assumed[operand] = refined
         self.operand_types[operand] = refined
         self.ins[operand] = KernelValue(self.ins[operand].name, refined, builtin_tensor(refined))
+
+    def check_indices(self, indices: int, x: int, axis: int, bounded: Sequence[int] = ()) -> None:
+        """State that operand ``indices`` holds indices into ``axis`` of operand ``x``, in ``[-dim, dim)``, and
+        that its dims ``bounded`` are no larger than ``x``'s; the caller checks it before the call
+        (``relax.check_index``) and the call raises when it fails, but the kernel still runs: it must clamp its
+        accesses into ``x``."""
+        self.index_checks.append(IndexCheck(indices, x, axis, tuple(bounded)))
+
+    def check_dim(self, value: int, dim: int, x: int, bound: int, what: str) -> None:
+        """State that dim ``dim`` of operand ``value`` is at most dim ``bound`` of operand ``x``; the caller checks
+        it before the call (``relax.check_dim``: a failure raises InputError with ``what``), but the kernel still
+        runs: it must keep its accesses inside its buffers when the check fails."""
+        self.dim_checks.append(DimCheck(value, dim, x, bound, what))
 
     # -- sizes -----------------------------------------------------------------------------------------
     def dim(self, value: KernelValue, axis: int) -> str:

@@ -4,22 +4,27 @@ Each op class that can be lowered has a ``lower(k: KernelBuilder)`` classmethod 
 deduction) that writes a kernel on builtin tensors. Identical kernels are shared. What a kernel
 assumes about its operands' dims (for example that ``k`` of one matmul operand equals ``k2`` of the
 other) is inserted before the call as a ``relax.match_cast``, which is checked at run time; symbols
-a kernel needs but cannot read from its tensors are passed as ``relax.prim_value`` arguments.
+a kernel needs but cannot read from its tensors are passed as ``relax.prim_value`` arguments. Indices a
+kernel reads memory at (``k.check_indices``) go through a ``relax.check_index`` of their min and max (an
+``index_range`` kernel's call), which the host code checks before the call.
 Structural and shape ops (match_cast, shape_of, tuples, constants, get_dim, ...) stay: the host
 lowering handles them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mlir import ir
 
+from relax_mlir.dialects.ops.index import index_range_kernel
 from relax_mlir.dialects.ops.shape_value import prim_value
-from relax_mlir.dialects.ops.structural import MatchCastOp, call_tir
+from relax_mlir.dialects.ops.structural import CheckDimOp, CheckIndexOp, MatchCastOp, call_tir
 from relax_mlir.dialects.registry import INPLACE_ATTR, OPS, RelaxOp, op_class
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
 from relax_mlir.pipelines.registry import PassFailed, register_pass
-from relax_mlir.transforms.kernel import SUB_BYTE_INTS, KernelBuilder
+from relax_mlir.transforms.kernel import SUB_BYTE_INTS, IndexCheck, KernelBuilder
 from relax_mlir.transforms.minifloat import is_minifloat
 
 
@@ -40,6 +45,17 @@ class ConvertRelaxToLinalg:
         taken = {str(ir.StringAttr(op.attributes["sym_name"]).value) for op in _functions(module)}
         new_functions: list[str] = []
         failed = False
+
+        def kernel_name(k: KernelBuilder, results: list, base: str) -> str:
+            """The function name of the kernel ``k`` writes (shared when the same text was written before)."""
+            text = k.function_text("__KERNEL__", results)
+            name = kernels.get(text)
+            if name is None:
+                name = _fresh_name(base, taken)
+                kernels[text] = name
+                new_functions.append(text.replace("@__KERNEL__", f"@{name}", 1))
+            return name
+
         for op in _relax_ops(module):
             cls = op_class(op)
             if cls is None or not hasattr(cls, "lower") or (selected and cls.NAME not in selected):
@@ -50,13 +66,7 @@ class ConvertRelaxToLinalg:
                 op.location.emit_error(f"'{op.name}' op cannot be lowered: {e}")
                 failed = True
                 continue
-            text = k.function_text("__KERNEL__", results)
-            name = kernels.get(text)
-            if name is None:
-                name = _fresh_name(cls.NAME, taken)
-                kernels[text] = name
-                new_functions.append(text.replace("@__KERNEL__", f"@{name}", 1))
-            _replace_with_call(op, k, name)
+            _replace_with_call(op, k, kernel_name(k, results, cls.NAME), kernel_name)
         if failed:
             raise PassFailed("some relax ops could not be lowered")
         if new_functions:
@@ -99,7 +109,9 @@ def _check_storage_dtypes(cls: type[RelaxOp], types: list) -> None:
             )
 
 
-def _replace_with_call(op: ir.Operation, k: KernelBuilder, callee: str) -> None:
+def _replace_with_call(
+    op: ir.Operation, k: KernelBuilder, callee: str, kernel_name: Callable[[KernelBuilder, list, str], str]
+) -> None:
     ip = ir.InsertionPoint(op)
     args = list(op.operands)
     with op.location:
@@ -108,6 +120,11 @@ def _replace_with_call(op: ir.Operation, k: KernelBuilder, callee: str) -> None:
                 [args[index]], result_types=[refined], loc=op.location, ip=ip
             ).result
         with ip:
+            for check in k.index_checks:
+                args[check.indices] = _check_indices(op, k, args, check, kernel_name)
+            for c in k.dim_checks:
+                attrs = {"dim": c.dim, "bound": c.bound, "op": k.op_name, "what": c.what}
+                args[c.value] = CheckDimOp.build([args[c.value], args[c.x]], attrs, loc=op.location).result
             args += [prim_value(s, loc=op.location) for s in k.symbol_params]
             results = call_tir(callee, args, k.result_types, loc=op.location)
     cls = op_class(op)
@@ -121,6 +138,41 @@ def _replace_with_call(op: ir.Operation, k: KernelBuilder, callee: str) -> None:
     for old, new in zip(op.results, results):
         old.replace_all_uses_with(new)
     op.erase()
+
+
+def _check_indices(
+    op: ir.Operation,
+    k: KernelBuilder,
+    args: list[ir.Value],
+    check: IndexCheck,
+    kernel_name: Callable[[KernelBuilder, list, str], str],
+) -> ir.Value:
+    """``args[check.indices]`` through a ``relax.check_index`` of its range (an ``index_range`` kernel's call),
+    or as it is when it is a constant provably in range."""
+    if _constant_in_range(args[check.indices], k, check):
+        return args[check.indices]
+    rk, results = index_range_kernel(k.operand_types[check.indices])  # type: ignore[arg-type]
+    name = kernel_name(rk, results, rk.op_name)
+    low, high = call_tir(name, [args[check.indices]], rk.result_types, loc=op.location)
+    attrs = {"axis": check.axis, "bounded": list(check.bounded), "op": k.op_name}
+    return CheckIndexOp.build([args[check.indices], args[check.x], low, high], attrs, loc=op.location).result
+
+
+def _constant_in_range(v: ir.Value, k: KernelBuilder, check: IndexCheck) -> bool:
+    """Whether ``v`` is an inline constant whose values lie in ``[-d, d)`` for a static dim ``d`` (and no dim
+    needs checking): then nothing is left to check at run time."""
+    x = k.operand_types[check.x]
+    dim = x.shape[check.axis] if isinstance(x, TensorType) and x.shape is not None else None
+    if check.bounded or dim is None or not dim.is_const or not isinstance(v, ir.OpResult):
+        return False
+    if v.owner.name != "relax.constant":
+        return False
+    try:
+        dense = ir.DenseIntElementsAttr(v.owner.attributes["value"])
+    except ValueError:  # dense_resource, or not integers
+        return False
+    values = [dense.get_splat_value().value] if dense.is_splat else [dense[i] for i in range(len(dense))]
+    return all(-dim.value <= i < dim.value for i in values)
 
 
 def _functions(module: ir.Operation) -> list[ir.Operation]:

@@ -390,6 +390,17 @@ CASES = [
         ((1, 1), (5, 4), (3, 0), (7, 9)),
     ),
     Case(
+        "index-range",  # the min and max of indices (relax.check_index's operands); an empty tensor's pass any check
+        {"i": T(["b", "s"], "i32")},
+        lambda i: R.index_range(i),
+        lambda b, s: (ids(-9, 9, (b, s), np.int32),),
+        lambda i: (
+            np.array(i.min() if i.size else 2**63 - 1, np.int64),
+            np.array(i.max() if i.size else -(2**63), np.int64),
+        ),
+        ((1, 1), (3, 5), (0, 2)),
+    ),
+    Case(
         "take-scalar-index",
         {"x": T(["n", 4]), "i": T([], "i64")},
         lambda x, i: R.take(x, i, 1),
@@ -544,11 +555,13 @@ def test_reflect_pad_of_an_empty_dim_gives_the_value() -> None:
     np.testing.assert_array_equal(exe(x), np.pad(x, [(1, 2), (1, 0)], mode="reflect"))
 
 
-def test_out_of_range_indices_are_clamped() -> None:
-    """Indices outside [-d, d) read the nearest edge element instead of memory outside the tensor."""
+def test_out_of_range_indices_raise() -> None:
+    """Indices outside [-d, d) are an error, as in numpy (more cases in test_index_bounds.py)."""
     exe = compile_fn({"x": T(["n"]), "i": T(["s"], "i64")}, lambda x, i: R.take(x, i))
     x = f32(4)
-    np.testing.assert_array_equal(exe(x, np.array([9, -9, 2], np.int64)), x[[3, 0, 2]])
+    with pytest.raises(InputError, match=r"index 9 out of range for axis 0 of size 4 in relax.take"):
+        exe(x, np.array([9, 3, 2], np.int64))
+    np.testing.assert_array_equal(exe(x, np.array([-4, 3, 2], np.int64)), x[[0, 3, 2]])
 
 
 def test_assumed_dims_are_checked_at_run_time() -> None:

@@ -64,6 +64,39 @@ def test_gather_nd_index_pairs() -> None:
         check_against_ort(m, _f(n, m_, 3), idx)
 
 
+def test_gather_nd_and_scatter_nd_check_each_index_component() -> None:
+    """An out-of-range component raises even when the flat offset it gives is inside the data."""
+    gather = node_model(
+        "GatherND", [value_info("x", F32, ["n", "m"]), value_info("i", np.int64, ["k", 2])], [_out()]
+    )
+    scatter = node_model(
+        "ScatterND",
+        [value_info("x", F32, ["n", "m"]), value_info("i", np.int64, ["k", 2]), value_info("u", F32, ["k"])],
+        [_out()],
+    )
+    batched = node_model(
+        "GatherND",
+        [value_info("x", F32, ["b", "n", "m"]), value_info("i", np.int64, ["b", 2])],
+        [_out()],
+        batch_dims=1,
+    )
+    cases = [  # (model, inputs, bad value, data axis, its size)
+        (gather, [_f(3, 4), np.array([[0, 5]])], 5, 1, 4),  # offset 5 < 12
+        (gather, [_f(3, 4), np.array([[1, 1], [0, -5]])], -5, 1, 4),
+        (gather, [_f(3, 4), np.array([[-4, 0]])], -4, 0, 3),
+        (gather, [_f(0, 4), np.zeros((1, 2), np.int64)], 0, 0, 0),
+        (scatter, [_f(3, 4), np.array([[1, 4]]), _f(1)], 4, 1, 4),
+        (batched, [_f(2, 3, 4), np.array([[0, 4], [2, 0]])], 4, 2, 4),
+    ]
+    for model, inputs, bad, axis, size in cases:
+        with pytest.raises(
+            InputError, match=rf"index {bad} out of range for axis {axis} of size {size} in onnx"
+        ):
+            run_ours(model, *inputs)
+    check_against_ort(gather, _f(3, 4), np.array([[2, 3], [-3, -4], [0, 0]]))
+    check_against_ort(scatter, _f(3, 4), np.array([[2, 3], [-3, -4]]), _f(2))
+
+
 # -- scatter ---------------------------------------------------------------------------------------------
 
 

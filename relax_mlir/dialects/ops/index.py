@@ -1,8 +1,12 @@
 """Indexing ops: slicing, gathering and scattering.
 
 Index tensors follow ONNX (Gather, GatherElements, ScatterElements): negative indices count from the
-end of the axis. Kernels cannot report errors, so an index still out of range is clamped into it
-(reading or writing an edge element) instead of touching memory outside the tensor.
+end of the axis. An index outside ``[-dim, dim)`` is an error, as in numpy and ONNX Runtime: a kernel
+states the indices it reads with (``KernelBuilder.check_indices``), and convert-relax-to-linalg checks them
+before the call with ``relax.check_index`` (the min and max of the indices, computed by a small
+``index_range`` kernel, compared with the dim by the host code), so the call raises ``InputError``.
+The kernel still runs (host code does not branch around it: see ``runtime/host.py``), so it clamps its
+coordinates into the tensor and never touches memory outside it; its output is then garbage, never seen.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.ops import structural
+from relax_mlir.dialects.registry import INT64_MAX, INT64_MIN, Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType
 from relax_mlir.errors import ParseError, ShapeError
 from relax_mlir.shape_infer.dims import (
@@ -211,6 +216,7 @@ class TakeOp(RelaxOp):
         """A parallel loop over the result reading ``x`` at each (normalized) index."""
         (x, idx), out = k.ins, k.destination(0)
         axis = normalize_axis(k.attrs["axis"], x.rank)
+        k.check_indices(1, 0, axis)
         bound = _Bound(k, x, axis)
         ds = [f"d{i}" for i in range(out.rank)]
         idx_map = f"({', '.join(ds)}) -> ({', '.join(ds[axis : axis + idx.rank])})"
@@ -219,26 +225,34 @@ class TakeOp(RelaxOp):
             coords = [k.scalar(f"linalg.index {d}", "index") for d in range(axis)]
             coords.append(bound.normalize(a[0], idx.dtype))
             coords += [k.scalar(f"linalg.index {d}", "index") for d in range(axis + idx.rank, out.rank)]
-            return [k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)]
+            return [bound.read(coords)]
 
         return k.generic([idx], [out], [idx_map, identity(out.rank)], ["parallel"] * out.rank, body)
 
 
 class _Bound:
-    """Index values along ``axis`` of ``x``: negative ones count from the end (numpy, ONNX).
+    """Coordinates into ``x`` along ``axis`` from index values: negative ones count from the end (numpy, ONNX).
 
-    Indices still out of range after that are clamped into it: a bad index reads an edge element
-    instead of memory outside the tensor (kernels have no way to report an error).
+    The indices are checked before the call (``KernelBuilder.check_indices``): out of range, the call
+    raises InputError, but the kernel has run. So it clamps every coordinate into ``x`` (one min/max each)
+    and reads or writes nothing when ``x`` is empty (``nonempty``): no index touches memory outside ``x``.
     """
 
     def __init__(self, k: KernelBuilder, x: KernelValue, axis: int) -> None:
-        self.k = k
+        self.k, self.x = k, x
         self.size = k.dim(x, axis)
         self.zero = k.const(0)
-        self.last = k.scalar(f"arith.subi {self.size}, {k.const(1)}", "index")
+        self.last = self._last(axis)
+        unproven = [d for d, n in enumerate(x.shape) if n is None or not prove_le(const(1), n)]
+        self.nonempty = None  # an i1 value: x has an element (None: provably so)
+        for d in unproven:
+            ok = k.scalar(f"arith.cmpi sgt, {k.dim(x, d)}, {self.zero}", "index")
+            self.nonempty = (
+                ok if self.nonempty is None else k.scalar(f"arith.andi {self.nonempty}, {ok}", "i1")
+            )
 
     def normalize(self, value: str, dtype: str) -> str:
-        """The index SSA value for an integer ``value`` of ``dtype``."""
+        """The coordinate for an integer ``value`` of ``dtype``, clamped into ``[0, dim)``."""
         k = self.k
         i = k.scalar(f"arith.index_cast {value}", f"{element(dtype)} to index")
         negative = k.scalar(f"arith.cmpi slt, {i}, {self.zero}", "index")
@@ -246,8 +260,45 @@ class _Bound:
             f"arith.select {negative}, {k.scalar(f'arith.addi {i}, {self.size}', 'index')}, {i}", "index"
         )
         return k.scalar(
-            f"arith.minsi {k.scalar(f'arith.maxsi {i}, {self.zero}', 'index')}, {self.last}", "index"
+            f"arith.maxsi {k.scalar(f'arith.minsi {i}, {self.last}', 'index')}, {self.zero}", "index"
         )
+
+    def clamp(self, i: str, d: int) -> str:
+        """The non-negative coordinate ``i`` along dim ``d`` (off the axis) clamped into ``x``."""
+        return self.k.scalar(f"arith.minsi {i}, {self._last(d)}", "index")
+
+    def _last(self, d: int) -> str:
+        """``dim - 1`` of ``x`` along ``d`` (a constant when static)."""
+        n = self.x.shape[d]
+        if n is not None and n.is_const:
+            return self.k.const(n.value - 1)
+        return self.k.scalar(f"arith.subi {self.k.dim(self.x, d)}, {self.k.const(1)}", "index")
+
+    def read(self, coords: Sequence[str]) -> str:
+        """``x`` at ``coords`` (clamped), or zero when ``x`` is empty."""
+        k, x = self.k, self.x
+        extract = f"tensor.extract {x.name}[{', '.join(coords)}]"
+        if self.nonempty is None:
+            return k.scalar(extract, x.mlir)
+        lines, value = k.capture(lambda: k.scalar(extract, x.mlir))
+        t = element(x.dtype)
+        zero = k.typed(f"arith.constant {'0' if t.startswith('i') else '0.0'} : {t}")
+        result = k.fresh()
+        k.emit(
+            f"{result} = scf.if {self.nonempty} -> ({t}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {value} : {t}",
+            "} else {",
+            f"  scf.yield {zero} : {t}",
+            "}",
+        )
+        return result
+
+    def loop_bound(self, n: str) -> str:
+        """``n`` iterations, or none when ``x`` is empty (a loop writing into ``x``)."""
+        if self.nonempty is None:
+            return n
+        return self.k.scalar(f"arith.select {self.nonempty}, {n}, {self.zero}", "index")
 
 
 def take(x: ir.Value, indices: ir.Value, axis: int = 0, *, loc: ir.Location | None = None) -> ir.Value:
@@ -280,18 +331,16 @@ class GatherElementsOp(RelaxOp):
         """A parallel loop over ``indices`` reading ``x`` with the axis coordinate replaced."""
         (x, idx), out = k.ins, k.destination(0)
         axis = normalize_axis(k.attrs["axis"], x.rank)
+        unproven = _unproven_dims(x, idx, axis)
+        k.check_indices(1, 0, axis, unproven)
         bound = _Bound(k, x, axis)
-        lasts = _unproven_lasts(k, x, idx, axis)
 
         def body(a: list[str]) -> list[str]:
-            coords = []
-            for d in range(out.rank):
-                if d == axis:
-                    coords.append(bound.normalize(a[0], idx.dtype))
-                    continue
-                i = k.scalar(f"linalg.index {d}", "index")
-                coords.append(k.scalar(f"arith.minsi {i}, {lasts[d]}", "index") if d in lasts else i)
-            return [k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)]
+            coords = [
+                bound.normalize(a[0], idx.dtype) if d == axis else k.scalar(f"linalg.index {d}", "index")
+                for d in range(out.rank)
+            ]
+            return [bound.read([bound.clamp(c, d) if d in unproven else c for d, c in enumerate(coords)])]
 
         maps = [identity(out.rank)] * 2
         return k.generic([idx], [out], maps, ["parallel"] * out.rank, body)
@@ -319,17 +368,17 @@ def _indices_within(x: TensorType, idx: TensorType, axis: int) -> None:
             )
 
 
-def _unproven_lasts(k: KernelBuilder, x: KernelValue, idx: KernelValue, axis: int) -> dict[int, str]:
-    """``dim - 1`` of ``x`` for the dims off ``axis`` where 'indices' is not provably no larger.
+def _unproven_dims(x: KernelValue, idx: KernelValue, axis: int) -> list[int]:
+    """The dims off ``axis`` where 'indices' is not provably no larger than ``x``.
 
     The deduction rejects 'indices' dims provably larger than those of 'x'; symbolic ones may still be at
-    run time, so coordinates there are clamped rather than read or written outside ``x``.
+    run time, so they are checked before the kernel runs (``KernelBuilder.check_indices``) and clamped in it.
     """
-    lasts = {}
-    for d, (a, b) in enumerate(zip(x.shape, idx.shape)):
-        if d != axis and not (a is not None and b is not None and prove_le(b, a)):
-            lasts[d] = k.scalar(f"arith.subi {k.dim(x, d)}, {k.const(1)}", "index")
-    return lasts
+    return [
+        d
+        for d, (a, b) in enumerate(zip(x.shape, idx.shape))
+        if d != axis and not (a is not None and b is not None and prove_le(b, a))
+    ]
 
 
 def gather_elements(
@@ -375,9 +424,12 @@ class ScatterElementsOp(RelaxOp):
         axis = normalize_axis(k.attrs["axis"], x.rank)
         k.assume(2, idx.shape)  # type: ignore[arg-type]
         upd = k.ins[2]
+        unproven = _unproven_dims(x, idx, axis)
+        k.check_indices(1, 0, axis, unproven)
         bound = _Bound(k, out, axis)
-        lasts = _unproven_lasts(k, out, idx, axis)
         bounds = [k.dim(idx, d) for d in range(idx.rank)]
+        if bounds:
+            bounds[0] = bound.loop_bound(bounds[0])
         combine = _combiner(k, k.attrs["reduction"], out.dtype, out.mlir)
 
         def nest(level: int, acc: KernelValue, ivs: list[str]) -> KernelValue:
@@ -386,11 +438,7 @@ class ScatterElementsOp(RelaxOp):
             i = k.scalar(f"tensor.extract {idx.name}[{', '.join(ivs)}]", idx.mlir)
             u = k.scalar(f"tensor.extract {upd.name}[{', '.join(ivs)}]", upd.mlir)
             coords = [
-                bound.normalize(i, idx.dtype)
-                if d == axis
-                else k.scalar(f"arith.minsi {iv}, {lasts[d]}", "index")
-                if d in lasts
-                else iv
+                bound.normalize(i, idx.dtype) if d == axis else bound.clamp(iv, d) if d in unproven else iv
                 for d, iv in enumerate(ivs)
             ]
             u = combine(acc.name, coords, u)
@@ -440,3 +488,72 @@ def scatter_elements(
     """``x`` with ``updates`` scattered along ``axis`` at ``indices`` (combined by ``reduction``)."""
     attrs = {"axis": axis, "reduction": reduction}
     return ScatterElementsOp.build([x, indices, updates], attrs, loc=loc).result
+
+
+@relax_op
+class IndexRangeOp(RelaxOp):
+    """The min and max of an index tensor (i64 scalars), the ``low`` and ``high`` of ``relax.check_index``.
+
+    ``%lo, %hi = "relax.index_range"(%i) : (!relax.tensor<["k"], i64>) -> (!relax.tensor<[], i64>,
+    !relax.tensor<[], i64>)``
+
+    One vectorizable pass over the indices; with no indices, (INT64_MAX, INT64_MIN), which pass any check.
+    """
+
+    NAME = "index_range"
+    OPERANDS = (Operand("indices"),)
+    RESULTS = (Operand("low"), Operand("high"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        _index_operand(operand_types[0], "indices")
+        return [TensorType((), "i64"), TensorType((), "i64")]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """A reduction of every index into a running min and max."""
+        idx = k.ins[0]
+        low = k.fill(k.constant(INT64_MAX, "i64"), k.destination(0))
+        high = k.fill(k.constant(INT64_MIN, "i64"), k.destination(1))
+        ds = ", ".join(f"d{i}" for i in range(idx.rank))
+        maps = [identity(idx.rank), f"({ds}) -> ()", f"({ds}) -> ()"]
+
+        def body(a: list[str]) -> list[str]:
+            v = (
+                a[0]
+                if idx.dtype == "i64"
+                else k.scalar(f"arith.extsi {a[0]}", f"{element(idx.dtype)} to i64")
+            )
+            return [k.scalar(f"arith.minsi {a[1]}, {v}", "i64"), k.scalar(f"arith.maxsi {a[2]}, {v}", "i64")]
+
+        return k.generic([idx], [low, high], maps, ["reduction"] * idx.rank, body)
+
+
+def index_range_kernel(indices: TensorType) -> tuple[KernelBuilder, list[KernelValue]]:
+    """The ``index_range`` kernel of ``indices`` (``IndexRangeOp``), for convert-relax-to-linalg's checks."""
+    scalar = TensorType((), "i64")
+    k = KernelBuilder("index_range", [indices], [scalar, scalar], {})
+    return k, IndexRangeOp.lower(k)
+
+
+def index_range(indices: ir.Value, *, loc: ir.Location | None = None) -> tuple[ir.Value, ir.Value]:
+    """The min and max of ``indices`` (i64 scalars; INT64_MAX and INT64_MIN when it is empty)."""
+    low, high = IndexRangeOp.build([indices], loc=loc).results
+    return low, high
+
+
+def check_index(
+    indices: ir.Value,
+    x: ir.Value,
+    axis: int,
+    op: str,
+    values: ir.Value | None = None,
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """``indices``, after a run-time check that ``values`` (default: ``indices``; e.g. one component of index
+    tuples) lie in ``[-d, d)`` for ``d`` = dim ``axis`` of ``x``; a failure raises InputError naming ``op``. For
+    a frontend that combines indices in a way no kernel's own check sees (GatherND's flat offsets)."""
+    low, high = index_range(indices if values is None else values, loc=loc)
+    attrs = {"axis": axis, "bounded": [], "op": op}
+    return structural.CheckIndexOp.build([indices, x, low, high], attrs, loc=loc).result

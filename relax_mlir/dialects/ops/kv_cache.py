@@ -19,7 +19,7 @@ from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType, relax_type
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.dims import join_dtype, same_dim, tensor_operand
-from relax_mlir.shape_infer.expr import Expr, as_expr
+from relax_mlir.shape_infer.expr import Expr, as_expr, prove_le
 from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, builtin_tensor, element, identity
 
 
@@ -76,9 +76,20 @@ class KVCacheWriteOp(RelaxOp):
         past = _past(out.type, seq)
         if past is None:
             raise k.fail("the cache and new-token dims must be known")
-        rows = TensorType((seq, *out.shape[1:]), out.dtype)
-        sizes = [*k.sizes(new)[1:2], *k.sizes(out)[1:]]
-        where = f"[{k.index(past)}, 0, 0, 0] [{', '.join(sizes)}] [1, 1, 1, 1]"
+        if prove_le(as_expr(seq), as_expr(out.shape[0])):
+            rows = TensorType((seq, *out.shape[1:]), out.dtype)
+            sizes = [*k.sizes(new)[1:2], *k.sizes(out)[1:]]
+            where = f"[{k.index(past)}, 0, 0, 0] [{', '.join(sizes)}] [1, 1, 1, 1]"
+        else:  # more new rows than the cache has: an error (checked), and the kernel writes the last ones only
+            k.check_dim(1, 1, 0, 0, "{actual} new rows do not fit in a cache of {expected} rows")
+            size = k.scalar(f"arith.minsi {k.dim(new, 1)}, {k.dim(out, 0)}", "index")
+            start = k.scalar(f"arith.subi {k.dim(out, 0)}, {size}", "index")
+            rows = TensorType((None, *out.shape[1:]), out.dtype)
+            sizes = [size, *k.sizes(out)[1:]]
+            where = f"[{start}, 0, 0, 0] [{', '.join(sizes)}] [1, 1, 1, 1]"
+            fits = TensorType((new.shape[0], None, *new.shape[2:]), new.dtype)
+            src = f"[0, 0, 0, 0] [{k.sizes(new)[0]}, {size}, {', '.join(k.sizes(new)[2:])}] [1, 1, 1, 1]"
+            new = k.op(f"tensor.extract_slice {new.name}{src} : {new.mlir} to {builtin_tensor(fits)}", fits)
         part = k.op(f"tensor.extract_slice {out.name}{where} : {out.mlir} to {builtin_tensor(rows)}", rows)
         [copied] = k.generic(
             [new], [part], ["(s, b, g, d) -> (b, s, g, d)", identity(4)], ["parallel"] * 4, lambda a: [a[0]]

@@ -20,7 +20,7 @@ from relax_mlir.dialects.types import (
     relax_type,
 )
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import fmt_shape, provably_different, tensor_operand
+from relax_mlir.shape_infer.dims import fmt_shape, normalize_axis, provably_different, tensor_operand
 from relax_mlir.shape_infer.expr import const, format_dim
 
 if TYPE_CHECKING:
@@ -432,3 +432,109 @@ _ELEMENT_TYPES: dict[str, Callable[[], ir.Type]] = {  # numpy dtype name -> MLIR
     "uint2": _int(2, False),
     "bool": _int(1),
 }
+
+
+@relax_op
+class CheckIndexOp(RelaxOp):
+    """``indices`` unchanged, checked at run time: every value lies in ``[-d, d)`` for ``d`` = dim ``axis``
+    of ``x``, and its dims ``bounded`` are no larger than those of ``x``; ``low`` and ``high`` are the
+    indices' min and max (an ``index_range`` kernel's results). convert-relax-to-linalg inserts it before a
+    kernel that indexes with ``indices`` (``op`` names that op in the error); a failure raises InputError.
+
+    ``%j = "relax.check_index"(%i, %x, %lo, %hi) {axis = 0 : i64, bounded = [], op = "take"} :
+    (!relax.tensor<["k"], i64>, !relax.tensor<["n", 4], f32>, !relax.tensor<[], i64>, !relax.tensor<[], i64>)
+    -> !relax.tensor<["k"], i64>``
+    """
+
+    NAME = "check_index"
+    OPERANDS = (Operand("indices"), Operand("x"), Operand("low"), Operand("high"))
+    ATTRS = (Attr("axis", "int"), Attr("bounded", "ints"), Attr("op", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        idx = tensor_operand(operand_types[0], "indices")
+        if idx.dtype is not None and idx.dtype not in ("i32", "i64"):
+            raise ShapeError(f"operand 'indices' must have an integer dtype (i32 or i64), got {idx.dtype}")
+        x = tensor_operand(operand_types[1], "x")
+        for name, t in zip(("low", "high"), operand_types[2:]):
+            r = tensor_operand(t, name)
+            if (r.shape is not None and len(r.shape) != 0) or r.dtype not in (None, "i64"):
+                raise ShapeError(f"operand '{name}' must be an i64 scalar tensor, got {r}")
+        if x.shape is not None:
+            normalize_axis(attrs["axis"], len(x.shape))
+            for d in attrs["bounded"]:
+                if not 0 <= d < len(x.shape) or (idx.shape is not None and d >= len(idx.shape)):
+                    raise ShapeError(f"bounded dim {d} is out of range for 'indices' {idx} and 'x' {x}")
+        return [idx]
+
+    def lower_host(self, host: HostLowering) -> None:
+        idx, x, low, high = (host.lookup(v) for v in self.operation.operands)
+        attrs = self.attr_values()
+        where = _where(host, self.operation, attrs["op"])
+        for d in attrs["bounded"]:
+            actual, expected, ok = host.dim(idx, d), host.dim(x, d), host.fresh("ok")
+            host.emit(f"{ok} = arith.cmpi sle, {actual}, {expected} : index")
+            message = f"dim {d} of the indices is {{actual}}, larger than the input's {{expected}}{where}"
+            host.record_check(ok, actual, expected, message)
+        n = host.dim(x, attrs["axis"])
+        lo, hi, size, zero, neg, below, above, bad, true, ok, worst, actual = (
+            host.fresh("ix") for _ in range(12)
+        )
+        for line in (
+            f"{lo} = tensor.extract {low.name}[] : {low.mlir}",
+            f"{hi} = tensor.extract {high.name}[] : {high.mlir}",
+            f"{size} = arith.index_cast {n} : index to i64",
+            f"{zero} = arith.constant 0 : i64",
+            f"{neg} = arith.subi {zero}, {size} : i64",
+            f"{below} = arith.cmpi slt, {lo}, {neg} : i64",
+            f"{above} = arith.cmpi sge, {hi}, {size} : i64",
+            f"{bad} = arith.ori {below}, {above} : i1",
+            f"{true} = arith.constant true",
+            f"{ok} = arith.xori {bad}, {true} : i1",
+            f"{worst} = arith.select {below}, {lo}, {hi} : i64",
+            f"{actual} = arith.index_cast {worst} : i64 to index",
+        ):
+            host.emit(line)
+        message = f"index {{actual}} out of range for axis {attrs['axis']} of size {{expected}}{where}"
+        host.record_check(ok, actual, n, message)
+        host.bind(self.results[0], idx)
+
+
+@relax_op
+class CheckDimOp(RelaxOp):
+    """``value`` unchanged, checked at run time: its dim ``dim`` is no larger than dim ``bound`` of ``x``.
+
+    convert-relax-to-linalg inserts it before a kernel that relies on it (``KernelBuilder.check_dim``; ``op``
+    names that op); a failure raises InputError with ``what`` (``{actual}``/``{expected}`` are the two dims).
+
+    ``%j = "relax.check_dim"(%new, %cache) {dim = 1 : i64, bound = 0 : i64, op = "kv_cache_write",
+    what = "{actual} new rows do not fit in {expected}"} : (!relax.tensor<[1, "s", 2, 4], f32>,
+    !relax.tensor<["t", 1, 2, 4], f32>) -> !relax.tensor<[1, "s", 2, 4], f32>``
+    """
+
+    NAME = "check_dim"
+    OPERANDS = (Operand("value"), Operand("x"))
+    ATTRS = (Attr("dim", "int"), Attr("bound", "int"), Attr("op", "str"), Attr("what", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        value, x = tensor_operand(operand_types[0], "value"), tensor_operand(operand_types[1], "x")
+        for t, d, name in ((value, attrs["dim"], "dim"), (x, attrs["bound"], "bound")):
+            if t.shape is not None and not 0 <= d < len(t.shape):
+                raise ShapeError(f"{name} {d} is out of range for {t}")
+        return [value]
+
+    def lower_host(self, host: HostLowering) -> None:
+        value, x = (host.lookup(v) for v in self.operation.operands)
+        attrs = self.attr_values()
+        actual, expected, ok = host.dim(value, attrs["dim"]), host.dim(x, attrs["bound"]), host.fresh("ok")
+        host.emit(f"{ok} = arith.cmpi sle, {actual}, {expected} : index")
+        host.record_check(ok, actual, expected, attrs["what"] + _where(host, self.operation, attrs["op"]))
+        host.bind(self.results[0], value)
+
+
+def _where(host: HostLowering, op: ir.Operation, name: str) -> str:
+    """`` in relax.<name> at file:line:col`` for a check's message (``name`` may already hold a dialect)."""
+    at = host.location(op).removesuffix(": ")
+    name = name if "." in name else f"relax.{name}"
+    return f" in {name}" + (f" at {at}" if at else "")

@@ -135,8 +135,13 @@ func.func @reverse(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
 
 // -----
 
-// take: a parallel loop over the result; negative indices count from the end, then are clamped.
+// take: a parallel loop over the result; negative indices count from the end. The indices are checked
+// before the call: an index_range kernel gives their min and max, relax.check_index compares them with the dim;
+// the kernel still clamps them (the call raises after it when the check failed).
 // CHECK-LABEL: func.func @take(
+// CHECK:       %[[R:.*]]:2 = "relax.call_tir"(%arg1) {callee = @index_range_0}
+// CHECK:       %[[J:.*]] = "relax.check_index"(%arg1, %arg0, %[[R]]#0, %[[R]]#1) {axis = 0 : i64, bounded = [], op = "take"}
+// CHECK:       "relax.call_tir"(%arg0, %[[J]]) {callee = @take_0}
 // CHECK:       func.func private @take_0(
 // CHECK-SAME:    %[[X:[a-z0-9_]+]]: tensor<50x8xf32>, %[[I:[a-z0-9_]+]]: tensor<?x?xi64>, %[[OUT:[a-z0-9_]+]]: tensor<?x?x8xf32>)
 // CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]}
@@ -144,8 +149,14 @@ func.func @reverse(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
 // CHECK:           %[[C:.*]] = arith.index_cast %{{.*}} : i64 to index
 // CHECK:           %[[NEG:.*]] = arith.cmpi slt, %[[C]], %c0 : index
 // CHECK:           %[[W:.*]] = arith.addi %[[C]], %c50 : index
-// CHECK:           arith.select %[[NEG]], %[[W]], %[[C]] : index
-// CHECK:           tensor.extract %[[X]][%{{.*}}, %{{.*}}] : tensor<50x8xf32>
+// CHECK:           %[[S:.*]] = arith.select %[[NEG]], %[[W]], %[[C]] : index
+// CHECK:           %[[M:.*]] = arith.minsi %[[S]], %c49 : index
+// CHECK:           %[[CL:.*]] = arith.maxsi %[[M]], %c0 : index
+// CHECK:           tensor.extract %[[X]][%[[CL]], %{{.*}}] : tensor<50x8xf32>
+// CHECK:       func.func private @index_range_0(%{{.*}}: tensor<?x?xi64>, %{{.*}}: tensor<i64>, %{{.*}}: tensor<i64>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]}
+// CHECK:           arith.minsi
+// CHECK:           arith.maxsi
 func.func @take(%x: !relax.tensor<[50, 8], f32>, %i: !relax.tensor<["b", "s"], i64>) -> !relax.tensor<["b", "s", 8], f32> {
   %0 = "relax.take"(%x, %i) {axis = 0 : i64} : (!relax.tensor<[50, 8], f32>, !relax.tensor<["b", "s"], i64>) -> !relax.tensor<["b", "s", 8], f32>
   return %0 : !relax.tensor<["b", "s", 8], f32>
@@ -153,13 +164,15 @@ func.func @take(%x: !relax.tensor<[50, 8], f32>, %i: !relax.tensor<["b", "s"], i
 
 // -----
 
-// scatter_elements: copy x, then store the updates in order in a loop nest over the indices.
+// scatter_elements: copy x, then store the updates in order in a loop nest over the indices (none when x is
+// empty: the indices are then out of range, the call raises, and nothing may be written).
 // CHECK-LABEL: func.func @scatter(
 // CHECK:       func.func private @scatter_elements_0(
 // CHECK-SAME:    %[[X:[a-z0-9_]+]]: tensor<?x4xf32>, %[[I:[a-z0-9_]+]]: tensor<?x4xi64>, %[[U:[a-z0-9_]+]]: tensor<?x4xf32>, %[[OUT:[a-z0-9_]+]]: tensor<?x4xf32>)
 // CHECK:         %[[K:.*]] = tensor.dim %[[I]], %c0
+// CHECK:         %[[B:.*]] = arith.select %{{.*}}, %[[K]], %c0 : index
 // CHECK:         %[[C:.*]] = linalg.copy ins(%[[X]] : tensor<?x4xf32>) outs(%[[OUT]] : tensor<?x4xf32>)
-// CHECK:         scf.for %{{.*}} = %c0 to %[[K]] step %c1 iter_args(%{{.*}} = %[[C]]) -> (tensor<?x4xf32>)
+// CHECK:         scf.for %{{.*}} = %c0 to %[[B]] step %c1 iter_args(%{{.*}} = %[[C]]) -> (tensor<?x4xf32>)
 // CHECK:           scf.for %{{.*}} = %c0 to %c4 step %c1
 // CHECK:             tensor.insert %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}] : tensor<?x4xf32>
 func.func @scatter(%x: !relax.tensor<["n", 4], f32>, %i: !relax.tensor<["k", 4], i64>, %u: !relax.tensor<["k", 4], f32>) -> !relax.tensor<["n", 4], f32> {

@@ -104,8 +104,8 @@ def _linear_index(ctx: NodeContext, data_dims: list[Expr], batch: int) -> tuple[
     """The index tuples of input 1 (last axis of length k) as linear offsets into ``data_dims[batch:batch+k]``,
     negative entries counted from the end; with ``batch`` > 0, offset by the batch position so they index
     the data with its first ``batch + k`` dims flattened into one. Returns (offsets of shape
-    ``indices.shape[:-1]``, k). Out-of-range tuples (an error in ONNX) stay memory-safe: the kernels
-    clamp the linear offset into the flattened dim."""
+    ``indices.shape[:-1]``, k). Each component is checked against its own dim at run time
+    (``R.check_index``): an out-of-range one raises InputError even when the offset would be in range."""
     idx_shape = list(ctx.shape(1))
     last = idx_shape[-1]
     if last is None or not last.is_const:
@@ -119,6 +119,10 @@ def _linear_index(ctx: NodeContext, data_dims: list[Expr], batch: int) -> tuple[
     else:
         dims = data_dims[batch : batch + k]
         idx = _i64(ctx, 1)
+        rank = len(idx_shape)
+        for j in range(k):
+            component = R.take(idx, ctx.scalar_like(j, "i64"), rank - 1)
+            idx = R.check_index(idx, ctx.x(0), batch + j, f"onnx.{ctx.node.op_type}", component)
         sizes = _dims_value(ctx, dims)
         idx = R.where(R.less(idx, ctx.scalar_like(0, "i64")), R.add(idx, sizes), idx)
         strides = [product(dims[j + 1 :]) for j in range(k)]
