@@ -371,7 +371,10 @@ def mutate_args(args: list, rng: random.Random) -> tuple[list, str, bool]:
     if kind == "dtype":
         x = x.astype(rng.choice([np.float64, np.float16, np.int32, np.bool_, ">f4", np.complex64, object]))
     elif kind == "rank":
-        x = x[None] if rng.random() < 0.5 or x.ndim == 0 else x.reshape(-1)[:1].reshape(())
+        if rng.random() < 0.5 or x.ndim == 0:
+            x = x[None]
+        else:  # a lower rank: a scalar, or (no value to keep) the empty array without its leading dim
+            x = x.reshape(-1)[:1].reshape(()) if x.size else np.zeros(x.shape[1:], x.dtype)
     elif kind in ("zero", "huge") and x.ndim:
         shape = list(x.shape)
         shape[rng.randrange(x.ndim)] = 0 if kind == "zero" else rng.choice([2**31, 10**9, 2**40])

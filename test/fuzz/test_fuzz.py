@@ -38,3 +38,24 @@ def test_fuzz() -> None:
     print("\n".join(report))
     assert not failures, "\n".join(report)
     assert ran > 0, "no case ran"
+
+
+def test_mutate_args_changes_rank_of_any_array() -> None:
+    """The "rank" mutation changes the rank of empty, scalar and ordinary arrays alike (it once raised on
+    an empty array)."""
+    import random
+
+    import numpy as np
+
+    for x in (
+        np.zeros((0, 3), np.float32),
+        np.zeros(0, np.float32),
+        np.ones((2, 3), np.float32),
+        np.ones(()),
+    ):
+        ranks = set()
+        for seed in range(200):
+            args, what, _ = fuzzlib.mutate_args([x], random.Random(seed))
+            if what == "rank(arg0)":
+                ranks.add(args[0].ndim)
+        assert x.ndim + 1 in ranks and x.ndim not in ranks and (x.ndim == 0 or min(ranks) < x.ndim), ranks
