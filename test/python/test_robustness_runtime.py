@@ -2,7 +2,8 @@
 
 - a data-dependent result (nonzero, unique) returned several times: every returned buffer is freed once;
 - a CNN (strided conv, batch norm, max pool, residual add, global pool) at batch 0;
-- an allocation too large for the machine: a clear OutOfMemoryError instead of a segfault.
+- an allocation too large for the machine: a clear OutOfMemoryError instead of a segfault;
+- indices into an empty tensor (scatter, take, gather_elements): clamping into an empty dim wrote at -1.
 """
 
 from __future__ import annotations
@@ -269,4 +270,44 @@ def test_large_allocations_still_run() -> None:
     print("OK")
     """
     outcome = run_isolated(code)
+    assert outcome.returncode == 0 and outcome.last_line == "OK", outcome.stderr[-3000:]
+
+
+def test_indices_into_an_empty_tensor() -> None:
+    """Indices into an empty ``x`` (fuzz case 4793): scatter writes nothing, take and gather_elements give
+    zeros (there is no element to clamp into); non-empty inputs still give numpy's values."""
+    code = """
+    import numpy as np, relax_mlir
+    SC = '''func.func @scatter(%x: !relax.tensor<["n", 4], f32>, %i: !relax.tensor<["k", 4], i64>, %u: !relax.tensor<["k", 4], f32>) -> !relax.tensor<["n", 4], f32> {
+      %0 = "relax.scatter_elements"(%x, %i, %u) {axis = 0 : i64, reduction = "none"} : (!relax.tensor<["n", 4], f32>, !relax.tensor<["k", 4], i64>, !relax.tensor<["k", 4], f32>) -> !relax.tensor<["n", 4], f32>
+      return %0 : !relax.tensor<["n", 4], f32>
+    }'''
+    TK = '''func.func @take(%x: !relax.tensor<["n", "m"], f32>, %i: !relax.tensor<["k"], i64>) -> !relax.tensor<["k", "m"], f32> {
+      %0 = "relax.take"(%x, %i) {axis = 0 : i64} : (!relax.tensor<["n", "m"], f32>, !relax.tensor<["k"], i64>) -> !relax.tensor<["k", "m"], f32>
+      return %0 : !relax.tensor<["k", "m"], f32>
+    }'''
+    GE = '''func.func @g(%x: !relax.tensor<["n", "m"], f32>, %i: !relax.tensor<["k", "j"], i64>) -> !relax.tensor<["k", "j"], f32> {
+      %0 = "relax.gather_elements"(%x, %i) {axis = 1 : i64} : (!relax.tensor<["n", "m"], f32>, !relax.tensor<["k", "j"], i64>) -> !relax.tensor<["k", "j"], f32>
+      return %0 : !relax.tensor<["k", "j"], f32>
+    }'''
+    for level in (0, 2):
+        sc = relax_mlir.compile(SC, opt_level=level)
+        for _ in range(50):
+            out = sc(np.zeros((0, 4), np.float32), np.array([[4, 0, 2, 2]] * 3), np.ones((3, 4), np.float32))
+            assert out.shape == (0, 4)
+        x = np.arange(12, dtype=np.float32).reshape(3, 4)
+        got = sc(x, np.array([[1, 0, 2, -1]]), np.full((1, 4), 9, np.float32))
+        want = x.copy(); want[[1, 0, 2, 2], [0, 1, 2, 3]] = 9
+        np.testing.assert_array_equal(got, want)
+        tk = relax_mlir.compile(TK, opt_level=level)
+        for shape in [(0, 5), (3, 0), (0, 0)]:
+            np.testing.assert_array_equal(tk(np.zeros(shape, np.float32), np.array([2, 0, 7])), np.zeros((3, shape[1])))
+        np.testing.assert_array_equal(tk(x, np.array([2, -1, 0])), x[[2, 2, 0]])
+        ge = relax_mlir.compile(GE, opt_level=level)
+        np.testing.assert_array_equal(ge(np.zeros((2, 0), np.float32), np.array([[1, 0], [3, 3]])), np.zeros((2, 2)))
+        np.testing.assert_array_equal(ge(np.zeros((0, 3), np.float32), np.array([[1, 0], [2, 2]])), np.zeros((2, 2)))
+        np.testing.assert_array_equal(ge(x, np.array([[1, 0], [3, 3]])), np.take_along_axis(x[:2], np.array([[1, 0], [3, 3]]), 1))
+    print("OK")
+    """
+    outcome = run_isolated(code, timeout=600)
     assert outcome.returncode == 0 and outcome.last_line == "OK", outcome.stderr[-3000:]
