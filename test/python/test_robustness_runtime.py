@@ -274,10 +274,20 @@ def test_large_allocations_still_run() -> None:
 
 
 def test_indices_into_an_empty_tensor() -> None:
-    """Indices into an empty ``x`` (fuzz case 4793): scatter writes nothing, take and gather_elements give
-    zeros (there is no element to clamp into); non-empty inputs still give numpy's values."""
+    """Indices into an empty ``x`` (fuzz case 4793: clamping into an empty dim wrote at -1) raise InputError
+    again and again without touching memory; in-range indices into empty and non-empty inputs give numpy's
+    values."""
     code = """
     import numpy as np, relax_mlir
+    from relax_mlir.errors import InputError
+
+    def raises(f, *args):
+        try:
+            f(*args)
+        except InputError as e:
+            assert "out of range" in str(e) or "larger than" in str(e), e
+        else:
+            raise AssertionError("no InputError")
     SC = '''func.func @scatter(%x: !relax.tensor<["n", 4], f32>, %i: !relax.tensor<["k", 4], i64>, %u: !relax.tensor<["k", 4], f32>) -> !relax.tensor<["n", 4], f32> {
       %0 = "relax.scatter_elements"(%x, %i, %u) {axis = 0 : i64, reduction = "none"} : (!relax.tensor<["n", 4], f32>, !relax.tensor<["k", 4], i64>, !relax.tensor<["k", 4], f32>) -> !relax.tensor<["n", 4], f32>
       return %0 : !relax.tensor<["n", 4], f32>
@@ -293,19 +303,24 @@ def test_indices_into_an_empty_tensor() -> None:
     for level in (0, 2):
         sc = relax_mlir.compile(SC, opt_level=level)
         for _ in range(50):
-            out = sc(np.zeros((0, 4), np.float32), np.array([[4, 0, 2, 2]] * 3), np.ones((3, 4), np.float32))
-            assert out.shape == (0, 4)
+            raises(sc, np.zeros((0, 4), np.float32), np.array([[4, 0, 2, 2]] * 3), np.ones((3, 4), np.float32))
+        empty = sc(np.zeros((0, 4), np.float32), np.zeros((0, 4), np.int64), np.ones((0, 4), np.float32))
+        assert empty.shape == (0, 4)
         x = np.arange(12, dtype=np.float32).reshape(3, 4)
         got = sc(x, np.array([[1, 0, 2, -1]]), np.full((1, 4), 9, np.float32))
         want = x.copy(); want[[1, 0, 2, 2], [0, 1, 2, 3]] = 9
         np.testing.assert_array_equal(got, want)
         tk = relax_mlir.compile(TK, opt_level=level)
-        for shape in [(0, 5), (3, 0), (0, 0)]:
-            np.testing.assert_array_equal(tk(np.zeros(shape, np.float32), np.array([2, 0, 7])), np.zeros((3, shape[1])))
+        for shape in [(0, 5), (0, 0)]:
+            for _ in range(20):
+                raises(tk, np.zeros(shape, np.float32), np.array([2, 0, 7]))
+            assert tk(np.zeros(shape, np.float32), np.zeros(0, np.int64)).shape == (0, shape[1])
+        np.testing.assert_array_equal(tk(np.zeros((3, 0), np.float32), np.array([2, 0, -1])), np.zeros((3, 0)))
         np.testing.assert_array_equal(tk(x, np.array([2, -1, 0])), x[[2, 2, 0]])
         ge = relax_mlir.compile(GE, opt_level=level)
-        np.testing.assert_array_equal(ge(np.zeros((2, 0), np.float32), np.array([[1, 0], [3, 3]])), np.zeros((2, 2)))
-        np.testing.assert_array_equal(ge(np.zeros((0, 3), np.float32), np.array([[1, 0], [2, 2]])), np.zeros((2, 2)))
+        for _ in range(20):
+            raises(ge, np.zeros((2, 0), np.float32), np.array([[1, 0], [3, 3]]))
+            raises(ge, np.zeros((0, 3), np.float32), np.array([[1, 0], [2, 2]]))
         np.testing.assert_array_equal(ge(x, np.array([[1, 0], [3, 3]])), np.take_along_axis(x[:2], np.array([[1, 0], [3, 3]]), 1))
     print("OK")
     """
