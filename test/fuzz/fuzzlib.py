@@ -39,7 +39,9 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-LIT_FILES = sorted((ROOT / "test/lit").rglob("*.mlir"))
+LIT_FILES = sorted(
+    f for f in (ROOT / "test/lit").rglob("*.mlir") if "Output" not in f.parts
+)  # not lit's temporaries
 SPLIT = re.compile(r"(?m)^// -----[ \t]*$")
 INTS = [0, -1, 1, 3, 2**31, 2**32 + 1, 2**62, 2**63 - 1, -(2**63)]
 DTYPES = ["f16", "f32", "f64", "bf16", "i1", "i8", "i32", "i64", "ui8", "index", "f33", "float", "i0"]
@@ -377,6 +379,10 @@ def mutate_args(args: list, rng: random.Random) -> tuple[list, str, bool]:
             x = x.reshape(-1)[:1].reshape(()) if x.size else np.zeros(x.shape[1:], x.dtype)
     elif kind in ("zero", "huge") and x.ndim:
         shape = list(x.shape)
+        # a huge dim beside a 0 one is a valid empty input that kernels still loop over (slow, not wrong):
+        # huge dims go only into inputs with elements, which must be rejected or run out of memory cleanly
+        if kind == "huge" and not x.size:
+            kind = "zero"
         shape[rng.randrange(x.ndim)] = 0 if kind == "zero" else rng.choice([2**31, 10**9, 2**40])
         x = np.broadcast_to(np.zeros((), x.dtype), shape) if kind == "huge" else np.zeros(shape, x.dtype)
     elif kind == "sliced" and x.ndim:
