@@ -22,8 +22,8 @@ import relax_mlir
 from relax_mlir.dialects.op_examples import NOT_STANDALONE, example_program
 from relax_mlir.dialects.registry import OPS
 from relax_mlir.errors import DeviceUnavailableError, RelaxError
-from relax_mlir.runtime.gpu.executable import driver_present
 from relax_mlir.runtime.gpu.target import ptxas
+from relax_mlir.targets.cuda import driver_present
 
 CHIPS = ("sm_80", "sm_90")
 
