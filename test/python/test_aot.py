@@ -163,9 +163,7 @@ def demo(target: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
 def checked(target: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
     runner, cc = _toolchain(target)
     work = tmp_path_factory.mktemp(f"checked_{target}")
-    lib = compile_library(
-        build_fn(CHECKED, _checked_body, {"n": 16}), work / "libchecked.so", target=target
-    )
+    lib = compile_library(build_fn(CHECKED, _checked_body, {"n": 16}), work / "libchecked.so", target=target)
     return Built(lib, runner, cc, "main", work)
 
 
@@ -364,7 +362,9 @@ def test_unsupported_and_bad_options(tmp_path: Path) -> None:
     nonzero = build_fn({"x": rb.tensor(["n"])}, lambda x: R.nonzero(x))
     with pytest.raises(CompileError, match="@main: output #0 .* depend on the data .* nonzero"):
         compile_library(str(nonzero), tmp_path / "libnz.so")
-    with pytest.raises(RelaxError, match="unknown target 'riscv'; available targets: aarch64, cpu, cuda, x86_64"):
+    with pytest.raises(
+        RelaxError, match="unknown target 'riscv'; available targets: aarch64, cpu, cuda, x86_64"
+    ):
         compile_library("module {}", tmp_path / "x.so", target="riscv")
     with pytest.raises(RelaxError, match="no public relax function"):
         compile_library("module {}", tmp_path / "x.so")
