@@ -52,7 +52,7 @@ def _explicit_constructors(text: str) -> str:
     functions, ``LOAD_MODULES`` and ``UNLOAD_MODULES``, that call them in order.
 
     The object is linked by a JIT linker that runs no constructors of an object file, and loading must wait
-    until a GPU has been found anyway (``executable.py`` calls ``LOAD_MODULES`` then)."""
+    until a GPU has been found anyway (``targets/cuda.py`` calls ``LOAD_MODULES`` then)."""
     out = []
     calls: dict[str, list[str]] = {"ctors": [], "dtors": []}
     for line in text.splitlines():
