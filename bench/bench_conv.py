@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import perf_models as pm  # noqa: E402
 
 from relax_mlir.frontend.onnx import from_onnx  # noqa: E402
-from relax_mlir.runtime.compiler import compile  # noqa: E402
+from relax_mlir.targets import compile  # noqa: E402
 
 # (name, in channels, out channels, kernel, stride, input height = width): the CNN's distinct convs
 CONVS = (

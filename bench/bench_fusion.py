@@ -21,7 +21,7 @@ from relax_mlir.context import make_context, parse_module  # noqa: E402
 from relax_mlir.examples import reference  # noqa: E402
 from relax_mlir.examples.models import transformer_block  # noqa: E402
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline  # noqa: E402
-from relax_mlir.runtime.compiler import compile  # noqa: E402
+from relax_mlir.targets import compile  # noqa: E402
 
 FRONT = "relax-verify,relax-infer-shapes,convert-relax-to-linalg"
 FUSED_FRONT = "relax-verify,relax-infer-shapes,relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels"

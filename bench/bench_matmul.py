@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import relax_mlir.builder as rb  # noqa: E402
 from relax_mlir.dialects import relax as R  # noqa: E402
-from relax_mlir.runtime.compiler import compile  # noqa: E402
+from relax_mlir.targets import compile  # noqa: E402
 
 SIZES = [
     (1024, 1024, 1024),

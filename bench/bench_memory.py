@@ -77,7 +77,7 @@ sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
 import relax_mlir.pipelines.cpu
 from relax_mlir.pipelines import registry
 from relax_mlir.examples import reference
-from relax_mlir.runtime.compiler import compile
+from relax_mlir.targets import compile
 sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
 from bench_memory import with_bounds
 from relax_mlir.examples.models import transformer_block

@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import relax_mlir.builder as rb  # noqa: E402
 from relax_mlir.dialects import relax as R  # noqa: E402
-from relax_mlir.runtime.compiler import compile  # noqa: E402
 from relax_mlir.runtime.executable import Function, descriptor_type  # noqa: E402
+from relax_mlir.targets import compile  # noqa: E402
 
 TARGET_US = 20.0
 

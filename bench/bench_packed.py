@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import relax_mlir.builder as rb  # noqa: E402
 from relax_mlir.dialects import relax as R  # noqa: E402
 from relax_mlir.pipelines.cpu import LEVELS  # noqa: E402
-from relax_mlir.runtime.compiler import compile  # noqa: E402
+from relax_mlir.targets import compile  # noqa: E402
 
 SHAPES = [(512, 512, [1, 16, 128, 512]), (512, 2048, [1, 16, 128, 512]), (2048, 512, [1, 16, 128, 512])]
 SQUARE = (1024, 1024, [1024])

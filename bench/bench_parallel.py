@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE.parent / "test" / "python"))
 import relax_mlir.builder as rb  # noqa: E402
 from relax_mlir.dialects import relax as R  # noqa: E402
 from relax_mlir.runtime import blas  # noqa: E402
-from relax_mlir.runtime.compiler import compile  # noqa: E402
+from relax_mlir.targets import compile  # noqa: E402
 
 THREADS = (1, 2)
 QUIET = 0.25  # cores used by other processes below which a round counts as undisturbed

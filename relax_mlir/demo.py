@@ -17,8 +17,8 @@ import numpy as np
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import transformer_block
 from relax_mlir.relax_opt import main as relax_opt
-from relax_mlir.runtime.compiler import compile
 from relax_mlir.shape_infer.expr import parse_expr
+from relax_mlir.targets import compile
 
 EXAMPLE = Path(__file__).parent / "examples" / "attention_scores.mlir"
 

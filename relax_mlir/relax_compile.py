@@ -17,7 +17,8 @@ from pathlib import Path
 
 from relax_mlir.errors import RelaxError
 from relax_mlir.relax_opt import read_input
-from relax_mlir.runtime.aot import EMITS, TARGETS, compile_library
+from relax_mlir.targets import compile_library
+from relax_mlir.targets.aot import AOT_TARGETS, EMITS
 
 SUFFIXES = {"so": ".so", "obj": ".o", "llvm": ".ll"}
 
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("input", nargs="?", default="-", help="relax IR file ('-' for stdin)")
     p.add_argument("-o", dest="output", help="output file (default: lib<input name>.so, .o or .ll)")
-    p.add_argument("--target", default="x86_64", help=f"target: {', '.join(TARGETS)} (default x86_64)")
+    p.add_argument("--target", default="x86_64", help=f"target: {', '.join(AOT_TARGETS)} (default x86_64)")
     p.add_argument("--header", help="where to write the C header (default: the output with suffix .h)")
     p.add_argument(
         "-O",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from mlir import ir, passmanager
 
+import relax_mlir.targets  # noqa: F401  (registering the targets registers --cpu, --gpu)
 from relax_mlir.context import make_context, parse_module
 from relax_mlir.diagnostics import Diagnostic, from_error, from_mlir
 from relax_mlir.dialects.registry import irdl_source

@@ -15,15 +15,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from relax_mlir.runtime import aot, libs
+from relax_mlir.runtime import libs
 from relax_mlir.runtime.gpu.target import ptxas
+from relax_mlir.targets import aot
 
 HELLO = '#include <stdio.h>\nint main(void) { printf("hello %d\\n", (int)sizeof(void *)); return 0; }\n'
 
 
 def check_c_target(name: str, work: Path) -> str:
     """Compile and run ``HELLO`` for AOT target ``name``; '' when it works, else what failed."""
-    spec = aot.TARGETS[name]
+    spec = aot.AOT_TARGETS[name]
     try:
         cc = aot.find_compiler(spec)
     except Exception as e:  # noqa: BLE001  (report every failure, whatever its type)
@@ -48,7 +49,7 @@ def check_c_target(name: str, work: Path) -> str:
 def main() -> int:
     problems: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        problems += [p for name in aot.TARGETS if (p := check_c_target(name, Path(tmp)))]
+        problems += [p for name in aot.AOT_TARGETS if (p := check_c_target(name, Path(tmp)))]
     if libs.openmp_library() is None:
         problems.append(
             "libomp.so.5 (LLVM's OpenMP runtime) not found or lacks __kmpc_fork_call (Debian: libomp5-14)"
@@ -61,7 +62,7 @@ def main() -> int:
     for problem in problems:
         print(f"check-toolchains: error: {problem}", file=sys.stderr)
     if not problems:
-        print(f"check-toolchains: ok: C for {', '.join(aot.TARGETS)}, libomp, ptxas")
+        print(f"check-toolchains: ok: C for {', '.join(aot.AOT_TARGETS)}, libomp, ptxas")
     return 1 if problems else 0
 
 

@@ -13,34 +13,123 @@
 Every level's LLVM lowering (``host-to-llvm``) also vectorizes reductions and inlines exp/erf/tanh
 (``relax-reassociate-reductions``, ``relax-approximate-math``). ``compile(opt_level=n)`` runs
 ``relax-O<n>`` then ``host-to-llvm`` (LLVM at -O<n>, at most -O2: ``codegen.llvm_level``);
-``relax-to-host`` is ``relax-O3`` and ``cpu`` is ``relax-to-host,host-to-llvm``.
+``relax-to-host`` is ``relax-O3``; the ``cpu`` pipeline (``relax-to-host,host-to-llvm``) is registered by
+the CPU target (``targets/cpu.py``). Every pipeline here is a list of elements (``data.py``).
 """
 
 from __future__ import annotations
 
+from relax_mlir.pipelines.data import P, Pipeline, passes, text
 from relax_mlir.pipelines.registry import register_pipeline
-from relax_mlir.runtime.codegen import llvm_pipeline
 
-VERIFY = "relax-verify,relax-infer-shapes"
+VERIFY = passes("relax-verify", "relax-infer-shapes")
 
 
-def cleanup(opt_level: int) -> str:
+def cleanup(opt_level: int) -> Pipeline:
     """Relax-level cleanups; constants are folded by compiling them at ``opt_level``."""
-    return f"relax-canonicalize,relax-fold-constants{{opt-level={opt_level}}},relax-cse,relax-dce"
+    return [
+        P("relax-canonicalize"),
+        P("relax-fold-constants", opt_level=opt_level),
+        P("relax-cse"),
+        P("relax-dce"),
+    ]
 
 
-LEVELS = {
-    0: f"{VERIFY},convert-relax-to-linalg,relax-lower-host",
-    1: f"{VERIFY},{cleanup(1)},relax-pack-weights{{opt-level=1}},convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels",
-    2: (
-        f"{VERIFY},{cleanup(2)},relax-pack-weights{{opt-level=2}},relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,"
-        "relax-lower-host,relax-parallelize-kernels,relax-schedule-kernels"
+def relax_level(opt_level: int) -> Pipeline:
+    """``relax-O<opt_level>``: relax to host code (kernels scheduled, parallelized, BLAS as the level says)."""
+    if opt_level == 0:
+        return [*VERIFY, *passes("convert-relax-to-linalg", "relax-lower-host")]
+    pack = [P("relax-pack-weights", opt_level=opt_level)]
+    if opt_level == 1:
+        return [
+            *VERIFY,
+            *cleanup(1),
+            *pack,
+            *passes("convert-relax-to-linalg", "relax-lower-host", "relax-schedule-kernels"),
+        ]
+    blas = passes("relax-dispatch-blas") if opt_level >= 3 else []
+    return [
+        *VERIFY,
+        *cleanup(opt_level),
+        *pack,
+        *blas,
+        *passes(
+            "relax-fuse-ops",
+            "convert-relax-to-linalg",
+            "relax-fuse-kernels",
+            "relax-plan-memory",
+            "relax-lower-host",
+            "relax-parallelize-kernels",
+            "relax-schedule-kernels",
+        ),
+    ]
+
+
+BUFFERIZE: Pipeline = [
+    P(
+        "one-shot-bufferize",
+        bufferize_function_boundaries=True,
+        function_boundary_type_conversion="identity-layout-map",
     ),
-    3: (
-        f"{VERIFY},{cleanup(3)},relax-pack-weights{{opt-level=3}},relax-dispatch-blas,relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,"
-        "relax-plan-memory,relax-lower-host,relax-parallelize-kernels,relax-schedule-kernels"
+    P("canonicalize"),
+    # temporaries of row-fused kernels (schedules/rows.py) are allocated once, not once per row
+    P("func.func", nested=passes("buffer-loop-hoisting")),
+    P("drop-equivalent-buffer-results"),
+    # buffer-deallocation-pipeline, spelled out to split multi-buffer deallocs (relax-split-deallocs)
+    P("expand-realloc", emit_deallocs=False),
+    *passes(
+        "canonicalize",
+        "ownership-based-buffer-deallocation",
+        "canonicalize",
+        "buffer-deallocation-simplification",
+        "relax-split-deallocs",
+        "bufferization-lower-deallocations",
+        "cse",
+        "canonicalize",
+        "canonicalize",
     ),
-}
+]
+
+TO_LLVM: Pipeline = [
+    *passes(
+        "relax-lower-parallel",
+        "relax-reassociate-reductions",
+        "convert-linalg-to-loops",
+        "relax-approximate-math",
+    ),
+    P("convert-vector-to-scf", full_unroll="true"),
+    *passes(
+        "relax-fuse-multiply-add",
+        "convert-vector-to-llvm",
+        "convert-bufferization-to-memref",
+        "relax-check-llvm-lowerable",
+        "lower-affine",
+    ),
+    P("math-expand-ops", ops="rsqrt,exp2,fpowi"),
+    *passes(
+        "convert-math-to-libm",
+        "convert-scf-to-cf",
+        "expand-strided-metadata",
+        "lower-affine",
+        "finalize-memref-to-llvm",
+        "convert-math-to-llvm",
+        "convert-arith-to-llvm",
+        "convert-index-to-llvm",
+        "convert-cf-to-llvm",
+        "convert-func-to-llvm",
+        "convert-ub-to-llvm",
+        "convert-openmp-to-llvm",
+        "reconcile-unrealized-casts",
+    ),
+]
+
+
+def host_to_llvm() -> Pipeline:
+    """The upstream passes from host code and tensor kernels to the LLVM dialect."""
+    return [*BUFFERIZE, *TO_LLVM]
+
+
+LEVELS = {n: text(relax_level(n)) for n in range(4)}  # as text, for tests and benchmarks that edit it
 SUMMARIES = {
     0: "Relax to host code without optimizations: every op its own kernel, untiled",
     1: "Relax to host code with relax-level cleanups, packed constant weights and scheduled kernels",
@@ -48,12 +137,13 @@ SUMMARIES = {
     3: "O2 plus offload of the remaining matmuls to OpenBLAS (numpy's)",
 }
 
-for _level, _pipeline in LEVELS.items():
-    register_pipeline(f"relax-O{_level}", _pipeline, SUMMARIES[_level])
+for _level in range(4):
+    register_pipeline(f"relax-O{_level}", relax_level(_level), SUMMARIES[_level])
 register_pipeline(
-    "relax-to-host", "relax-O3", "Lower relax functions to host code calling kernels (relax-O3)"
+    "relax-to-host", [P("relax-O3")], "Lower relax functions to host code calling kernels (relax-O3)"
 )
-register_pipeline("host-to-llvm", llvm_pipeline(), "Bufferize host code and kernels and lower them to LLVM")
 register_pipeline(
-    "cpu", "relax-to-host,host-to-llvm", "Everything from relax to the LLVM dialect, for the CPU"
+    "host-to-llvm",
+    [P("builtin.module", nested=host_to_llvm())],
+    "Bufferize host code and kernels and lower them to LLVM",
 )

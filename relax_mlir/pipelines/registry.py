@@ -65,8 +65,10 @@ def register_pass(name: str) -> Callable[[type], type]:
 PIPELINES: dict[str, tuple[str, str]] = {}  # name -> (pipeline text, one-line summary)
 
 
-def register_pipeline(name: str, text: str, summary: str) -> None:
-    """Register a named pipeline, usable wherever a pass name is (``relax-opt --cpu``, compile())."""
+def register_pipeline(name: str, pipeline: str | list[PipelineElement], summary: str) -> None:
+    """Register a named pipeline (text or elements), usable wherever a pass name is (``relax-opt --cpu``,
+    compile())."""
+    text = pipeline if isinstance(pipeline, str) else ",".join(e.text() for e in pipeline)
     PIPELINES[name] = (text, summary)
 
 

@@ -4,7 +4,7 @@ numpy 2.x wheels ship OpenBLAS as ``numpy.libs/libscipy_openblas64_-<hash>.so`` 
 ``cblas`` entry points named ``scipy_cblas_sgemm64_``/``scipy_cblas_dgemm64_``. The wrappers here are
 MLIR functions (inserted by relax-lower-host, see ``library.py`` for the ABI) that call those symbols with
 pointers taken from their memrefs; no C compiler is involved. The loader makes the symbols resolvable
-(``libs.shared_libs``) and, the first time it loads an object, sets OpenBLAS's thread count to
+(``libs.shared_libs``; ``libs.openblas`` finds the library) and, the first time it loads an object, sets OpenBLAS's thread count to
 ``$RELAX_MLIR_BLAS_THREADS`` when set (``1`` runs BLAS on one thread like the generated kernels; unset
 or ``0`` leaves OpenBLAS's own setting). numpy uses the same OpenBLAS, so setting it also sets numpy's
 matmul threads in the process.
@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import glob
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import UnsupportedOpError
@@ -35,43 +33,22 @@ THREADS_ENV = "RELAX_MLIR_BLAS_THREADS"
 SPIN_LOG2 = 4  # OpenBLAS's idle workers spin 2**SPIN_LOG2 cycles (its minimum), then sleep (_short_spin)
 GEMM = "relax_blas_gemm"
 DTYPES = {"f32": ("s", 4), "f64": ("d", 8)}
-_SYMBOL_FORMS = ("scipy_cblas_{}gemm64_", "cblas_{}gemm64_")  # ILP64 builds only
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
-
-
-@functools.cache
-def _library() -> tuple[str, str] | None:
-    """(path of numpy's OpenBLAS, cblas symbol pattern), or None when there is no usable one."""
-    try:
-        import numpy
-    except ImportError:
-        return None
-    libs = Path(numpy.__file__).parent.parent / "numpy.libs"
-    for path in sorted(glob.glob(str(libs / "lib*openblas*64*.so*"))):
-        try:
-            lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-        except OSError:
-            continue
-        for form in _SYMBOL_FORMS:
-            names = [form.format(t).replace("gemm", r) for t in "sd" for r in ("gemm", "gemv")]
-            if all(hasattr(lib, name) for name in names):
-                return path, form
-    return None
 
 
 def available() -> bool:
     """Whether numpy's ILP64 OpenBLAS was found (the BLAS dispatch is a no-op without it)."""
-    return _library() is not None
+    return libs.openblas() is not None
 
 
 def library_path() -> str | None:
-    found = _library()
+    found = libs.openblas()
     return found[0] if found else None
 
 
 def gemm_symbol(dtype: str, routine: str = "gemm") -> str:
     """The cblas symbol of ``routine`` (gemm, gemv) for ``dtype``."""
-    found = _library()
+    found = libs.openblas()
     if found is None:
         raise UnsupportedOpError("BLAS is not available: numpy's ILP64 OpenBLAS (numpy.libs) was not found")
     return found[1].format(DTYPES[dtype][0]).replace("gemm", routine)

@@ -1,7 +1,7 @@
 """From host code and kernels on tensors to native code: bufferize, lower to LLVM, JIT.
 
-``llvm_pipeline()`` is the upstream pipeline that takes the output of ``relax-lower-host`` to the
-LLVM dialect. ``object_code()`` turns that into an ELF object with MLIR's ExecutionEngine (the compile
+The passes from the output of ``relax-lower-host`` to the LLVM dialect are ``pipelines/cpu.py``'s
+``host-to-llvm``. ``object_code()`` turns that into an ELF object with MLIR's ExecutionEngine (the compile
 cache, ``cache.py``, keeps it on disk).
 """
 
@@ -18,57 +18,6 @@ from mlir.execution_engine import ExecutionEngine
 from relax_mlir.errors import CompileError
 from relax_mlir.pipelines.registry import PassFailed, register_pass
 from relax_mlir.runtime.libs import shared_libs
-
-BUFFERIZE = (
-    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
-    "canonicalize,"
-    # temporaries of row-fused kernels (schedules/rows.py) are allocated once, not once per row
-    "func.func(buffer-loop-hoisting),"
-    "drop-equivalent-buffer-results,"
-    # buffer-deallocation-pipeline, spelled out to split multi-buffer deallocs (relax-split-deallocs)
-    "expand-realloc{emit-deallocs=false},"
-    "canonicalize,"
-    "ownership-based-buffer-deallocation,"
-    "canonicalize,"
-    "buffer-deallocation-simplification,"
-    "relax-split-deallocs,"
-    "bufferization-lower-deallocations,"
-    "cse,"
-    "canonicalize,"
-    "canonicalize"
-)
-
-TO_LLVM = (
-    "relax-lower-parallel,"
-    "relax-reassociate-reductions,"
-    "convert-linalg-to-loops,"
-    "relax-approximate-math,"
-    "convert-vector-to-scf{full-unroll=true},"
-    "relax-fuse-multiply-add,"
-    "convert-vector-to-llvm,"
-    "convert-bufferization-to-memref,"
-    "relax-check-llvm-lowerable,"
-    "lower-affine,"
-    "math-expand-ops{ops=rsqrt,exp2,fpowi},"
-    "convert-math-to-libm,"
-    "convert-scf-to-cf,"
-    "expand-strided-metadata,"
-    "lower-affine,"
-    "finalize-memref-to-llvm,"
-    "convert-math-to-llvm,"
-    "convert-arith-to-llvm,"
-    "convert-index-to-llvm,"
-    "convert-cf-to-llvm,"
-    "convert-func-to-llvm,"
-    "convert-ub-to-llvm,"
-    "convert-openmp-to-llvm,"
-    "reconcile-unrealized-casts"
-)
-
-
-def llvm_pipeline() -> str:
-    """The upstream passes from host code and tensor kernels to the LLVM dialect."""
-    return f"builtin.module({BUFFERIZE},{TO_LLVM})"
 
 
 def llvm_level(opt_level: int) -> int:

@@ -783,7 +783,7 @@ class Executable:
 
     def __init__(self, functions: dict[str, Function], stats: Any = None) -> None:
         self.functions = functions
-        self.stats = stats  # relax_mlir.runtime.compiler.CompileStats
+        self.stats = stats  # relax_mlir.targets.base.CompileStats
 
     def __getitem__(self, name: str) -> Function:
         if name not in self.functions:

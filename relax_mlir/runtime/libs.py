@@ -32,10 +32,33 @@ def mlir_library(name: str) -> str:
 
 
 def blas_libs() -> list[str]:
-    from relax_mlir.runtime import blas  # noqa: PLC0415  (blas imports the dialect; libs must stay light)
+    found = openblas()
+    return [found[0]] if found else []
 
-    path = blas.library_path()
-    return [path] if path else []
+
+# numpy 2.x wheels bundle an ILP64 OpenBLAS; its cblas symbols have one of these forms ({} = s or d).
+OPENBLAS_SYMBOL_FORMS = ("scipy_cblas_{}gemm64_", "cblas_{}gemm64_")
+
+
+@functools.cache
+def openblas() -> tuple[str, str] | None:
+    """(path of numpy's OpenBLAS, cblas symbol pattern), or None when there is no usable one (``blas.py``
+    builds the gemm wrappers on it)."""
+    try:
+        import numpy  # noqa: PLC0415
+    except ImportError:
+        return None
+    libs = Path(numpy.__file__).parent.parent / "numpy.libs"
+    for path in sorted(glob.glob(str(libs / "lib*openblas*64*.so*"))):
+        try:
+            lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        for form in OPENBLAS_SYMBOL_FORMS:
+            names = [form.format(t).replace("gemm", r) for t in "sd" for r in ("gemm", "gemv")]
+            if all(hasattr(lib, name) for name in names):
+                return path, form
+    return None
 
 
 # LLVM's OpenMP runtime (the __kmpc_* ABI that MLIR's OpenMP lowering calls); GCC's libgomp lacks it.

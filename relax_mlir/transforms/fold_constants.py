@@ -18,6 +18,7 @@ subgraph fails, nothing is folded in that function.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from mlir import ir
@@ -39,6 +40,20 @@ from relax_mlir.transforms.relax_ir import (
     replace_op,
     walk_relax_ops,
 )
+
+# Compiles a module with a ``@fold() -> constants`` function and runs it; set by the CPU target (a pass
+# may not import the targets, which run the passes). relax-O0 is enough: the fold function is all
+# constants, and the O1-O3 pipelines run this pass.
+Evaluator = Callable[[ir.Module, int], Sequence[np.ndarray]]
+_evaluator: Evaluator | None = None
+
+
+def set_evaluator(evaluator: Evaluator) -> None:
+    """Set how constant subgraphs are evaluated: ``evaluator(module, opt_level)`` returns ``@fold``'s
+    results (``targets/cpu.py`` compiles it at relax-O0 and runs it)."""
+    global _evaluator
+    _evaluator = evaluator
+
 
 SMALL_GENERATED = 4096  # elements: largest value folded when no relax.constant feeds it
 
@@ -165,15 +180,12 @@ class _Folder:
                     clone.operands[i] = mapping[v]
                 mapping.update(zip(op.results, clone.results))
             func.ReturnOp([mapping[t] for t in targets])
-        from relax_mlir.runtime.compiler import compile  # noqa: PLC0415  (runtime imports the passes)
-
+        if _evaluator is None:
+            raise RelaxError("relax-fold-constants needs a target to evaluate constants: import relax_mlir")
         try:
-            # relax-O0: the fold function is all constants, and the O1-O3 pipelines run this pass
-            exe = compile(module, opt_level=self.opt_level, pipeline="relax-O0")
-            outs = exe["fold"]()
+            outs = _evaluator(module, self.opt_level)
         except RelaxError:
             return None
-        outs = list(outs) if isinstance(outs, tuple) else [outs]
         return [np.asarray(o) for o in outs]
 
     def _needed(self, targets: list[ir.Value]) -> set[ir.Operation]:

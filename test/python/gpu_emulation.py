@@ -24,14 +24,17 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from relax_mlir.context import make_context, parse_module
-from relax_mlir.errors import CompileError, RelaxError
+from relax_mlir.context import make_context
+from relax_mlir.errors import RelaxError
 from relax_mlir.pipelines import load_passes
+from relax_mlir.pipelines.cpu import BUFFERIZE, TO_LLVM
+from relax_mlir.pipelines.data import text
 from relax_mlir.pipelines.registry import PASSES, register_pass
-from relax_mlir.runtime import codegen, compiler
+from relax_mlir.runtime import codegen
 from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.gpu.ir_util import collect, index
 from relax_mlir.runtime.loader import LoadedObject
+from relax_mlir.targets import steps
 
 # ops whose meaning depends on the threads of a block running together
 NOT_SEQUENTIAL = ("gpu.barrier", "gpu.shuffle", "gpu.subgroup_reduce", "gpu.all_reduce")
@@ -187,7 +190,7 @@ def emulation_pipeline(block_size: int = 4, reverse: bool = False) -> str:
     prepare = _with_options("relax-gpu-prepare-kernels", tile_matmuls=False, reduce_rows=False)
     map_loops = _with_options("relax-gpu-map-loops", block_size=block_size, reduce_rows=False)
     return (
-        f"relax-to-host-gpu,{codegen.BUFFERIZE},{prepare},func.func(convert-linalg-to-parallel-loops),"
+        f"relax-to-host-gpu,{text(BUFFERIZE)},{prepare},func.func(convert-linalg-to-parallel-loops),"
         f"{map_loops},relax-gpu-managed-memory,"
         f"test-gpu-launches-on-host{{reverse={str(reverse).lower()}}}"
     )
@@ -201,15 +204,12 @@ def compile_emulated(
     Not ``compile(program, pipeline=...)``: that runs ``host-to-llvm``, which bufferizes again, and
     ``ownership-based-buffer-deallocation`` rejects the already-deallocated IR ("memory free side-effect on
     MemRef value not supported!"). Like ``compile(target="cuda")``, this goes on with ``TO_LLVM`` only."""
-    source = program if isinstance(program, str) else compiler._bytecode(compiler._operation(program))
+    source = steps.source(steps.verified(program))
     with make_context(), ir.Location.unknown():
-        try:
-            op = parse_module(source, "<emulated>")
-        except ir.MLIRError as e:
-            raise CompileError(compiler._diagnostics(e)) from None
-        compiler._run(op, emulation_pipeline(block_size, reverse))
-        signatures = compiler._signatures(op)
-        compiler._run(op, f"builtin.module({codegen.TO_LLVM})")
-        data = codegen.object_code(compiler._as_module(op), opt_level=llvm_level)
+        op = steps.parse(source, "<emulated>")
+        steps.run(op, emulation_pipeline(block_size, reverse))
+        signatures = steps.signatures(op)
+        steps.run(op, TO_LLVM)
+        data = codegen.object_code(steps.as_module(op), opt_level=llvm_level)
     loaded = LoadedObject(data)
     return Executable({name: Function(name, sig, loaded) for name, sig in signatures.items()})

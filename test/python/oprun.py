@@ -19,8 +19,8 @@ from mlir import ir
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects.types import RelaxType
-from relax_mlir.runtime.compiler import compile
 from relax_mlir.runtime.executable import Executable
+from relax_mlir.targets import compile
 
 _COMPILED: dict[str, Executable] = {}
 OPT_LEVEL = int(os.environ.get("RELAX_MLIR_TEST_OPT_LEVEL", "1"))

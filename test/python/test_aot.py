@@ -28,7 +28,9 @@ from relax_mlir.dialects import relax as R
 from relax_mlir.errors import CompileError, InputError, RelaxError
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import transformer_block
-from relax_mlir.runtime import aot, capi
+from relax_mlir.pipelines.data import names
+from relax_mlir.runtime import capi
+from relax_mlir.targets import aot, compile_library
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "test" / "c" / "relax_driver.c"
@@ -45,7 +47,7 @@ DTYPE_OF = {12: np.float32, 13: np.float64, 5: np.int64, 4: np.int32}
 
 def _toolchain(target: str) -> tuple[list[str], str]:
     """(command prefix that runs a target binary, C compiler), or skip (fail in CI)."""
-    spec = aot.TARGETS[target]
+    spec = aot.AOT_TARGETS[target]
     missing = []
     try:
         cc = aot.find_compiler(spec)
@@ -161,9 +163,7 @@ def demo(target: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
 def checked(target: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
     runner, cc = _toolchain(target)
     work = tmp_path_factory.mktemp(f"checked_{target}")
-    lib = aot.compile_library(
-        build_fn(CHECKED, _checked_body, {"n": 16}), work / "libchecked.so", target=target
-    )
+    lib = compile_library(build_fn(CHECKED, _checked_body, {"n": 16}), work / "libchecked.so", target=target)
     return Built(lib, runner, cc, "main", work)
 
 
@@ -286,7 +286,7 @@ def test_header_compiles_warning_free(demo: Built, target: str) -> None:
     """The header compiles as C11 and C++11 with every warning an error (with the target's compilers)."""
     source = demo.work / "use_header.c"
     source.write_text(f'#include "{demo.lib.header.name}"\nint main(void) {{ return RELAX_OK; }}\n')
-    cc = aot.find_compiler(aot.TARGETS[target])
+    cc = aot.find_compiler(aot.AOT_TARGETS[target])
     cxx = shutil.which(re.sub(r"gcc$", "g++", cc))
     ran = 0
     for compiler, lang in [(cc, ["-x", "c", "-std=c11"]), (cxx, ["-x", "c++", "-std=c++11"])]:
@@ -324,7 +324,7 @@ func.func @append(%c: !relax.tensor<["kv_len + 1", 1, 2, 8], f32> {relax.name = 
 def test_inplace_parameter_is_updated(target: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     runner, cc = _toolchain(target)
     work = tmp_path_factory.mktemp(f"inplace_{target}")
-    lib = aot.compile_library(INPLACE, work / "libinplace.so", target=target)
+    lib = compile_library(INPLACE, work / "libinplace.so", target=target)
     assert "cache: tensor<[kv_len + 1, 1, 2, 8], f32>, updated in place" in lib.header.read_text()
     built = Built(lib, runner, cc, "append", work)
     cache = np.random.default_rng(1).standard_normal((4, 1, 2, 8)).astype(np.float32)
@@ -348,7 +348,7 @@ def test_large_weights_stay_inside_the_library(target: str, tmp_path_factory: py
     work = tmp_path_factory.mktemp(f"weights_{target}")
     w = np.random.default_rng(2).standard_normal((128, 256)).astype(np.float32)
     module = build_fn({"x": rb.tensor(["n", 128])}, lambda x: R.matmul(x, R.constant(w)))
-    lib = aot.compile_library(module, work / "libweights.so", target=target)
+    lib = compile_library(module, work / "libweights.so", target=target)
     assert lib.path.stat().st_size > w.nbytes
     built = Built(lib, runner, cc, "main", work)
     for n in (1, 3, 20):
@@ -361,15 +361,17 @@ def test_large_weights_stay_inside_the_library(target: str, tmp_path_factory: py
 def test_unsupported_and_bad_options(tmp_path: Path) -> None:
     nonzero = build_fn({"x": rb.tensor(["n"])}, lambda x: R.nonzero(x))
     with pytest.raises(CompileError, match="@main: output #0 .* depend on the data .* nonzero"):
-        aot.compile_library(str(nonzero), tmp_path / "libnz.so")
-    with pytest.raises(RelaxError, match="unknown target 'riscv'; available targets: x86_64, aarch64"):
-        aot.compile_library("module {}", tmp_path / "x.so", target="riscv")
-    with pytest.raises(RelaxError, match="no public relax function"):
-        aot.compile_library("module {}", tmp_path / "x.so")
+        compile_library(str(nonzero), tmp_path / "libnz.so")
+    with pytest.raises(
+        RelaxError, match="unknown target 'riscv'; available targets: aarch64, cpu, cuda, x86_64"
+    ):
+        compile_library("module {}", tmp_path / "x.so", target="riscv")
+    with pytest.raises(RelaxError, match="the module has no relax function to compile"):
+        compile_library("module {}", tmp_path / "x.so")
 
 
 def test_pipeline_leaves_out_blas_and_openmp() -> None:
     for level in range(4):
-        passes = aot.aot_pipeline(level).split(",")
+        passes = names(aot.aot_pipeline(level))
         assert "relax-dispatch-blas" not in passes and "relax-parallelize-kernels" not in passes
         assert "relax-lower-host" in passes

@@ -14,8 +14,8 @@ from relax_mlir.examples import reference
 from relax_mlir.examples.models import transformer_block
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
 from relax_mlir.runtime import blas
-from relax_mlir.runtime.compiler import compile
 from relax_mlir.runtime.executable import Executable
+from relax_mlir.targets import compile
 
 pytestmark = pytest.mark.skipif(not blas.available(), reason="numpy's ILP64 OpenBLAS not found")
 

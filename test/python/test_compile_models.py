@@ -8,7 +8,7 @@ import pytest
 from relax_mlir.errors import InputError
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import small_cnn, transformer_block
-from relax_mlir.runtime.compiler import compile
+from relax_mlir.targets import compile
 
 D, HEADS, FF = 64, 4, 96
 

@@ -13,8 +13,8 @@ from test_lower_nn import conv2d_ref, pool_ref
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
-from relax_mlir.runtime.compiler import compile
 from relax_mlir.runtime.executable import Executable
+from relax_mlir.targets import compile
 
 TOL = {"rtol": 1e-4, "atol": 1e-4}
 _CACHE: dict[tuple[str, int], tuple[Executable, str]] = {}

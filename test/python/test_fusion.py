@@ -11,8 +11,8 @@ from relax_mlir.dialects import relax as R
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import small_cnn, transformer_block
 from relax_mlir.pipelines import load_passes
-from relax_mlir.runtime.compiler import compile
 from relax_mlir.runtime.executable import Executable
+from relax_mlir.targets import compile
 
 FUSED = (
     "relax-verify,relax-infer-shapes,relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,"

@@ -16,7 +16,7 @@ import pytest
 import relax_mlir
 from relax_mlir.dialects.op_examples import example_program
 from relax_mlir.runtime.executable import Executable
-from relax_mlir.runtime.gpu.executable import driver_present
+from relax_mlir.targets.cuda import driver_present
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "gpu_check.py"
 

@@ -17,11 +17,13 @@ from relax_mlir.context import make_context, parse_module
 from relax_mlir.dialects import relax as R
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import transformer_block
-from relax_mlir.runtime.compiler import _run
-from relax_mlir.runtime.gpu import codegen, matmul
+from relax_mlir.pipelines.data import text
+from relax_mlir.pipelines.gpu import host_to_gpu
+from relax_mlir.runtime.gpu import matmul
+from relax_mlir.targets.steps import run
 
 # small blocks, so that partial blocks, several blocks and the bounds guards occur at small shapes
-UP_TO_OUTLINING = codegen.host_to_gpu(block_size=64).split(",gpu-kernel-outlining")[0]
+UP_TO_OUTLINING = text(host_to_gpu(block_size=64)).split(",gpu-kernel-outlining")[0]
 RNG = np.random.default_rng(0)
 
 
@@ -29,7 +31,7 @@ def _lowered(text: str, pipeline: str) -> tuple[ir.Context, ir.Operation]:
     ctx = make_context()
     with ctx, ir.Location.unknown():
         op = parse_module(text, "<test>")
-        _run(op, f"builtin.module({pipeline})")
+        run(op, f"builtin.module({pipeline})")
     return ctx, op
 
 

@@ -12,8 +12,8 @@ from relax_mlir.errors import InputError
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import small_cnn, transformer_block
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
-from relax_mlir.runtime.compiler import compile
 from relax_mlir.shape_infer.expr import prove_le
+from relax_mlir.targets import compile
 from relax_mlir.transforms.memory_plan import plan_module, report
 
 D, HEADS, FF = 64, 4, 96

@@ -18,9 +18,9 @@ from relax_mlir.context import make_context, parse_module
 from relax_mlir.dialects.registry import OPS, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import PrimType, RelaxType
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
-from relax_mlir.runtime.compiler import compile
 from relax_mlir.shape_infer.dims import tensor_operand
 from relax_mlir.shape_infer.expr import const
+from relax_mlir.targets import compile
 from relax_mlir.transforms.kernel import KernelBuilder, KernelValue
 from relax_mlir.transforms.memory_plan import analyze
 

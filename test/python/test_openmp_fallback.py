@@ -12,8 +12,8 @@ from oprun import build_fn, rand
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.pipelines.cpu import LEVELS
-from relax_mlir.runtime import compiler, libs
-from relax_mlir.runtime.compiler import compile
+from relax_mlir.runtime import libs
+from relax_mlir.targets import compile, cpu
 
 PASS = "relax-parallelize-kernels"
 PIPELINE = LEVELS[2].replace(PASS, f"{PASS}{{num-threads=2 min-work=0}}")
@@ -22,7 +22,7 @@ PIPELINE = LEVELS[2].replace(PASS, f"{PASS}{{num-threads=2 min-work=0}}")
 @pytest.mark.parametrize("n", [0, 1, 300])
 def test_missing_libomp_runs_serial_chunks_with_one_warning(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     monkeypatch.setattr(libs, "openmp_library", lambda: None)
-    monkeypatch.setattr(compiler, "_warned_no_openmp", False)
+    monkeypatch.setattr(cpu, "_warned_no_openmp", False)
     module = build_fn({"x": rb.tensor(["n", 64])}, lambda x: R.sigmoid(x))
     texts: dict[str, str] = {}
     with warnings.catch_warnings(record=True) as caught:

@@ -11,7 +11,7 @@ import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.errors import ShapeError
 from relax_mlir.frontend.onnx import from_onnx
-from relax_mlir.runtime.compiler import compile
+from relax_mlir.targets import compile
 from relax_mlir.transforms.pack_weights import ALIGN, WIDTH
 
 RNG = np.random.default_rng(7)

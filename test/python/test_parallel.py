@@ -16,7 +16,7 @@ from relax_mlir.examples import reference
 from relax_mlir.examples.models import small_cnn, transformer_block
 from relax_mlir.pipelines.cpu import LEVELS
 from relax_mlir.runtime import libs
-from relax_mlir.runtime.compiler import compile
+from relax_mlir.targets import compile
 from relax_mlir.transforms import parallelize
 
 

