@@ -35,15 +35,76 @@ def parse_module(text: str | bytes, source_name: str = "<stdin>") -> ir.Operatio
     implicit one, as in mlir-opt).
 
     Locations keep the file's own line and column numbers. Raises ``ir.MLIRError`` when MLIR rejects the
-    text, and ``ParseError`` after emitting a located diagnostic for each malformed relax op or type.
+    text, and ``ParseError`` after emitting a located diagnostic for each malformed relax op or type
+    (or for an upstream op whose parser would abort the process, checked before MLIR sees the text).
     """
-    module = ir.Module.parse(text).operation if isinstance(text, bytes) else _parse(text, source_name)
+    if isinstance(text, bytes):
+        module = ir.Module.parse(text).operation
+    else:
+        _check_iterator_types(text, source_name)
+        module = _parse(text, source_name)
     problems = check_structure(module)
     for p in problems:
         p.loc.emit_error(p.message)
     if problems:
         raise ParseError(f"{len(problems)} malformed relax op(s) or type(s)")
     return module
+
+
+# Upstream's custom-form parsers of these ops cast every ``iterator_types`` element to a string attribute
+# and abort the process on anything else (``iterator_types = [1]``, ``[#linalg.iterator_type<parallel>]``).
+_STRING_ITERATOR_OPS = re.compile(r'(?<![\w."])(linalg\.generic|vector\.contract)\b\s*(?:(\{)|(#[\w.$-]+))?')
+_ITERATOR_TYPES = re.compile(r"\biterator_types\s*=\s*\[")
+_STRINGS_THEN_BRACKET = re.compile(r'\s*(?:"(?:[^"\\]|\\.)*"\s*(?:,\s*"(?:[^"\\]|\\.)*"\s*)*)?\]')
+
+
+def _check_iterator_types(text: str, source_name: str) -> None:
+    """Reject, with a located diagnostic and ``ParseError``, a custom-form ``linalg.generic`` or
+    ``vector.contract`` whose ``iterator_types`` is a list holding anything but strings (MLIR aborts)."""
+    for m in _STRING_ITERATOR_OPS.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if "//" in text[line_start : m.start()]:
+            continue
+        if m.group(2):
+            start = m.start(2)
+        elif m.group(3):
+            alias = re.search(rf"(?m)^{re.escape(m.group(3))}\s*=\s*(?=\{{)", text)
+            if alias is None:
+                continue
+            start = alias.end()
+        else:
+            continue
+        span = text[start : _closing_brace(text, start)]
+        for it in _ITERATOR_TYPES.finditer(span):
+            if not _STRINGS_THEN_BRACKET.match(span, it.end()):
+                pos = start + it.start()
+                line = text.count("\n", 0, pos) + 1
+                col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+                message = (
+                    f"'{m.group(1)}' expects 'iterator_types' to be a list of strings such as "
+                    '["parallel", "reduction"]'
+                )
+                ir.Location.file(source_name, line, col).emit_error(message)
+                raise ParseError(f"{source_name}:{line}:{col}: {message}")
+
+
+def _closing_brace(text: str, start: int) -> int:
+    """Index just past the ``}`` matching the ``{`` at ``start`` (or the end of ``text``), skipping strings."""
+    depth, i, n = 0, start, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return n
 
 
 def _parse(text: str, source_name: str) -> ir.Operation:

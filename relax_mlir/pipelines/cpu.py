@@ -98,16 +98,15 @@ TO_LLVM: Pipeline = [
         "relax-approximate-math",
     ),
     P("convert-vector-to-scf", full_unroll="true"),
+    P("relax-fuse-multiply-add"),
+    # before the vector lowering: libm calls on vectors (f64 erf) are unrolled into vector.extract/insert
+    P("math-expand-ops", ops="rsqrt,exp2,fpowi"),
     *passes(
-        "relax-fuse-multiply-add",
+        "convert-math-to-libm",
         "convert-vector-to-llvm",
         "convert-bufferization-to-memref",
         "relax-check-llvm-lowerable",
         "lower-affine",
-    ),
-    P("math-expand-ops", ops="rsqrt,exp2,fpowi"),
-    *passes(
-        "convert-math-to-libm",
         "convert-scf-to-cf",
         "expand-strided-metadata",
         "lower-affine",

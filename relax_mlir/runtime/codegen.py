@@ -39,7 +39,10 @@ def object_code(llvm_module: ir.Module, opt_level: int) -> bytes:
             "not a registered library function must be a C symbol already loaded into the process "
             "(ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL))"
         )
-    engine = ExecutionEngine(llvm_module, opt_level=llvm_level(opt_level), shared_libs=shared_libs())
+    try:
+        engine = ExecutionEngine(llvm_module, opt_level=llvm_level(opt_level), shared_libs=shared_libs())
+    except RuntimeError as e:  # translation to LLVM IR failed (its reason goes to stderr): name the op
+        raise CompileError(f"internal error: {untranslatable(llvm_module) or e}") from None
     fd, path = tempfile.mkstemp(suffix=".o", prefix="relax_mlir_")
     os.close(fd)
     try:
@@ -48,6 +51,23 @@ def object_code(llvm_module: ir.Module, opt_level: int) -> bytes:
             return f.read()
     finally:
         os.unlink(path)
+
+
+def untranslatable(llvm_module: ir.Module) -> str | None:
+    """The first op the LLVM lowering left that MLIR cannot translate to LLVM IR (only llvm and omp
+    ops translate), described with its location; None if there is none."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.split(".", 1)[0] in ("llvm", "omp") or op.name == "builtin.module":
+            return ir.WalkResult.ADVANCE
+        found.append(op)
+        return ir.WalkResult.INTERRUPT
+
+    llvm_module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if not found:
+        return None
+    return f"the LLVM lowering left '{found[0].name}' (at {found[0].location}), which does not translate to LLVM IR"
 
 
 def external_functions(llvm_module: ir.Module) -> list[str]:

@@ -378,8 +378,13 @@ class KernelBuilder:
     def collapse(self, value: KernelValue, groups: Sequence[Sequence[int]]) -> KernelValue:
         """``tensor.collapse_shape`` merging each group of consecutive dims (a view, no copy)."""
         t = TensorType(tuple(product(value.shape[i] for i in g) for g in groups), value.dtype)
-        text = f"tensor.collapse_shape {value.name} {_groups(groups)} : {value.mlir} into {builtin_tensor(t)}"
-        return self.op(text, t)
+        into = _reshape_type(t, [any(_dynamic(value.shape[i]) for i in g) for g in groups])
+        text = f"tensor.collapse_shape {value.name} {_groups(groups)} : {value.mlir} into {into}"
+        if into == builtin_tensor(t):
+            return self.op(text, t)
+        loose = self.fresh("t")
+        self.emit(f"{loose} = {text}")
+        return self.op(f"tensor.cast {loose} : {into} to {builtin_tensor(t)}", t)
 
     def expand(
         self,
@@ -410,9 +415,15 @@ class KernelBuilder:
             else:
                 out.append(self.index(d))
         t = TensorType(dims, value.dtype)
+        dynamic = [any(_dynamic(dims[i]) for i in g) for g in groups]
+        name, source = value.name, value.mlir
+        if any(dyn and not _dynamic(d) for d, dyn in zip(value.shape, dynamic, strict=True)):
+            source = _reshape_type(value.type, dynamic)
+            name = self.fresh("t")
+            self.emit(f"{name} = tensor.cast {value.name} : {value.mlir} to {source}")
         text = (
-            f"tensor.expand_shape {value.name} {_groups(groups)} output_shape [{', '.join(out)}] : "
-            f"{value.mlir} into {builtin_tensor(t)}"
+            f"tensor.expand_shape {name} {_groups(groups)} output_shape [{', '.join(out)}] : "
+            f"{source} into {builtin_tensor(t)}"
         )
         return self.op(text, t)
 
@@ -448,6 +459,24 @@ class KernelBuilder:
         value = KernelValue(self.fresh("empty"), t, builtin_tensor(t))
         self.emit(f"{value.name} = tensor.empty({', '.join(operands)}) : {value.mlir}")
         return value
+
+    def unless_empty(self, results: list[KernelValue]) -> list[KernelValue]:
+        """``results``, or, when every result has a static 0 dim (no elements) and a destination, the
+        destinations with the body dropped: nothing needs computing. The assumptions and symbol
+        parameters the lowering stated stay (they are the op's run-time checks). This keeps MLIR 22 away
+        from views and slices of empty tensors, which it mishandles: an ``extract_slice`` at offset 0 of
+        a 0 dim fails its verifier, and bufferizing the ``collapse_shape`` of a ``?x0`` group gives an
+        invalid ``memref.collapse_shape`` (its type inference says 0, its verifier wants ``?``)."""
+        empty = all(
+            any(d is not None and d.is_const and d.value == 0 for d in t.shape or ())
+            for t in self.result_types
+        )
+        if self.allocating or not empty:
+            return results
+        self._lines = [[]]
+        self._dims.clear()
+        self._index = IndexCode(self._lines[0], self.fresh, self._symbol)
+        return list(self.destinations)
 
     # -- copies and loops --------------------------------------------------------------------------------
     def sizes(self, value: KernelValue) -> list[str]:
@@ -544,6 +573,18 @@ def _ident(symbol: str) -> str:
 def _type_list(types: Sequence[str]) -> str:
     """A result type list: one type bare, several in parentheses."""
     return types[0] if len(types) == 1 else f"({', '.join(types)})"
+
+
+def _dynamic(d: Expr | None) -> bool:
+    return d is None or not d.is_const
+
+
+def _reshape_type(t: TensorType, dynamic: Sequence[bool]) -> str:
+    """The builtin type of the collapsed side of a reshape: MLIR wants a dim dynamic where its group of
+    expanded dims holds a dynamic one, even when the group's size is a constant (``n * 0 = 0``)."""
+    assert t.shape is not None
+    shape = tuple(None if dyn else d for d, dyn in zip(t.shape, dynamic, strict=True))
+    return builtin_tensor(TensorType(shape, t.dtype))
 
 
 def _groups(groups: Sequence[Sequence[int]]) -> str:

@@ -93,7 +93,7 @@ def _write_kernel(cls: type[RelaxOp], op: ir.Operation) -> tuple[KernelBuilder, 
     _check_storage_dtypes(cls, [*operand_types, *result_types])
     k = KernelBuilder(cls.NAME, list(operand_types), result_types, view.attr_values())  # type: ignore[arg-type]
     results = cls.lower(k)  # type: ignore[attr-defined]
-    return k, results
+    return k, k.unless_empty(results)
 
 
 def _check_storage_dtypes(cls: type[RelaxOp], types: list) -> None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oprun import compile_fn, rand
+from oprun import build_fn, compile_fn, rand
 
 import relax_mlir.builder as rb
+from relax_mlir import compile
 from relax_mlir.dialects import relax as R
 from relax_mlir.errors import CompileError, InputError
 
@@ -111,3 +112,36 @@ def test_large_static_weight() -> None:
     for n in [1, 7, 300]:
         x, w = rand((n, 512)), rand((512, 512))
         np.testing.assert_allclose(f(x, w), x @ w, rtol=1e-4, atol=1e-3)
+
+
+ZERO_CASES = [
+    (["b", 0, 16], [16, 8]),  # rows collapsed with a dynamic dim: once an invalid tensor.collapse_shape
+    ([0, 8], "const"),  # a constant weight is packed at O1+: once an out-of-bounds tensor.extract_slice
+    (["b", 0, 5], ["b", 5, 8]),
+    (["b", "s", 0], [0, 8]),  # k = 0: the result is zeros, not empty
+]
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+@pytest.mark.parametrize("lhs,rhs", ZERO_CASES, ids=[f"{a}x{b}" for a, b in ZERO_CASES])
+def test_static_zero_dims(lhs: list, rhs: list | str, level: int) -> None:
+    """Static 0 dims compile at every level and give numpy's (empty or zero) result."""
+    w = rand((8, 3))
+    params = {"x": rb.tensor(lhs)} | ({} if rhs == "const" else {"w": rb.tensor(rhs)})
+    body = (lambda x: R.matmul(x, R.constant(w))) if rhs == "const" else (lambda x, w: R.matmul(x, w))
+    f = compile(str(build_fn(params, body)), opt_level=level)
+    for sizes in SIZES:
+        x = rand(_concrete(lhs, sizes))
+        args = [x] if rhs == "const" else [x, rand(_concrete(rhs, sizes))]
+        expected = np.matmul(x, w if rhs == "const" else args[1])
+        actual = f(*args)
+        assert actual.shape == expected.shape
+        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4, err_msg=str(sizes))
+
+
+def test_empty_result_still_checks_contraction_dims() -> None:
+    """An empty result computes nothing, but the kernel's assumption k == k2 is still checked."""
+    f = compile_fn({"x": rb.tensor([0, "k"]), "w": rb.tensor(["k2", 3])}, lambda x, w: R.matmul(x, w))
+    assert f(rand((0, 4)), rand((4, 3))).shape == (0, 3)
+    with pytest.raises(InputError, match=r"must be k, got 5 \(expected 4\)"):
+        f(rand((0, 4)), rand((5, 3)))

@@ -382,3 +382,54 @@ def test_relax_opt_cpu_kv_cache_write_with_unknown_dim(cache: str) -> None:
     assert done.returncode == 1, done.stderr
     assert "<stdin>:2:8: error: 'relax.kv_cache_write' op cannot be lowered" in done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+
+
+# -- what the LLVM lowering leaves must translate (fuzz cases 3371, 5009) -----------------------------
+
+
+def test_f64_libm_math_in_a_vectorized_epilogue() -> None:
+    """f64 gelu after a batched matmul (a vector<1x1x96xf64> epilogue at O2) goes to libm's erf; the
+    calls' unrolling once came after the vector lowering and left unrealized casts: the JIT failed."""
+    out = run_isolated(
+        """
+        from math import erf
+        import numpy as np
+        import relax_mlir
+        import relax_mlir.builder as rb
+        from relax_mlir.dialects import relax as R
+
+        bb = rb.BlockBuilder()
+        with bb.function("main", {"x": rb.tensor(["b", "s", 64], "f64"), "w": rb.tensor([64, 96], "f64")}) as (x, w):
+            bb.ret(R.gelu(R.matmul(x, w)))
+        exe = relax_mlir.compile(bb.module, opt_level=2, use_cache=False)
+        for shape in [(2, 3, 64), (1, 1, 64), (0, 5, 64)]:
+            x = np.random.default_rng(0).uniform(-1, 1, shape)
+            w = np.random.default_rng(1).uniform(-1, 1, (64, 96))
+            y = x @ w
+            np.testing.assert_allclose(exe["main"](x, w), 0.5 * y * (1 + np.vectorize(erf, otypes=[float])(y / np.sqrt(2))))
+        print("OK")
+        """
+    )
+    assert out.returncode == 0 and out.last_line == "OK", out.stderr[-3000:]
+
+
+def test_untranslatable_llvm_module_is_a_compile_error() -> None:
+    """An op the LLVM lowering failed to convert is named in a CompileError, not a bare RuntimeError."""
+    expect_error(
+        """
+        from mlir import ir
+        from relax_mlir.context import make_context
+        from relax_mlir.runtime.codegen import object_code
+
+        with make_context():
+            m = ir.Module.parse(
+                "llvm.func @f(%a: i64) -> i64 {\\n"
+                "  %0 = builtin.unrealized_conversion_cast %a : i64 to index\\n"
+                "  %1 = builtin.unrealized_conversion_cast %0 : index to i64\\n"
+                "  llvm.return %1 : i64\\n}"
+            )
+            object_code(m, 0)
+        """,
+        "CompileError",
+        match="the LLVM lowering left 'builtin.unrealized_conversion_cast'",
+    )
