@@ -7,7 +7,8 @@ trigger ops occur in the module, all in one ``@__transform_main`` and one transf
 A schedule may also give ``prepare(module)``, run before the transform: it marks the ops to match with
 attributes, for choices that transform-dialect matchers cannot express.
 
-The vectorizing schedules vectorize every op of a kernel function, including those they do not tile (the
+The vectorizing schedules vectorize every linalg op of a kernel function (``vectorize_linalg``; tensor
+inserts and pads stay tensor ops), including those they do not tile (the
 fill that initializes an accumulator, copies, elementwise ops): such an op would become one vector as
 large as its static shape, which ``convert-vector-to-scf{full-unroll}`` unrolls into one operation per
 row at compile time (a dim of 2**40 never finishes; one over 2**32 aborts LLVM). ``bound_vectors`` tiles
