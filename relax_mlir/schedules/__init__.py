@@ -7,7 +7,8 @@ trigger ops occur in the module, all in one ``@__transform_main`` and one transf
 A schedule may also give ``prepare(module)``, run before the transform: it marks the ops to match with
 attributes, for choices that transform-dialect matchers cannot express.
 
-The vectorizing schedules vectorize every op of a kernel function, including those they do not tile (the
+The vectorizing schedules vectorize every linalg op of a kernel function (``vectorize_linalg``; tensor
+inserts and pads stay tensor ops), including those they do not tile (the
 fill that initializes an accumulator, copies, elementwise ops): such an op would become one vector as
 large as its static shape, which ``convert-vector-to-scf{full-unroll}`` unrolls into one operation per
 row at compile time (a dim of 2**40 never finishes; one over 2**32 aborts LLVM). ``bound_vectors`` tiles
@@ -103,6 +104,33 @@ def bound_vectors(f: str = "%f") -> str:
     return "".join(out)
 
 
+def vectorize_linalg(f: str = "%f", fv: str = "%fv") -> str:
+    """Transform IR vectorizing the linalg ops of function ``f`` that have static shapes (others stay
+    loops), then the clean-up patterns of ``vectorize_children_and_apply_patterns``; ``fv`` names ``f``.
+
+    Not ``vectorize_children_and_apply_patterns`` itself: it also vectorizes every ``tensor.insert_slice``
+    and ``tensor.pad`` of static shape into one vector of the whole slice (the im2col conv's padded
+    planes and rows: a ``vector<64x512x512xf32>``, or one of 2**40 lanes that aborts LLVM). Left as
+    tensor ops, they bufferize to copies of subviews."""
+    return f"""      %vl = transform.structured.match interface{{LinalgOp}} in {f} : (!transform.any_op) -> !transform.any_op
+      transform.foreach %vl : !transform.any_op {{
+      ^bb0(%vlop: !transform.any_op):
+        transform.sequence %vlop : !transform.any_op failures(suppress) {{
+        ^bb0(%vlone: !transform.any_op):
+          transform.structured.vectorize %vlone : !transform.any_op
+        }}
+      }}
+      transform.apply_patterns to {f} {{
+        transform.apply_patterns.vector.transfer_permutation_patterns
+        transform.apply_patterns.vector.reduction_to_contract
+        transform.apply_patterns.vector.sink_ops
+        transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+      {fv} = transform.cast {f} : !transform.any_op to !transform.any_op
+"""
+
+
 def vectorize_to_outer_products(extra_patterns: str = "") -> str:
     """Transform IR on a function handle ``%f`` whose contractions are tiled to static register tiles:
     canonicalize the loops, vectorize, hoist the accumulators out of the reduction loops (loop-invariant
@@ -121,8 +149,7 @@ def vectorize_to_outer_products(extra_patterns: str = "") -> str:
         transform.apply_patterns.scf.for_loop_canonicalization
         transform.apply_patterns.canonicalization
       }} : !transform.any_op
-      %fv = transform.structured.vectorize_children_and_apply_patterns %f : (!transform.any_op) -> !transform.any_op
-      transform.apply_patterns to %fv {{
+{vectorize_linalg()}      transform.apply_patterns to %fv {{
         transform.apply_patterns.canonicalization
       }} : !transform.any_op
       %loops = transform.structured.match ops{{["scf.for"]}} in %fv : (!transform.any_op) -> !transform.any_op

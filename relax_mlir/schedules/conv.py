@@ -4,7 +4,7 @@ Plain convolutions become im2col + matmul (``dialects/ops/conv.py``) and get the
 ops here (NCHW, one window per output element) are tiled to one output row segment of ``OW_TILE``
 columns and one window row (``kh`` tile 1); the row-segment loop is peeled so main tiles are static;
 ``transform.structured.decompose`` turns each 2-D tile into a 1-D window op (unit ``oh`` and ``kh``),
-which ``vectorize_children_and_apply_patterns`` vectorizes along the output row (one FMA or max per
+which ``vectorize_linalg`` vectorizes along the output row (one FMA or max per
 window column, on vectors of ``OW_TILE`` outputs; strided windows are unrolled per output). MLIR 22
 decomposes pooling and ``conv_2d_nchw_fchw`` only: depthwise and grouped tiles, and tiles with a
 dynamic size, stay (tiled) scalar loops.
@@ -12,7 +12,7 @@ dynamic size, stay (tiled) scalar loops.
 
 from __future__ import annotations
 
-from relax_mlir.schedules import bound_vectors, register_schedule
+from relax_mlir.schedules import bound_vectors, register_schedule, vectorize_linalg
 
 OW_TILE = 8
 # op -> tile sizes over its loops (in linalg's loop order): one output row segment, one window row
@@ -56,8 +56,7 @@ def _schedule(op: str, tiles: tuple[int, ...], i: str) -> str:
           %d = transform.structured.decompose %one : (!transform.any_op) -> !transform.any_op
         }}
       }}
-      %fv = transform.structured.vectorize_children_and_apply_patterns %f : (!transform.any_op) -> !transform.any_op
-      transform.apply_patterns to %fv {{
+{vectorize_linalg()}      transform.apply_patterns to %fv {{
         transform.apply_patterns.canonicalization
       }} : !transform.any_op
     }}"""
