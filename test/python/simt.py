@@ -176,6 +176,12 @@ class Interpreter:
             return [a[1] if a[0] else a[2]]
         if name in ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci"):
             return [int(a[0])]
+        if name == "arith.bitcast":  # same width: reinterpret the bits (an int holds an integer's bits)
+            src, dst = str(op.operands[0].type), op.results[0].type
+            if isinstance(dst, ir.FloatType):
+                bits = np.array(a[0]).astype(_NP[str(dst).replace("f", "i")])
+                return [bits.view(_dtype(dst))[()]]
+            return [int(np.array(a[0], _dtype(op.operands[0].type)).view(_NP[src.replace("f", "i")]))]
         if name in ("arith.sitofp", "arith.uitofp", "arith.extf", "arith.truncf"):
             return [_dtype(op.results[0].type)(a[0])]
         if name == "memref.load":
