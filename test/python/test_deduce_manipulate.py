@@ -445,6 +445,19 @@ OK = [
         (lambda x, i: ix.take(x, i, 0), ["[5, 4]", I64('"*"')], '"*"'),
         (lambda x, i: ix.take(x, i, 0), ["[5, 4]", T('["n"]', "none")], '["n", 4]'),
     ),
+    # -- index_range: (min, max) of any index tensor, two i64 scalars ---------------------------
+    *table("index_range", "static", (lambda i: ix.index_range(i), [I64("[3, 2]")], [I64("[]"), I64("[]")])),
+    *table(
+        "index_range", "symbolic", (lambda i: ix.index_range(i), [I64('["b", "s"]')], [I64("[]"), I64("[]")])
+    ),
+    *table(
+        "index_range",
+        "unknown-dim",
+        (lambda i: ix.index_range(i), [T('["?"]', "i32")], [I64("[]"), I64("[]")]),
+    ),
+    *table(
+        "index_range", "unknown-rank", (lambda i: ix.index_range(i), [I64('"*"')], [I64("[]"), I64("[]")])
+    ),
     # -- gather_elements -------------------------------------------------------------------------
     *table(
         "gather_elements",
@@ -681,6 +694,15 @@ ERRORS = [
             r"axes \[0, -2\] repeat an axis",
         ),
         (lambda x: ix.strided_slice(x, [0], ["n +"], [1]), ["[8]"], "cannot parse dim expression"),
+    ),
+    *table(
+        "index_range",
+        "error",
+        (
+            lambda i: ix.index_range(i),
+            ["[3]"],
+            "operand 'indices' must have an integer dtype \\(i32 or i64\\), got f32",
+        ),
     ),
     *table(
         "take",

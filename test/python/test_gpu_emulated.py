@@ -37,7 +37,11 @@ _ZERO_MODULES = (
     "shape_value",
     "structural",
 )
-ZERO_OK = {n for n in NAMES if OPS[n].__module__.rsplit(".", 1)[-1] in _ZERO_MODULES} - {"scatter_elements"}
+# check_index's low/high are inputs here (not the min/max of its indices): at a 0 dim any index is out of range
+ZERO_OK = {n for n in NAMES if OPS[n].__module__.rsplit(".", 1)[-1] in _ZERO_MODULES} - {
+    "scatter_elements",
+    "check_index",
+}
 ZERO_OK |= {"kv_cache_write"}
 _SUMMING_MODULES = ("reduce", "nn", "linear_algebra", "conv", "pool", "kv_cache", "resize")
 MIXED = (2, 5, 3, 4, 6)  # symbol i (sorted) gets MIXED[i % 5] in the mixed assignment
