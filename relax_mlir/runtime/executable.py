@@ -29,40 +29,13 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from relax_mlir.dialects.types import PrimType, TensorType, parse_type
+from relax_mlir.dialects.types import NUMPY_DTYPES, PrimType, TensorType, parse_type
 from relax_mlir.errors import InputError, OutOfMemoryError
-from relax_mlir.runtime.checked_alloc import CONTEXT_BYTES, GUARD_PREFIX, KEY_GLOBAL
 from relax_mlir.runtime.loader import LoadedObject
 from relax_mlir.shape_infer.expr import Expr, format_dim
-
-NUMPY_DTYPES = {
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "i1": np.bool_,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "ui8": np.uint8,
-    "ui16": np.uint16,
-    "ui32": np.uint32,
-    "ui64": np.uint64,
-    "bf16": ml_dtypes.bfloat16,
-    "f8E4M3FN": ml_dtypes.float8_e4m3fn,
-    "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
-    "f8E5M2": ml_dtypes.float8_e5m2,
-    "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
-    "f8E8M0FNU": ml_dtypes.float8_e8m0fnu,
-    "f4E2M1FN": ml_dtypes.float4_e2m1fn,
-    "i4": ml_dtypes.int4,
-    "ui4": ml_dtypes.uint4,
-    "i2": ml_dtypes.int2,
-    "ui2": ml_dtypes.uint2,
-}
+from relax_mlir.transforms.check_allocations import CONTEXT_BYTES, GUARD_PREFIX, KEY_GLOBAL
 
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]

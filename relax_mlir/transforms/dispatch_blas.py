@@ -20,8 +20,8 @@ from mlir import ir
 
 from relax_mlir.dialects.ops.structural import call_dps_library
 from relax_mlir.dialects.types import TensorType, relax_type
-from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime import blas
+from relax_mlir.lowering import blas
+from relax_mlir.transforms.registry import register_pass
 
 
 def _tensor(v: ir.Value) -> TensorType | None:

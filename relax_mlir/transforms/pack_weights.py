@@ -18,17 +18,17 @@ import io
 import numpy as np
 from mlir import ir
 
+from relax_mlir.dialects.dims import provably_different
 from relax_mlir.dialects.ops.linear_algebra import matmul_packed
 from relax_mlir.dialects.ops.manipulate import permute_dims, reshape
 from relax_mlir.dialects.ops.pad import pad
 from relax_mlir.dialects.ops.structural import constant
 from relax_mlir.dialects.registry import is_resource_elements
+from relax_mlir.dialects.resources import resource_blobs  # dense_resource blobs from bytecode, not text
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
-from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime.weights import resource_blobs  # dense_resource blobs from bytecode, not text
-from relax_mlir.shape_infer.dims import provably_different
 from relax_mlir.transforms.fold_constants import _Folder
+from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, walk_relax_ops
 
 WIDTH = 16  # columns per panel: one AVX-512 vector of f32

@@ -16,13 +16,13 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import dim_min, fmt_shape, join_dtype, same_dim, tensor_operand
 from relax_mlir.dialects.ops.elementwise import FLOAT_DTYPES
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import dim_min, fmt_shape, join_dtype, same_dim, tensor_operand
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor, element
 from relax_mlir.shape_infer.expr import Expr, as_expr, ceildiv, floordiv, format_dim
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, builtin_tensor, element
 
 
 def _float_operand(t: RelaxType | None, name: str) -> TensorType:

@@ -16,11 +16,7 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.dialects.ops import structural
-from relax_mlir.dialects.registry import INT64_MAX, INT64_MIN, Attr, Operand, RelaxOp, relax_op
-from relax_mlir.dialects.types import Dim, RelaxType, TensorType
-from relax_mlir.errors import ParseError, ShapeError
-from relax_mlir.shape_infer.dims import (
+from relax_mlir.dialects.dims import (
     clamp_nonneg,
     fmt_shape,
     join_dtype,
@@ -29,8 +25,11 @@ from relax_mlir.shape_infer.dims import (
     same_dim,
     tensor_operand,
 )
-from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim, parse_dim, prove_le, smax, smin
-from relax_mlir.transforms.kernel import (
+from relax_mlir.dialects.ops import structural
+from relax_mlir.dialects.registry import INT64_MAX, INT64_MIN, Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import Dim, RelaxType, TensorType
+from relax_mlir.errors import ParseError, ShapeError
+from relax_mlir.lowering.kernel import (
     KernelBuilder,
     KernelValue,
     element,
@@ -38,6 +37,7 @@ from relax_mlir.transforms.kernel import (
     is_float,
     unsigned_order,
 )
+from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim, parse_dim, prove_le, smax, smin
 
 
 def _parse(d: int | str) -> Dim:

@@ -7,18 +7,17 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
-from relax_mlir.dialects.types import RelaxType, TensorType
-from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import (
+from relax_mlir.dialects.dims import (
     broadcast_shapes,
     fmt_shape,
     join_dtype,
     provably_different,
     tensor_operand,
 )
-from relax_mlir.shape_infer.expr import Expr, as_expr, format_dim
-from relax_mlir.transforms.kernel import (
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import RelaxType, TensorType
+from relax_mlir.errors import ShapeError
+from relax_mlir.lowering.kernel import (
     KernelBuilder,
     KernelValue,
     builtin_tensor,
@@ -26,6 +25,7 @@ from relax_mlir.transforms.kernel import (
     is_float,
     unit_groups,
 )
+from relax_mlir.shape_infer.expr import Expr, as_expr, format_dim
 
 
 @relax_op

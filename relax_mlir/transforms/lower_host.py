@@ -40,13 +40,13 @@ from relax_mlir.dialects.types import (
     relax_type,
 )
 from relax_mlir.errors import RelaxError, UnsupportedOpError
-from relax_mlir.pipelines.registry import PassFailed, register_pass
-from relax_mlir.runtime import library as lib
+from relax_mlir.lowering import library as lib
+from relax_mlir.lowering.index_code import IndexCode
+from relax_mlir.lowering.kernel import builtin_tensor, element, is_float
 from relax_mlir.shape_infer.expr import Expr, format_dim
-from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
 from relax_mlir.transforms import memory_plan
-from relax_mlir.transforms.index_code import IndexCode
-from relax_mlir.transforms.kernel import builtin_tensor, element, is_float
+from relax_mlir.transforms.registry import PassFailed, register_pass
+from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
 
 SIGNATURE_ATTR = "relax.signature"
 RESOURCE_ATTR = "relax.resource"
