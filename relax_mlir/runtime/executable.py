@@ -6,7 +6,7 @@ expressions, and declared upper bounds. Non-contiguous arrays are copied. Output
 follow from the inputs are allocated here as numpy arrays and written in place by the compiled code;
 data-dependent outputs come back from native code and are copied into numpy arrays, then freed (each
 allocation once: results may share one). Native code is entered through its guarded entry
-(``checked_alloc``): a failed allocation inside it raises ``OutOfMemoryError``, as does an output numpy
+(``transforms/check_allocations.py``): a failed allocation inside it raises ``OutOfMemoryError``, as does an output numpy
 cannot allocate.
 
 A call takes a fast path planned when the function is loaded: every dim a check reads is a position
@@ -43,7 +43,7 @@ _alloc_key: ctypes.c_uint32 | None = None
 
 
 def allocation_key() -> int:
-    """The process's pthread key naming a thread's allocation context in guarded calls (``checked_alloc``)."""
+    """The process's pthread key naming a thread's allocation context in guarded calls (``transforms/check_allocations.py``)."""
     global _alloc_key
     if _alloc_key is None:
         key = ctypes.c_uint32()
@@ -729,7 +729,7 @@ class Function:
 
 
 def _guarded_entry(loaded: LoadedObject, name: str) -> int:
-    """The address of ``name``'s guarded entry (``checked_alloc``), with the object's allocation key set;
+    """The address of ``name``'s guarded entry (``transforms/check_allocations.py``), with the object's allocation key set;
     0 when the object has none (CUDA host code)."""
     try:
         address = loaded.address(GUARD_PREFIX + name)

@@ -466,7 +466,7 @@ class _HostWriter:
         )
 
     def call_library(self, op: ir.Operation) -> None:
-        """Call a library function (ABI in ``runtime/library.py``): buffers in, destination buffers filled."""
+        """Call a library function (ABI in ``lowering/library.py``): buffers in, destination buffers filled."""
         callee = ir.StringAttr(op.attributes["callee"]).value
         args = [self.lookup(v) for v in op.operands]
         arg_types = [

@@ -6,7 +6,7 @@ A ``relax.matmul(x, W)`` with ``x`` [..., k] (rank >= 2) and ``W`` a 2-D f32 con
 once at compile time: in numpy when the weight's bytes can be read (inline ``dense``, or a
 ``dense_resource`` blob read from bytecode), else as relax ops (``pad``, ``reshape``, ``permute_dims``)
 evaluated like ``relax-fold-constants`` does. Packed weights stream from consecutive addresses
-whatever ``n`` is, and the kernel (``schedules/packed_matmul.py``) never repacks them per call as BLAS
+whatever ``n`` is, and the kernel (``transforms/schedules/packed_matmul.py``) never repacks them per call as BLAS
 does. The pipelines run it before ``relax-dispatch-blas``, so constant weights get the packed kernel
 and other matmuls are left to BLAS or the generated kernels.
 """

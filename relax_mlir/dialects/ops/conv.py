@@ -5,7 +5,7 @@ im2col + one ``linalg.matmul`` per image (``_im2col_conv``, in an ``scf.forall``
 the matmul schedule tiles and vectorizes. Otherwise the input is zero-padded with ``tensor.pad`` and one
 named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw`` (groups = 1, symbolic
 kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel per group), else
-``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups; ``schedules/conv.py`` tiles
+``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups; ``transforms/schedules/conv.py`` tiles
 those. ``conv1d`` runs as a 2-D convolution over a unit height.
 """
 

@@ -149,7 +149,7 @@ class MatmulPackedOp(RelaxOp):
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
         """A ``linalg.mmt4d`` with unit inner tiles on rows (``[m, k, 1, 1] x [np, k, nr, 1]``), which
-        ``schedules/packed_matmul.py`` tiles into register blocks. Leading dims with at most one symbol
+        ``transforms/schedules/packed_matmul.py`` tiles into register blocks. Leading dims with at most one symbol
         collapse into the rows; ``[b, s, k]`` with two symbols loops over ``b``; more fall back to an
         untiled ``linalg.generic``."""
         lhs, packed = k.ins
@@ -362,7 +362,7 @@ def _broadcast_matmul(k: KernelBuilder, a: KernelValue, b: KernelValue, c: Kerne
     return r
 
 
-PACKED_ROWS = 8  # rows of a register block of the packed matmul (schedules/packed_matmul.py)
+PACKED_ROWS = 8  # rows of a register block of the packed matmul (transforms/schedules/packed_matmul.py)
 PACKED_PANELS = 2  # panels of its register block: parallel chunks hold a multiple of it (parallelize.py)
 PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" (row blocks) or "rest"
 
