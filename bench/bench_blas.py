@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import relax_mlir.builder as rb  # noqa: E402
 from relax_mlir.context import make_context, parse_module  # noqa: E402
 from relax_mlir.dialects import relax as R  # noqa: E402
+from relax_mlir.lowering import blas  # noqa: E402
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline  # noqa: E402
-from relax_mlir.runtime import blas  # noqa: E402
 from relax_mlir.targets import compile  # noqa: E402
 
 SIZES = [(1024, 1024, 1024), (512, 512, 512), (1, 512, 512), (128, 512, 512)]

@@ -5,7 +5,7 @@ one compilation per path serves every row count ``m`` (symbolic):
 
 - ``numpy``: ``x @ W`` (OpenBLAS, which packs ``W`` on every call);
 - ``blas``: relax-O3 without ``relax-pack-weights`` (``relax-dispatch-blas`` calls the same OpenBLAS);
-- ``generated``: relax-O2 without ``relax-pack-weights`` (``schedules/matmul.py`` on ``W`` as it is);
+- ``generated``: relax-O2 without ``relax-pack-weights`` (``transforms/schedules/matmul.py`` on ``W`` as it is);
 - ``packed``: relax-O2 (``relax-pack-weights``: ``W`` packed into column panels at compile time).
 
 Each path is timed in alternation with numpy (median of per-round ratios, since the machine is shared);

@@ -42,8 +42,8 @@ from relax_mlir.dialects.registry import OPS  # noqa: E402
 from relax_mlir.dialects.types import free_symbols  # noqa: E402
 from relax_mlir.errors import DeviceUnavailableError, RelaxError  # noqa: E402
 from relax_mlir.runtime.executable import NUMPY_DTYPES, Executable, Function  # noqa: E402
-from relax_mlir.runtime.gpu.target import check_chip  # noqa: E402
 from relax_mlir.targets.cuda import load_cuda_runtime  # noqa: E402
+from relax_mlir.transforms.gpu.target import check_chip  # noqa: E402
 
 SIZES = (3, 17)  # every symbol takes this value, one run each
 OP_RTOL, OP_ATOL = 1e-4, 1e-5

@@ -48,7 +48,7 @@ from relax_mlir.dialects.types import (
 )
 from relax_mlir.errors import ArgumentError, BuilderError, ShapeError
 from relax_mlir.shape_infer.expr import parse_dim
-from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
+from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
 
 DimSpec = int | str
 

@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 from relax_mlir.runtime import libs
-from relax_mlir.runtime.gpu.target import ptxas
 from relax_mlir.targets import aot
+from relax_mlir.transforms.gpu.target import ptxas
 
 HELLO = '#include <stdio.h>\nint main(void) { printf("hello %d\\n", (int)sizeof(void *)); return 0; }\n'
 

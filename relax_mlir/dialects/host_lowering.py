@@ -1,7 +1,7 @@
 """What an op's ``lower_host`` hook may use: the interface ``relax-lower-host`` gives it.
 
 An op that stays on the host (shape and tuple ops, constants, checks, calls) writes itself as host code
-with these primitives; ``runtime/host.py`` implements them. Host values are opaque to ops except for
+with these primitives; ``transforms/lower_host.py`` implements them. Host values are opaque to ops except for
 these fields: a tensor has ``name``, ``type`` (a TensorType) and ``mlir`` (its builtin tensor type); a
 prim or shape value has ``names`` (one SSA ``index`` name per dim); a tuple has ``fields``.
 """
@@ -75,4 +75,4 @@ class HostLowering(Protocol):
         """Lower a call of a kernel of the module: destinations from the memory plan, results bound."""
 
     def call_library(self, op: ir.Operation) -> None:
-        """Lower a call of a library function (``runtime/library.py``'s ABI), results bound."""
+        """Lower a call of a library function (``lowering/library.py``'s ABI), results bound."""

@@ -22,6 +22,8 @@ import sys
 from dataclasses import dataclass
 from typing import Union
 
+import ml_dtypes
+import numpy as np
 from mlir import ir
 
 from relax_mlir.errors import ParseError, ShapeError
@@ -386,3 +388,31 @@ def _dims_of(t: RelaxType) -> list[Dim]:
     if isinstance(t, TupleType):
         return [d for f in t.fields for d in _dims_of(f)]
     return []
+
+
+# The numpy dtype of each relax dtype (ml_dtypes for bf16, float8/float4 and int4/int2).
+NUMPY_DTYPES = {
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "i1": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "ui8": np.uint8,
+    "ui16": np.uint16,
+    "ui32": np.uint32,
+    "ui64": np.uint64,
+    "bf16": ml_dtypes.bfloat16,
+    "f8E4M3FN": ml_dtypes.float8_e4m3fn,
+    "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
+    "f8E5M2": ml_dtypes.float8_e5m2,
+    "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
+    "f8E8M0FNU": ml_dtypes.float8_e8m0fnu,
+    "f4E2M1FN": ml_dtypes.float4_e2m1fn,
+    "i4": ml_dtypes.int4,
+    "ui4": ml_dtypes.uint4,
+    "i2": ml_dtypes.int2,
+    "ui2": ml_dtypes.uint2,
+}

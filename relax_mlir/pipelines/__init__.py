@@ -17,12 +17,10 @@ from relax_mlir.pipelines.registry import (
 __all__ = ["PASSES", "PIPELINES", "add_pipeline", "load_passes", "parse_pipeline", "register_pass"]
 __all__ += ["register_pipeline"]
 
-_PASS_PACKAGES = (
-    "relax_mlir.shape_infer",
+_PASS_PACKAGES = (  # every pass is defined in transforms/; named pipelines in pipelines/ (and targets/)
     "relax_mlir.transforms",
-    "relax_mlir.runtime",
-    "relax_mlir.runtime.gpu",
-    "relax_mlir.schedules",
+    "relax_mlir.transforms.gpu",
+    "relax_mlir.transforms.schedules",
     "relax_mlir.pipelines",
 )
 

@@ -72,7 +72,7 @@ BUFFERIZE: Pipeline = [
         function_boundary_type_conversion="identity-layout-map",
     ),
     P("canonicalize"),
-    # temporaries of row-fused kernels (schedules/rows.py) are allocated once, not once per row
+    # temporaries of row-fused kernels (transforms/schedules/rows.py) are allocated once, not once per row
     P("func.func", nested=passes("buffer-loop-hoisting")),
     P("drop-equivalent-buffer-results"),
     # buffer-deallocation-pipeline, spelled out to split multi-buffer deallocs (relax-split-deallocs)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from relax_mlir.pipelines.cpu import BUFFERIZE, TO_LLVM, relax_level
 from relax_mlir.pipelines.data import P, Pipeline, insert_before, passes, without
 from relax_mlir.pipelines.registry import register_pipeline
-from relax_mlir.runtime.gpu.target import DEFAULT_CHIP
+from relax_mlir.transforms.gpu.target import DEFAULT_CHIP
 
 # What relax-O2 does only for the CPU: weights packed for CPU kernels, CPU schedules, OpenMP threads.
 CPU_ONLY = ("relax-pack-weights", "relax-parallelize-kernels", "relax-schedule-kernels")

@@ -7,7 +7,6 @@ element is handed to MLIR's parser as text (upstream passes and nestings like ``
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import functools
 import re
@@ -21,46 +20,7 @@ from typing import Any
 from mlir import ir, passmanager
 
 from relax_mlir.errors import PassError, RelaxError
-
-
-class PassFailed(RelaxError):
-    """Raised by a pass after it has emitted its diagnostics."""
-
-
-@dataclass(frozen=True)
-class PassInfo:
-    """A registered Python pass: its name, one-line summary and options dataclass."""
-
-    name: str
-    summary: str
-    cls: type
-
-    def instantiate(self, options: dict[str, str]) -> Any:
-        fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(self.cls)}
-        kwargs = {}
-        for key, text in options.items():
-            field = fields.get(key)
-            if field is None:
-                raise PassError(
-                    f"pass '{self.name}' has no option '{key}'; options: {', '.join(fields) or 'none'}"
-                )
-            kwargs[field.name] = _convert_option(self.name, key, text, field.type)
-        return self.cls(**kwargs)
-
-
-PASSES: dict[str, PassInfo] = {}
-
-
-def register_pass(name: str) -> Callable[[type], type]:
-    """Class decorator: register a dataclass with ``run(self, module: ir.Operation)`` as pass ``name``."""
-
-    def wrap(cls: type) -> type:
-        summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        PASSES[name] = PassInfo(name, summary, dataclasses.dataclass(cls))
-        return cls
-
-    return wrap
-
+from relax_mlir.transforms.registry import PASSES, PassFailed, PassInfo, register_pass  # noqa: F401  (re-exported)
 
 PIPELINES: dict[str, tuple[str, str]] = {}  # name -> (pipeline text, one-line summary)
 
@@ -70,22 +30,6 @@ def register_pipeline(name: str, pipeline: str | list[PipelineElement], summary:
     compile())."""
     text = pipeline if isinstance(pipeline, str) else ",".join(e.text() for e in pipeline)
     PIPELINES[name] = (text, summary)
-
-
-def _convert_option(pass_name: str, key: str, text: str, annotation: Any) -> Any:
-    kind = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
-    try:
-        if kind == "bool":
-            if text not in ("true", "false", "1", "0"):
-                raise ValueError
-            return text in ("true", "1")
-        if kind == "int":
-            return int(text)
-        if kind == "float":
-            return float(text)
-    except ValueError:
-        raise PassError(f"option '{key}' of pass '{pass_name}' expects a {kind}, got '{text}'") from None
-    return text
 
 
 # ----------------------------------------------------------------------------------------------

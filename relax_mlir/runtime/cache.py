@@ -37,7 +37,6 @@ import mlir._mlir_libs
 import numpy as np
 from mlir import ir
 
-import relax_mlir
 from relax_mlir.errors import CacheWarning, RelaxError
 from relax_mlir.runtime.executable import Function
 from relax_mlir.runtime.libs import shared_libs
@@ -68,7 +67,7 @@ def cache_dir() -> Path:
 def _toolchain() -> str:
     """Everything besides the module and the options that shapes the object, fixed for a process."""
     h = hashlib.sha256()
-    package = Path(relax_mlir.__file__).parent
+    package = Path(__file__).resolve().parents[1]  # relax_mlir/
     for path in sorted(package.rglob("*.py")):
         h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
     capi = Path(mlir._mlir_libs.__file__).parent / "libMLIRPythonCAPI.so"

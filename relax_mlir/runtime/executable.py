@@ -6,7 +6,7 @@ expressions, and declared upper bounds. Non-contiguous arrays are copied. Output
 follow from the inputs are allocated here as numpy arrays and written in place by the compiled code;
 data-dependent outputs come back from native code and are copied into numpy arrays, then freed (each
 allocation once: results may share one). Native code is entered through its guarded entry
-(``checked_alloc``): a failed allocation inside it raises ``OutOfMemoryError``, as does an output numpy
+(``transforms/check_allocations.py``): a failed allocation inside it raises ``OutOfMemoryError``, as does an output numpy
 cannot allocate.
 
 A call takes a fast path planned when the function is loaded: every dim a check reads is a position
@@ -29,40 +29,13 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from relax_mlir.dialects.types import PrimType, TensorType, parse_type
+from relax_mlir.dialects.types import NUMPY_DTYPES, PrimType, TensorType, parse_type
 from relax_mlir.errors import InputError, OutOfMemoryError
-from relax_mlir.runtime.checked_alloc import CONTEXT_BYTES, GUARD_PREFIX, KEY_GLOBAL
 from relax_mlir.runtime.loader import LoadedObject
 from relax_mlir.shape_infer.expr import Expr, format_dim
-
-NUMPY_DTYPES = {
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "i1": np.bool_,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "ui8": np.uint8,
-    "ui16": np.uint16,
-    "ui32": np.uint32,
-    "ui64": np.uint64,
-    "bf16": ml_dtypes.bfloat16,
-    "f8E4M3FN": ml_dtypes.float8_e4m3fn,
-    "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
-    "f8E5M2": ml_dtypes.float8_e5m2,
-    "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
-    "f8E8M0FNU": ml_dtypes.float8_e8m0fnu,
-    "f4E2M1FN": ml_dtypes.float4_e2m1fn,
-    "i4": ml_dtypes.int4,
-    "ui4": ml_dtypes.uint4,
-    "i2": ml_dtypes.int2,
-    "ui2": ml_dtypes.uint2,
-}
+from relax_mlir.transforms.check_allocations import CONTEXT_BYTES, GUARD_PREFIX, KEY_GLOBAL
 
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
@@ -70,7 +43,7 @@ _alloc_key: ctypes.c_uint32 | None = None
 
 
 def allocation_key() -> int:
-    """The process's pthread key naming a thread's allocation context in guarded calls (``checked_alloc``)."""
+    """The process's pthread key naming a thread's allocation context in guarded calls (``transforms/check_allocations.py``)."""
     global _alloc_key
     if _alloc_key is None:
         key = ctypes.c_uint32()
@@ -756,7 +729,7 @@ class Function:
 
 
 def _guarded_entry(loaded: LoadedObject, name: str) -> int:
-    """The address of ``name``'s guarded entry (``checked_alloc``), with the object's allocation key set;
+    """The address of ``name``'s guarded entry (``transforms/check_allocations.py``), with the object's allocation key set;
     0 when the object has none (CUDA host code)."""
     try:
         address = loaded.address(GUARD_PREFIX + name)

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from relax_mlir.errors import RelaxError
+from relax_mlir.lowering.blas import openblas
 
 
 @functools.cache
@@ -32,33 +33,8 @@ def mlir_library(name: str) -> str:
 
 
 def blas_libs() -> list[str]:
-    found = openblas()
+    found = openblas()  # lowering/blas.py: the library its gemm wrappers call
     return [found[0]] if found else []
-
-
-# numpy 2.x wheels bundle an ILP64 OpenBLAS; its cblas symbols have one of these forms ({} = s or d).
-OPENBLAS_SYMBOL_FORMS = ("scipy_cblas_{}gemm64_", "cblas_{}gemm64_")
-
-
-@functools.cache
-def openblas() -> tuple[str, str] | None:
-    """(path of numpy's OpenBLAS, cblas symbol pattern), or None when there is no usable one (``blas.py``
-    builds the gemm wrappers on it)."""
-    try:
-        import numpy  # noqa: PLC0415
-    except ImportError:
-        return None
-    libs = Path(numpy.__file__).parent.parent / "numpy.libs"
-    for path in sorted(glob.glob(str(libs / "lib*openblas*64*.so*"))):
-        try:
-            lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-        except OSError:
-            continue
-        for form in OPENBLAS_SYMBOL_FORMS:
-            names = [form.format(t).replace("gemm", r) for t in "sd" for r in ("gemm", "gemv")]
-            if all(hasattr(lib, name) for name in names):
-                return path, form
-    return None
 
 
 # LLVM's OpenMP runtime (the __kmpc_* ABI that MLIR's OpenMP lowering calls); GCC's libgomp lacks it.

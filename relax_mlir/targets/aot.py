@@ -34,10 +34,10 @@ from relax_mlir.errors import CompileError, RelaxError
 from relax_mlir.pipelines.cpu import host_to_llvm, relax_level
 from relax_mlir.pipelines.data import Pipeline, without
 from relax_mlir.runtime import capi
-from relax_mlir.runtime.codegen import llvm_level
 from relax_mlir.runtime.toolchain import find_tool
 from relax_mlir.targets import steps
 from relax_mlir.targets.base import CompileStats, Target, check_opt_level, register_target
+from relax_mlir.targets.codegen import llvm_level
 
 # Passes of relax-O<n> that need the Python process at run time (numpy's OpenBLAS, libomp).
 PROCESS_PASSES = ("relax-dispatch-blas", "relax-parallelize-kernels")

@@ -1,5 +1,5 @@
 """The CPU target (``compile(module, target="cpu")``): relax-O<n>, host-to-llvm, and an object the process
-links with MLIR's ExecutionEngine (``runtime/codegen.py``), kept in the compile cache (``runtime/cache.py``)."""
+links with MLIR's ExecutionEngine (``targets/codegen.py``), kept in the compile cache (``runtime/cache.py``)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from mlir import ir
 
 from relax_mlir.pipelines.cpu import host_to_llvm, relax_level
 from relax_mlir.pipelines.data import P, Pipeline
-from relax_mlir.runtime import cache, codegen, libs, weights
+from relax_mlir.runtime import cache, libs, weights
 from relax_mlir.runtime.executable import Executable
-from relax_mlir.targets import steps
+from relax_mlir.targets import codegen, steps
 from relax_mlir.targets.base import CompileStats, JitTarget, register_target
 from relax_mlir.transforms import fold_constants
 from relax_mlir.transforms.parallelize import THREADS_ATTR, THREADS_ENV

@@ -22,12 +22,12 @@ from relax_mlir.pipelines.data import P, Pipeline
 from relax_mlir.pipelines.gpu import host_to_gpu, relax_to_host_gpu
 from relax_mlir.runtime import cache
 from relax_mlir.runtime.executable import Executable, Function
-from relax_mlir.runtime.gpu import codegen
-from relax_mlir.runtime.gpu.target import DEFAULT_CHIP, check_chip
 from relax_mlir.runtime.libs import mlir_library
 from relax_mlir.runtime.loader import LoadedObject
+from relax_mlir.targets import ptx as codegen
 from relax_mlir.targets import steps
 from relax_mlir.targets.base import CompileStats, JitTarget, register_target
+from relax_mlir.transforms.gpu.target import DEFAULT_CHIP, check_chip
 
 
 def _cuda_error(cuda: ctypes.CDLL, code: int) -> str:

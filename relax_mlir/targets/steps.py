@@ -15,7 +15,7 @@ from relax_mlir.context import parse_module
 from relax_mlir.errors import CompileError
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
 from relax_mlir.pipelines.data import Pipeline
-from relax_mlir.runtime.host import SIGNATURE_ATTR
+from relax_mlir.transforms.lower_host import SIGNATURE_ATTR
 
 
 def diagnostics(e: ir.MLIRError) -> str:

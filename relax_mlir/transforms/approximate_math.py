@@ -19,7 +19,7 @@ import math as pymath
 from mlir import ir
 from mlir.dialects import arith
 
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.registry import register_pass
 
 CONTRACT = "#arith.fastmath<contract>"
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import (
     erase_dead_producers,
     functions,

@@ -15,7 +15,7 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import functions, is_dataflow, relax_class, replace_op
 
 

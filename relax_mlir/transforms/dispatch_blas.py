@@ -6,7 +6,7 @@ Runs on relax IR, before ``convert-relax-to-linalg``. A ``relax.matmul`` whose o
 - ``[b..., m, k] x [b..., k, n]`` with the same batch dims,
 
 of one dtype (f32 or f64), with provably equal contraction dims (the same symbolic expression) and a
-result of known dims, becomes ``relax.call_dps_library "relax_blas_gemm"(lhs, rhs)`` (``runtime/blas.py``).
+result of known dims, becomes ``relax.call_dps_library "relax_blas_gemm"(lhs, rhs)`` (``lowering/blas.py``).
 If the product's only use is a ``relax.add`` with a ``bias`` of shape ``[n]`` or of the product's shape
 (a residual), and the add keeps the product's type, the add is folded in: ``relax_blas_gemm(lhs, rhs,
 bias)`` (BLAS accumulates onto the bias, ``beta = 1``). Activations after it stay relax ops (they become
@@ -20,8 +20,8 @@ from mlir import ir
 
 from relax_mlir.dialects.ops.structural import call_dps_library
 from relax_mlir.dialects.types import TensorType, relax_type
-from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime import blas
+from relax_mlir.lowering import blas
+from relax_mlir.transforms.registry import register_pass
 
 
 def _tensor(v: ir.Value) -> TensorType | None:

@@ -27,11 +27,10 @@ from mlir.dialects import func
 from relax_mlir.dialects.ops.shape_value import PrimValueOp
 from relax_mlir.dialects.ops.structural import constant
 from relax_mlir.dialects.registry import ATTR_KINDS
-from relax_mlir.dialects.types import PrimType, ShapeType, TensorType, relax_type, to_mlir
+from relax_mlir.dialects.types import NUMPY_DTYPES, PrimType, ShapeType, TensorType, relax_type, to_mlir
 from relax_mlir.errors import RelaxError
-from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime.executable import NUMPY_DTYPES
 from relax_mlir.shape_infer.expr import format_dim
+from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import (
     erase_dead_producers,
     functions,

@@ -25,9 +25,9 @@ from relax_mlir.dialects.ops.shape_value import prim_value
 from relax_mlir.dialects.ops.structural import call_tir
 from relax_mlir.dialects.registry import op_class
 from relax_mlir.dialects.types import PrimType, TensorType, relax_type
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue
 from relax_mlir.transforms.fuse_ops import GROUP_ATTR, hoistable
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue
+from relax_mlir.transforms.registry import register_pass
 
 KERNEL_PIPELINE = "func.func(linalg-fuse-elementwise-ops,canonicalize,cse)"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.registry import register_pass
 
 
 def _single_use_mulf(v: ir.Value, block: ir.Block) -> ir.Operation | None:

@@ -23,7 +23,7 @@ from mlir import ir
 
 from relax_mlir.dialects.registry import RelaxOp, op_class
 from relax_mlir.dialects.types import TensorType, relax_type
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.registry import register_pass
 
 GROUP_ATTR = "relax.fusion_group"
 PRODUCERS = frozenset({"elementwise", "broadcast", "injective"})

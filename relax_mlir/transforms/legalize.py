@@ -23,9 +23,9 @@ from relax_mlir.dialects.ops.structural import CheckDimOp, CheckIndexOp, MatchCa
 from relax_mlir.dialects.registry import INPLACE_ATTR, OPS, RelaxOp, op_class
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
-from relax_mlir.pipelines.registry import PassFailed, register_pass
-from relax_mlir.transforms.kernel import SUB_BYTE_INTS, IndexCheck, KernelBuilder
-from relax_mlir.transforms.minifloat import is_minifloat
+from relax_mlir.lowering.kernel import SUB_BYTE_INTS, IndexCheck, KernelBuilder
+from relax_mlir.lowering.minifloat import is_minifloat
+from relax_mlir.transforms.registry import PassFailed, register_pass
 
 
 def lowerable_ops() -> list[str]:

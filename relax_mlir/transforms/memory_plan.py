@@ -46,10 +46,10 @@ from relax_mlir.dialects.types import (
     bare_symbols,
     relax_type,
 )
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.lowering.kernel import element
 from relax_mlir.shape_infer.expr import Expr, const, parse_expr, prove_le, smax
-from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
-from relax_mlir.transforms.kernel import element
+from relax_mlir.transforms.registry import register_pass
+from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
 
 STORAGE_ATTR = "relax.storage"
 STORAGES_ATTR = "relax.storages"

@@ -6,7 +6,7 @@ A ``relax.matmul(x, W)`` with ``x`` [..., k] (rank >= 2) and ``W`` a 2-D f32 con
 once at compile time: in numpy when the weight's bytes can be read (inline ``dense``, or a
 ``dense_resource`` blob read from bytecode), else as relax ops (``pad``, ``reshape``, ``permute_dims``)
 evaluated like ``relax-fold-constants`` does. Packed weights stream from consecutive addresses
-whatever ``n`` is, and the kernel (``schedules/packed_matmul.py``) never repacks them per call as BLAS
+whatever ``n`` is, and the kernel (``transforms/schedules/packed_matmul.py``) never repacks them per call as BLAS
 does. The pipelines run it before ``relax-dispatch-blas``, so constant weights get the packed kernel
 and other matmuls are left to BLAS or the generated kernels.
 """
@@ -18,17 +18,17 @@ import io
 import numpy as np
 from mlir import ir
 
+from relax_mlir.dialects.dims import provably_different
 from relax_mlir.dialects.ops.linear_algebra import matmul_packed
 from relax_mlir.dialects.ops.manipulate import permute_dims, reshape
 from relax_mlir.dialects.ops.pad import pad
 from relax_mlir.dialects.ops.structural import constant
 from relax_mlir.dialects.registry import is_resource_elements
+from relax_mlir.dialects.resources import resource_blobs  # dense_resource blobs from bytecode, not text
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
-from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime.weights import resource_blobs  # dense_resource blobs from bytecode, not text
-from relax_mlir.shape_infer.dims import provably_different
 from relax_mlir.transforms.fold_constants import _Folder
+from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, walk_relax_ops
 
 WIDTH = 16  # columns per panel: one AVX-512 vector of f32

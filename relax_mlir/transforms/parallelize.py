@@ -31,8 +31,8 @@ from mlir.dialects import arith, linalg, scf, tensor
 
 from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
 from relax_mlir.errors import PassError
-from relax_mlir.pipelines.registry import register_pass
 from relax_mlir.transforms.empty_loops import fold_empty_loops, loop_maps
+from relax_mlir.transforms.registry import register_pass
 
 THREADS_ENV = "RELAX_MLIR_NUM_THREADS"
 THREADS_ATTR = "relax.num_threads"

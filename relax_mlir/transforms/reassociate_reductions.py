@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.pipelines.registry import register_pass
 from relax_mlir.transforms.fuse_multiply_add import with_fastmath_flag
+from relax_mlir.transforms.registry import register_pass
 
 COMBINERS = frozenset(
     {"arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf"}

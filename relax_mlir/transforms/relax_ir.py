@@ -9,7 +9,7 @@ from mlir import ir
 from mlir.dialects import scf
 
 from relax_mlir.dialects.registry import op_class as relax_class
-from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR
+from relax_mlir.transforms.well_formed import DATAFLOW_ATTR
 
 
 def is_pure(op: ir.Operation) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, bufferization
 
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.registry import register_pass
 
 _VIEWS = frozenset(
     {

@@ -322,7 +322,7 @@ def onnx_case(rng: random.Random) -> tuple[str, Callable[[], str]]:
 # -- (c) run-time inputs ------------------------------------------------------------------------------
 def valid_inputs(fn, rng: random.Random) -> list | None:
     """Arguments that match ``fn``'s signature (symbols 0..5 within upper bounds), or None if too big."""
-    from relax_mlir.runtime.executable import NUMPY_DTYPES
+    from relax_mlir.dialects.types import NUMPY_DTYPES
 
     env: dict[str, int] = {}
 

@@ -29,12 +29,11 @@ from relax_mlir.errors import RelaxError
 from relax_mlir.pipelines import load_passes
 from relax_mlir.pipelines.cpu import BUFFERIZE, TO_LLVM
 from relax_mlir.pipelines.data import text
-from relax_mlir.pipelines.registry import PASSES, register_pass
-from relax_mlir.runtime import codegen
 from relax_mlir.runtime.executable import Executable, Function
-from relax_mlir.runtime.gpu.ir_util import collect, index
 from relax_mlir.runtime.loader import LoadedObject
-from relax_mlir.targets import steps
+from relax_mlir.targets import codegen, steps
+from relax_mlir.transforms.gpu.ir_util import collect, index
+from relax_mlir.transforms.registry import PASSES, register_pass
 
 # ops whose meaning depends on the threads of a block running together
 NOT_SEQUENTIAL = ("gpu.barrier", "gpu.shuffle", "gpu.subgroup_reduce", "gpu.all_reduce")

@@ -12,8 +12,8 @@ from relax_mlir.context import make_context, parse_module
 from relax_mlir.dialects import relax as R
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import transformer_block
+from relax_mlir.lowering import blas
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
-from relax_mlir.runtime import blas
 from relax_mlir.runtime.executable import Executable
 from relax_mlir.targets import compile
 

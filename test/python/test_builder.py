@@ -9,7 +9,7 @@ from mlir import ir
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.errors import RelaxError, ShapeError
-from relax_mlir.shape_infer.well_formed import verify_module
+from relax_mlir.transforms.well_formed import verify_module
 
 
 def build_mlp() -> rb.BlockBuilder:

@@ -15,8 +15,8 @@ from relax_mlir.examples.models import small_cnn, transformer_block
 from relax_mlir.examples.onnx_gpt import gpt_model
 from relax_mlir.frontend.onnx import from_onnx
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
-from relax_mlir.shape_infer.well_formed import verify_module
 from relax_mlir.targets import compile
+from relax_mlir.transforms.well_formed import verify_module
 
 CLEANUP = "relax-canonicalize,relax-fold-constants{opt-level=1},relax-cse,relax-dce"
 D, HEADS, FF = 64, 4, 96

@@ -16,9 +16,10 @@ from mlir import ir
 import relax_mlir.builder as rb
 from relax_mlir.context import make_context
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.resources import resource_blobs
 from relax_mlir.errors import CacheWarning
 from relax_mlir.runtime import cache
-from relax_mlir.runtime.weights import externalize, resource_blobs
+from relax_mlir.runtime.weights import externalize
 from relax_mlir.targets import compile
 
 K, N = 128, 160  # the weight is 80 KiB: a dense_resource blob

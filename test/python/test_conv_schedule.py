@@ -1,6 +1,6 @@
 """Fast convolution and pooling kernels against numpy, at O1-O3: im2col + matmul for plain convs
 (``dialects/ops/conv.py``), the sliding-window schedule for grouped/depthwise convs and pooling
-(``schedules/conv.py``), symbolic batch and spatial dims, and fused bias/ReLU/residual epilogues."""
+(``transforms/schedules/conv.py``), symbolic batch and spatial dims, and fused bias/ReLU/residual epilogues."""
 
 from __future__ import annotations
 

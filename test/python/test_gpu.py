@@ -22,8 +22,8 @@ import relax_mlir
 from relax_mlir.dialects.op_examples import NOT_STANDALONE, example_program
 from relax_mlir.dialects.registry import OPS
 from relax_mlir.errors import DeviceUnavailableError, RelaxError
-from relax_mlir.runtime.gpu.target import ptxas
 from relax_mlir.targets.cuda import driver_present
+from relax_mlir.transforms.gpu.target import ptxas
 
 CHIPS = ("sm_80", "sm_90")
 
@@ -99,7 +99,9 @@ def test_transformer_block_runs_matmuls_through_shared_memory(tmp_path: Path) ->
 
 def test_bad_target_and_chip_are_clear_errors() -> None:
     program = example_program("exp")
-    with pytest.raises(RelaxError, match="unknown target 'rocm'; available targets: aarch64, cpu, cuda, x86_64"):
+    with pytest.raises(
+        RelaxError, match="unknown target 'rocm'; available targets: aarch64, cpu, cuda, x86_64"
+    ):
         relax_mlir.compile(program, target="rocm")
     with pytest.raises(RelaxError, match="unknown CUDA chip 'volta'"):
         relax_mlir.compile(program, target="cuda", chip="volta")

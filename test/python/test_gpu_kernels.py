@@ -19,8 +19,8 @@ from relax_mlir.examples import reference
 from relax_mlir.examples.models import transformer_block
 from relax_mlir.pipelines.data import text
 from relax_mlir.pipelines.gpu import host_to_gpu
-from relax_mlir.runtime.gpu import matmul
 from relax_mlir.targets.steps import run
+from relax_mlir.transforms.gpu import matmul
 
 # small blocks, so that partial blocks, several blocks and the bounds guards occur at small shapes
 UP_TO_OUTLINING = text(host_to_gpu(block_size=64)).split(",gpu-kernel-outlining")[0]

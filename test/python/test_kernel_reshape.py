@@ -7,8 +7,8 @@ from mlir import ir
 
 from relax_mlir.context import make_context
 from relax_mlir.dialects.types import TensorType
+from relax_mlir.lowering.kernel import KernelBuilder
 from relax_mlir.shape_infer.expr import as_expr
-from relax_mlir.transforms.kernel import KernelBuilder
 
 
 def _tensor(*dims: int | str) -> TensorType:

@@ -16,9 +16,9 @@ from oprun import compile_fn
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.types import NUMPY_DTYPES
 from relax_mlir.errors import InputError, RelaxError
 from relax_mlir.frontend.onnx.registry import NUMPY_TO_RELAX
-from relax_mlir.runtime.executable import NUMPY_DTYPES
 
 SIZES = (0, 1, 5, 9)
 COLS = 16

@@ -7,7 +7,7 @@ from mlir import ir
 
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.examples.models import small_cnn, transformer_block
-from relax_mlir.shape_infer.well_formed import verify_module
+from relax_mlir.transforms.well_formed import verify_module
 
 
 def value_types(module: ir.Module) -> list:

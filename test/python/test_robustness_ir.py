@@ -419,7 +419,7 @@ def test_untranslatable_llvm_module_is_a_compile_error() -> None:
         """
         from mlir import ir
         from relax_mlir.context import make_context
-        from relax_mlir.runtime.codegen import object_code
+        from relax_mlir.targets.codegen import object_code
 
         with make_context():
             m = ir.Module.parse(

@@ -5,7 +5,7 @@ im2col + one ``linalg.matmul`` per image (``_im2col_conv``, in an ``scf.forall``
 the matmul schedule tiles and vectorizes. Otherwise the input is zero-padded with ``tensor.pad`` and one
 named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw`` (groups = 1, symbolic
 kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel per group), else
-``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups; ``schedules/conv.py`` tiles
+``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups; ``transforms/schedules/conv.py`` tiles
 those. ``conv1d`` runs as a 2-D convolution over a unit height.
 """
 
@@ -16,13 +16,13 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import dim_min, fmt_shape, join_dtype, same_dim, tensor_operand
 from relax_mlir.dialects.ops.elementwise import FLOAT_DTYPES
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import dim_min, fmt_shape, join_dtype, same_dim, tensor_operand
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor, element
 from relax_mlir.shape_infer.expr import Expr, as_expr, ceildiv, floordiv, format_dim
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, builtin_tensor, element
 
 
 def _float_operand(t: RelaxType | None, name: str) -> TensorType:

@@ -8,13 +8,13 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import clamp_nonneg
 from relax_mlir.dialects.ops.elementwise import DTYPES
 from relax_mlir.dialects.registry import Attr, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ParseError, ShapeError
-from relax_mlir.shape_infer.dims import clamp_nonneg
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, element, identity, is_float
 from relax_mlir.shape_infer.expr import ceildiv, const, parse_dim
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, identity, is_float
 
 
 def _dtype(attrs: dict[str, Any]) -> str:

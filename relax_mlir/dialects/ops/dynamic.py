@@ -10,18 +10,18 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import tensor_operand
 from relax_mlir.dialects.registry import Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
-from relax_mlir.shape_infer.dims import tensor_operand
-from relax_mlir.shape_infer.expr import const
-from relax_mlir.transforms.kernel import (
+from relax_mlir.lowering.kernel import (
     KernelBuilder,
     KernelValue,
     builtin_tensor,
     element,
     is_float,
 )
-from relax_mlir.transforms.ordering import equal, precedes
+from relax_mlir.lowering.ordering import equal, precedes
+from relax_mlir.shape_infer.expr import const
 
 
 @relax_op

@@ -51,13 +51,13 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
+from relax_mlir.dialects.dims import broadcast_shapes, join_dtype, tensor_operand
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.rewrite import attr_value, tensor_of
 from relax_mlir.dialects.types import DTYPE_BYTES, RelaxType, TensorType
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import broadcast_shapes, join_dtype, tensor_operand
-from relax_mlir.transforms import minifloat
-from relax_mlir.transforms.kernel import (
+from relax_mlir.lowering import minifloat
+from relax_mlir.lowering.kernel import (
     SUB_BYTE_INTS,
     KernelBuilder,
     KernelValue,

@@ -5,7 +5,7 @@ end of the axis. An index outside ``[-dim, dim)`` is an error, as in numpy and O
 states the indices it reads with (``KernelBuilder.check_indices``), and convert-relax-to-linalg checks them
 before the call with ``relax.check_index`` (the min and max of the indices, computed by a small
 ``index_range`` kernel, compared with the dim by the host code), so the call raises ``InputError``.
-The kernel still runs (host code does not branch around it: see ``runtime/host.py``), so it clamps its
+The kernel still runs (host code does not branch around it: see ``transforms/lower_host.py``), so it clamps its
 coordinates into the tensor and never touches memory outside it; its output is then garbage, never seen.
 """
 
@@ -16,11 +16,7 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.dialects.ops import structural
-from relax_mlir.dialects.registry import INT64_MAX, INT64_MIN, Attr, Operand, RelaxOp, relax_op
-from relax_mlir.dialects.types import Dim, RelaxType, TensorType
-from relax_mlir.errors import ParseError, ShapeError
-from relax_mlir.shape_infer.dims import (
+from relax_mlir.dialects.dims import (
     clamp_nonneg,
     fmt_shape,
     join_dtype,
@@ -29,8 +25,11 @@ from relax_mlir.shape_infer.dims import (
     same_dim,
     tensor_operand,
 )
-from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim, parse_dim, prove_le, smax, smin
-from relax_mlir.transforms.kernel import (
+from relax_mlir.dialects.ops import structural
+from relax_mlir.dialects.registry import INT64_MAX, INT64_MIN, Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import Dim, RelaxType, TensorType
+from relax_mlir.errors import ParseError, ShapeError
+from relax_mlir.lowering.kernel import (
     KernelBuilder,
     KernelValue,
     element,
@@ -38,6 +37,7 @@ from relax_mlir.transforms.kernel import (
     is_float,
     unsigned_order,
 )
+from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim, parse_dim, prove_le, smax, smin
 
 
 def _parse(d: int | str) -> Dim:

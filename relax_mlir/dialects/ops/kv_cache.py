@@ -14,13 +14,13 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import join_dtype, same_dim, tensor_operand
 from relax_mlir.dialects.ops.elementwise import FLOAT_DTYPES
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType, relax_type
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import join_dtype, same_dim, tensor_operand
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor, element, identity
 from relax_mlir.shape_infer.expr import Expr, as_expr, prove_le
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, builtin_tensor, element, identity
 
 
 def _rank4(t: RelaxType | None, name: str) -> TensorType:

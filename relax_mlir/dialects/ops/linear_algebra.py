@@ -7,18 +7,17 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
-from relax_mlir.dialects.types import RelaxType, TensorType
-from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import (
+from relax_mlir.dialects.dims import (
     broadcast_shapes,
     fmt_shape,
     join_dtype,
     provably_different,
     tensor_operand,
 )
-from relax_mlir.shape_infer.expr import Expr, as_expr, format_dim
-from relax_mlir.transforms.kernel import (
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import RelaxType, TensorType
+from relax_mlir.errors import ShapeError
+from relax_mlir.lowering.kernel import (
     KernelBuilder,
     KernelValue,
     builtin_tensor,
@@ -26,6 +25,7 @@ from relax_mlir.transforms.kernel import (
     is_float,
     unit_groups,
 )
+from relax_mlir.shape_infer.expr import Expr, as_expr, format_dim
 
 
 @relax_op
@@ -149,7 +149,7 @@ class MatmulPackedOp(RelaxOp):
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
         """A ``linalg.mmt4d`` with unit inner tiles on rows (``[m, k, 1, 1] x [np, k, nr, 1]``), which
-        ``schedules/packed_matmul.py`` tiles into register blocks. Leading dims with at most one symbol
+        ``transforms/schedules/packed_matmul.py`` tiles into register blocks. Leading dims with at most one symbol
         collapse into the rows; ``[b, s, k]`` with two symbols loops over ``b``; more fall back to an
         untiled ``linalg.generic``."""
         lhs, packed = k.ins
@@ -362,7 +362,7 @@ def _broadcast_matmul(k: KernelBuilder, a: KernelValue, b: KernelValue, c: Kerne
     return r
 
 
-PACKED_ROWS = 8  # rows of a register block of the packed matmul (schedules/packed_matmul.py)
+PACKED_ROWS = 8  # rows of a register block of the packed matmul (transforms/schedules/packed_matmul.py)
 PACKED_PANELS = 2  # panels of its register block: parallel chunks hold a multiple of it (parallelize.py)
 PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" (row blocks) or "rest"
 

@@ -14,11 +14,7 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
-from relax_mlir.dialects.rewrite import attr_value, fully_known, producer, same_type_identity, tensor_of
-from relax_mlir.dialects.types import Dim, RelaxType, TensorType
-from relax_mlir.errors import ParseError, ShapeError
-from relax_mlir.shape_infer.dims import (
+from relax_mlir.dialects.dims import (
     ONE,
     dim_min,
     fmt_shape,
@@ -30,8 +26,11 @@ from relax_mlir.shape_infer.dims import (
     same_dim,
     tensor_operand,
 )
-from relax_mlir.shape_infer.expr import Expr, const, floordiv, format_dim, parse_dim
-from relax_mlir.transforms.kernel import (
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.rewrite import attr_value, fully_known, producer, same_type_identity, tensor_of
+from relax_mlir.dialects.types import Dim, RelaxType, TensorType
+from relax_mlir.errors import ParseError, ShapeError
+from relax_mlir.lowering.kernel import (
     KernelBuilder,
     KernelValue,
     builtin_tensor,
@@ -39,6 +38,7 @@ from relax_mlir.transforms.kernel import (
     identity,
     is_float,
 )
+from relax_mlir.shape_infer.expr import Expr, const, floordiv, format_dim, parse_dim
 
 
 @relax_op

@@ -15,6 +15,15 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import (
+    fmt_shape,
+    join_dtype,
+    normalize_axes,
+    normalize_axis,
+    provably_different,
+    tensor_operand,
+)
+
 # Convolutions, pooling and resize were split out of this module; they stay importable from it.
 from relax_mlir.dialects.ops.conv import (  # noqa: F401
     Conv1dOp,
@@ -42,16 +51,8 @@ from relax_mlir.dialects.ops.resize import RESIZE_COORDINATES, RESIZE_METHODS, R
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import (
-    fmt_shape,
-    join_dtype,
-    normalize_axes,
-    normalize_axis,
-    provably_different,
-    tensor_operand,
-)
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, element, identity
 from relax_mlir.shape_infer.expr import floordiv
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, identity
 
 
 class SoftmaxBaseOp(RelaxOp):

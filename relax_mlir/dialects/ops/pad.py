@@ -7,12 +7,12 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import clamp_nonneg, tensor_operand
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import clamp_nonneg, tensor_operand
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor, element, identity
 from relax_mlir.shape_infer.expr import const
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, builtin_tensor, element, identity
 
 PAD_MODES = {"constant", "reflect", "edge", "wrap"}
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import fmt_shape, tensor_operand
 from relax_mlir.dialects.ops.conv import (
     _check_window_attrs,
     _conv_attrs,
@@ -32,9 +33,8 @@ from relax_mlir.dialects.ops.conv import (
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import fmt_shape, tensor_operand
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, element, is_float, unsigned_order
 from relax_mlir.shape_infer.expr import Expr, const, smax
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, is_float, unsigned_order
 
 
 class Pool2dOp(RelaxOp):

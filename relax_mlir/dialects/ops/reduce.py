@@ -13,12 +13,11 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import ONE, normalize_axes, normalize_axis, product, tensor_operand
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import ONE, normalize_axes, normalize_axis, product, tensor_operand
-from relax_mlir.shape_infer.expr import const
-from relax_mlir.transforms.kernel import (
+from relax_mlir.lowering.kernel import (
     KernelBuilder,
     KernelValue,
     builtin_tensor,
@@ -28,7 +27,8 @@ from relax_mlir.transforms.kernel import (
     unit_groups,
     unsigned_order,
 )
-from relax_mlir.transforms.ordering import equal, precedes
+from relax_mlir.lowering.ordering import equal, precedes
+from relax_mlir.shape_infer.expr import const
 
 
 class ReductionOp(RelaxOp):

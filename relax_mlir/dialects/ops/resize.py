@@ -19,14 +19,14 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import fmt_shape, tensor_operand
 from relax_mlir.dialects.ops.conv import _require_known_result
 from relax_mlir.dialects.ops.elementwise import FLOAT_DTYPES
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, caller_location, located, relax_op
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType, relax_type
 from relax_mlir.errors import ParseError, ShapeError
-from relax_mlir.shape_infer.dims import fmt_shape, tensor_operand
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, element, identity
 from relax_mlir.shape_infer.expr import const, floordiv, format_dim, parse_dim
-from relax_mlir.transforms.kernel import KernelBuilder, KernelValue, element, identity
 
 RESIZE_METHODS = {"nearest", "linear"}
 RESIZE_COORDINATES = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"}

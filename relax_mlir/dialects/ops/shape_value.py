@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import fmt_shape, normalize_axis
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import PrimType, RelaxType, ShapeType, TensorType, relax_type
 from relax_mlir.errors import ParseError, ShapeError, UnsupportedOpError
-from relax_mlir.shape_infer.dims import fmt_shape, normalize_axis
 from relax_mlir.shape_infer.expr import Expr, const, floordiv, mod, parse_dim, smax, smin
 
 if TYPE_CHECKING:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from mlir import ir
 
+from relax_mlir.dialects.dims import fmt_shape, normalize_axis, provably_different, tensor_operand
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import (
     ObjectType,
@@ -20,7 +21,6 @@ from relax_mlir.dialects.types import (
     relax_type,
 )
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.dims import fmt_shape, normalize_axis, provably_different, tensor_operand
 from relax_mlir.shape_infer.expr import const, format_dim
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-// relax-schedule-kernels, rows schedule (schedules/rows.py): a kernel whose reductions reduce trailing
+// relax-schedule-kernels, rows schedule (transforms/schedules/rows.py): a kernel whose reductions reduce trailing
 // dims is tiled to one row per iteration of its root, with the elementwise producer, both reductions
 // and their fills fused into the loop (one pass over the input); a contraction-shaped reduction
 // (owned by the matmul schedules) and a kernel without reductions are left alone.

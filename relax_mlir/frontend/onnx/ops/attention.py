@@ -17,6 +17,7 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.dims import provably_different
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.frontend.onnx.registry import (
     DTYPES,
@@ -27,9 +28,8 @@ from relax_mlir.frontend.onnx.registry import (
     converter,
     known_dims,
 )
-from relax_mlir.shape_infer.dims import provably_different
+from relax_mlir.lowering.kernel import FLOAT_TYPES
 from relax_mlir.shape_infer.expr import Expr, const, format_dim
-from relax_mlir.transforms.kernel import FLOAT_TYPES
 
 # -- small helpers -----------------------------------------------------------------------------------
 

@@ -14,8 +14,8 @@ from mlir import ir
 
 from relax_mlir.dialects import relax as R
 from relax_mlir.frontend.onnx.registry import ConversionError, Known, NodeContext, Out, converter
+from relax_mlir.lowering.kernel import is_float
 from relax_mlir.shape_infer.expr import Expr, const, floordiv, mod, smax, smin
-from relax_mlir.transforms.kernel import is_float
 
 
 def _truncating_div(a: Expr, b: Expr) -> Expr:

@@ -16,6 +16,7 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.dims import normalize_axis, product
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.frontend.onnx.registry import (
     RELAX_TO_NUMPY,
@@ -27,7 +28,6 @@ from relax_mlir.frontend.onnx.registry import (
     known_dims,
     relax_dtype,
 )
-from relax_mlir.shape_infer.dims import normalize_axis, product
 from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim
 
 

@@ -15,9 +15,9 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.dims import normalize_axis
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.frontend.onnx.registry import ConversionError, NodeContext, Out, converter
-from relax_mlir.shape_infer.dims import normalize_axis
 from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim
 
 BIG = 1 << 62

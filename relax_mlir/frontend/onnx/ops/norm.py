@@ -13,6 +13,7 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.dims import normalize_axes, normalize_axis
 from relax_mlir.dialects.types import relax_type
 from relax_mlir.frontend.onnx.registry import (
     DTYPES,
@@ -23,9 +24,8 @@ from relax_mlir.frontend.onnx.registry import (
     converter,
     relax_dtype,
 )
-from relax_mlir.shape_infer.dims import normalize_axes, normalize_axis
+from relax_mlir.lowering.kernel import FLOAT_TYPES
 from relax_mlir.shape_infer.expr import Expr, const, format_dim
-from relax_mlir.transforms.kernel import FLOAT_TYPES
 
 
 def _dtype(v: ir.Value) -> str:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.dims import normalize_axis
 from relax_mlir.frontend.onnx.registry import ConversionError, NodeContext, Out, converter, relax_dtype
-from relax_mlir.shape_infer.dims import normalize_axis
-from relax_mlir.transforms.minifloat import is_minifloat
-from relax_mlir.transforms.minifloat import max_value as minifloat_max
+from relax_mlir.lowering.minifloat import is_minifloat
+from relax_mlir.lowering.minifloat import max_value as minifloat_max
 
 INT_RANGES = {
     "ui8": (0, 255),

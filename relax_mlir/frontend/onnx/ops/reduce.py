@@ -13,8 +13,8 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.dims import normalize_axes, normalize_axis
 from relax_mlir.frontend.onnx.registry import ConversionError, NodeContext, Out, converter, known_dims
-from relax_mlir.shape_infer.dims import normalize_axes, normalize_axis
 from relax_mlir.shape_infer.expr import Expr, const, format_dim
 
 # -- Reduce* -----------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.dims import normalize_axes, normalize_axis, product
 from relax_mlir.dialects.types import TensorType
 from relax_mlir.frontend.onnx.registry import (
     RELAX_TO_NUMPY,
@@ -24,10 +25,9 @@ from relax_mlir.frontend.onnx.registry import (
     known_dims,
     relax_dtype,
 )
-from relax_mlir.shape_infer.dims import normalize_axes, normalize_axis, product
+from relax_mlir.lowering.minifloat import is_minifloat
+from relax_mlir.lowering.minifloat import max_value as minifloat_max
 from relax_mlir.shape_infer.expr import Expr, const, format_dim
-from relax_mlir.transforms.minifloat import is_minifloat
-from relax_mlir.transforms.minifloat import max_value as minifloat_max
 
 KNOWN_LIMIT = 4096  # larger results of import-time evaluation are left to kernels, not constants
 

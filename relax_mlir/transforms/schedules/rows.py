@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.schedules import register_schedule
+from relax_mlir.transforms.schedules import register_schedule
 
 ROW_TILES = "relax.row_tiles"
 MAX_RANK = 6

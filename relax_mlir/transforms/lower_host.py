@@ -40,13 +40,13 @@ from relax_mlir.dialects.types import (
     relax_type,
 )
 from relax_mlir.errors import RelaxError, UnsupportedOpError
-from relax_mlir.pipelines.registry import PassFailed, register_pass
-from relax_mlir.runtime import library as lib
+from relax_mlir.lowering import library as lib
+from relax_mlir.lowering.index_code import IndexCode
+from relax_mlir.lowering.kernel import builtin_tensor, element, is_float
 from relax_mlir.shape_infer.expr import Expr, format_dim
-from relax_mlir.shape_infer.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
 from relax_mlir.transforms import memory_plan
-from relax_mlir.transforms.index_code import IndexCode
-from relax_mlir.transforms.kernel import builtin_tensor, element, is_float
+from relax_mlir.transforms.registry import PassFailed, register_pass
+from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
 
 SIGNATURE_ATTR = "relax.signature"
 RESOURCE_ATTR = "relax.resource"
@@ -466,7 +466,7 @@ class _HostWriter:
         )
 
     def call_library(self, op: ir.Operation) -> None:
-        """Call a library function (ABI in ``runtime/library.py``): buffers in, destination buffers filled."""
+        """Call a library function (ABI in ``lowering/library.py``): buffers in, destination buffers filled."""
         callee = ir.StringAttr(op.attributes["callee"]).value
         args = [self.lookup(v) for v in op.operands]
         arg_types = [

@@ -15,7 +15,7 @@ from pathlib import Path
 from mlir import ir
 
 from relax_mlir.errors import RelaxError
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.registry import register_pass
 
 DEFAULT_CHIP = "sm_80"
 # LLVM's NVPTX backend aborts for sm_80/sm_90 unless the PTX ISA is at least 8.0

@@ -13,7 +13,7 @@ Dynamic dims stay dynamic: the peeled remainders handle edges. bench/bench_matmu
 
 from __future__ import annotations
 
-from relax_mlir.schedules import register_schedule, vectorize_to_outer_products
+from relax_mlir.transforms.schedules import register_schedule, vectorize_to_outer_products
 
 # (op, outer tile sizes, register tile sizes, indices of the register loops to peel, innermost first)
 MATMUL_LIKE = (

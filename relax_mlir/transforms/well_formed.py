@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from mlir import ir
 
+from relax_mlir.dialects.dims import fmt_shape, provably_different
 from relax_mlir.dialects.ops.structural import CallTirOp, DeclaredResultsOp
 from relax_mlir.dialects.registry import OPS, RelaxOp
 from relax_mlir.dialects.types import (
@@ -32,10 +33,9 @@ from relax_mlir.dialects.types import (
 )
 from relax_mlir.dialects.verify import Problem, op_structure_problem
 from relax_mlir.errors import ShapeError
-from relax_mlir.pipelines.registry import PassFailed, register_pass
-from relax_mlir.shape_infer.dims import fmt_shape, provably_different
+from relax_mlir.lowering.kernel import element
 from relax_mlir.shape_infer.expr import format_dim
-from relax_mlir.transforms.kernel import element
+from relax_mlir.transforms.registry import PassFailed, register_pass
 
 DATAFLOW_ATTR = "relax.dataflow"
 UPPER_BOUNDS_ATTR = "relax.upper_bounds"

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 from mlir import ir, passmanager
 
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.lowering.kernel import DESTINATIONS_ATTR
 from relax_mlir.transforms.empty_loops import fold_empty_loops
 from relax_mlir.transforms.fuse_kernels import pin_results
-from relax_mlir.transforms.kernel import DESTINATIONS_ATTR
+from relax_mlir.transforms.registry import register_pass
 
 
 @dataclass(frozen=True)

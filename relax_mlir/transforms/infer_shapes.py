@@ -15,8 +15,8 @@ from relax_mlir.dialects.ops.structural import DeclaredResultsOp
 from relax_mlir.dialects.registry import OPS, RelaxOp, check_types
 from relax_mlir.dialects.types import relax_type, to_mlir
 from relax_mlir.errors import ShapeError
-from relax_mlir.pipelines.registry import PassFailed, register_pass
-from relax_mlir.shape_infer.well_formed import check_results_agree
+from relax_mlir.transforms.registry import PassFailed, register_pass
+from relax_mlir.transforms.well_formed import check_results_agree
 
 
 class _Inference:

@@ -181,8 +181,8 @@ def sub_byte_astype(e: Emitter, x: str, src: str, dst: str, convert) -> str:  # 
     as ml_dtypes stores it). ``convert(value, as_dtype)`` converts a value of ``as_dtype`` to ``dst``
     with the ordinary rules (the conversion's output is then ``dst``; here it is ``i8`` when ``dst``
     is sub-byte)."""
-    from relax_mlir.transforms.kernel import SUB_BYTE_INTS
-    from relax_mlir.transforms.kernel import element as element_of
+    from relax_mlir.lowering.kernel import SUB_BYTE_INTS
+    from relax_mlir.lowering.kernel import element as element_of
 
     if src in SUB_BYTE_INTS:
         n = SUB_BYTE_INTS[src]

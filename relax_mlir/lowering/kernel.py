@@ -26,8 +26,8 @@ from typing import Any
 
 from relax_mlir.dialects.types import PrimType, RelaxType, TensorType
 from relax_mlir.errors import UnsupportedOpError
+from relax_mlir.lowering.index_code import IndexCode
 from relax_mlir.shape_infer.expr import Expr, as_expr
-from relax_mlir.transforms.index_code import IndexCode
 
 FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64"})
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import gpu, memref
 
-from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime.gpu.ir_util import collect, functions, index, inside_launch, is_host, returns
-from relax_mlir.runtime.host import ROLE_ATTR
+from relax_mlir.transforms.gpu.ir_util import collect, functions, index, inside_launch, is_host, returns
+from relax_mlir.transforms.lower_host import ROLE_ATTR
+from relax_mlir.transforms.registry import register_pass
 
 
 def _dims(value: ir.Value) -> list[ir.Value]:

@@ -16,7 +16,6 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from relax_mlir.errors import CompileError
-from relax_mlir.pipelines.registry import PassFailed, register_pass
 from relax_mlir.runtime.libs import shared_libs
 
 
@@ -90,34 +89,3 @@ def _libraries() -> list[ctypes.CDLL]:
 def _resolvable(symbol: str) -> bool:
     """Whether the JIT can link ``symbol``: it is in the process or in one of ``shared_libs()``."""
     return any(hasattr(lib, symbol) for lib in _libraries())
-
-
-def _bool_memref(t: ir.Type) -> bool:
-    return (
-        isinstance(t, ir.MemRefType)
-        and isinstance(t.element_type, ir.IntegerType)
-        and t.element_type.width == 1
-    )
-
-
-@register_pass("relax-check-llvm-lowerable")
-class CheckLlvmLowerable:
-    """Report memrefs of i1, which MLIR 22's memref-to-LLVM lowering aborts on, as errors instead."""
-
-    def run(self, module: ir.Operation) -> None:
-        bad: list[ir.Operation] = []
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if any(_bool_memref(v.type) for v in (*op.operands, *op.results)):
-                bad.append(op)
-                return ir.WalkResult.INTERRUPT
-            return ir.WalkResult.ADVANCE
-
-        module.walk(visit, ir.WalkOrder.PRE_ORDER)
-        if not bad:
-            return
-        bad[0].location.emit_error(
-            f"'{bad[0].name}' op uses a memref of i1, which MLIR 22 cannot lower to LLVM (it aborts); this "
-            "happens when buffers of data-dependent size (from unique or nonzero) flow into further kernels"
-        )
-        raise PassFailed("memref of i1 found")

@@ -31,7 +31,7 @@ import math
 from mlir import ir
 from mlir.dialects import affine, arith, gpu, memref, scf
 
-from relax_mlir.runtime.gpu.ir_util import collect, delinearize, index
+from relax_mlir.transforms.gpu.ir_util import collect, delinearize, index
 
 WARP = 32
 WARPS_PER_BLOCK = 8

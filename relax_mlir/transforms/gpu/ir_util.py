@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from mlir import ir
 from mlir.dialects import arith
 
-from relax_mlir.runtime.host import SIGNATURE_ATTR
+from relax_mlir.transforms.lower_host import SIGNATURE_ATTR
 
 
 def functions(module: ir.Operation) -> Iterator[ir.Operation]:

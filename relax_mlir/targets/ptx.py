@@ -17,8 +17,8 @@ from mlir import ir
 from mlir.dialects import llvm
 
 from relax_mlir.errors import CompileError
-from relax_mlir.runtime.codegen import llvm_level
 from relax_mlir.runtime.toolchain import find_tool
+from relax_mlir.targets.codegen import llvm_level
 
 
 def ptx(module: ir.Operation) -> dict[str, str]:

@@ -12,7 +12,7 @@ dynamic size, stay (tiled) scalar loops.
 
 from __future__ import annotations
 
-from relax_mlir.schedules import bound_vectors, register_schedule, vectorize_linalg
+from relax_mlir.transforms.schedules import bound_vectors, register_schedule, vectorize_linalg
 
 OW_TILE = 8
 # op -> tile sizes over its loops (in linalg's loop order): one output row segment, one window row

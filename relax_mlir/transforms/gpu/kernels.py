@@ -11,9 +11,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import linalg
 
-from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime.gpu import matmul, reductions
-from relax_mlir.runtime.gpu.ir_util import collect, kernels
+from relax_mlir.transforms.gpu import matmul, reductions
+from relax_mlir.transforms.gpu.ir_util import collect, kernels
+from relax_mlir.transforms.registry import register_pass
 
 
 @register_pass("relax-gpu-prepare-kernels")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.pipelines.registry import register_pass
+from relax_mlir.transforms.registry import register_pass
 
 KEY_GLOBAL = "relax_alloc_key"
 GUARD_PREFIX = "_relax_guarded_"

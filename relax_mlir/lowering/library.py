@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from relax_mlir.dialects.types import PrimType, RelaxType, TensorType
 from relax_mlir.errors import UnsupportedOpError
-from relax_mlir.transforms.kernel import builtin_tensor, element
+from relax_mlir.lowering.kernel import builtin_tensor, element
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import func, memref
 
-from relax_mlir.runtime.gpu.ir_util import collect
+from relax_mlir.transforms.gpu.ir_util import collect
 
 THREADS = 16  # a block is THREADS x THREADS threads
 PER_THREAD = 4  # each computes PER_THREAD x PER_THREAD outputs

@@ -30,8 +30,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, gpu, scf
 
-from relax_mlir.pipelines.registry import register_pass
-from relax_mlir.runtime.gpu.ir_util import collect, delinearize, index, kernels
+from relax_mlir.transforms.gpu.ir_util import collect, delinearize, index, kernels
+from relax_mlir.transforms.registry import register_pass
 
 # top-level kernel ops that read or write memory, and so must run on the device
 _SERIAL = {"scf.for", "scf.while", "scf.if", "scf.parallel", "memref.store", "affine.for", "affine.store"}

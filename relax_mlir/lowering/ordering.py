@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from relax_mlir.transforms.kernel import KernelBuilder, element, is_float, unsigned_order
+from relax_mlir.lowering.kernel import KernelBuilder, element, is_float, unsigned_order
 
 
 def is_nan(k: KernelBuilder, dtype: str, a: str) -> str:

@@ -18,7 +18,7 @@ and the products contracted to FMAs (``relax-fuse-multiply-add``). bench/bench_p
 from __future__ import annotations
 
 from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
-from relax_mlir.schedules import register_schedule, vectorize_to_outer_products
+from relax_mlir.transforms.schedules import register_schedule, vectorize_to_outer_products
 
 ROW_BLOCKS = 8  # row blocks of 8 per cache block
 CACHE_PANELS = 16  # panels per cache block
