@@ -35,10 +35,8 @@ _ALLOCATORS = {"malloc": "relax_malloc"}
 _PARALLEL_ALLOCATORS = {"malloc": "relax_malloc_parallel"}
 _MESSAGE = "relax_mlir: out of memory: malloc failed in a parallel region of compiled code\n"
 
-_RUNTIME = """
-llvm.mlir.global external @relax_alloc_key(-1 : i32) {addr_space = 0 : i32} : i32
-llvm.mlir.global private constant @relax_oom_message("MESSAGE") {addr_space = 0 : i32}
-llvm.func @relax_malloc(%n: i64) -> !llvm.ptr attributes {passthrough = ["noinline"]} {
+# malloc(n), returned unless it failed for n > 0; then the function goes on at ^fail
+_MALLOC_OR_FAIL = """\
   %p = llvm.call @malloc(%n) : (i64) -> !llvm.ptr
   %null = llvm.mlir.zero : !llvm.ptr
   %zero = llvm.mlir.constant(0 : i64) : i64
@@ -47,7 +45,13 @@ llvm.func @relax_malloc(%n: i64) -> !llvm.ptr attributes {passthrough = ["noinli
   %bad = llvm.and %failed, %some : i1
   llvm.cond_br %bad weights([0, 1]), ^fail, ^ok
 ^ok:
-  llvm.return %p : !llvm.ptr
+  llvm.return %p : !llvm.ptr"""
+
+_RUNTIME = """
+llvm.mlir.global external @relax_alloc_key(-1 : i32) {addr_space = 0 : i32} : i32
+llvm.mlir.global private constant @relax_oom_message("MESSAGE") {addr_space = 0 : i32}
+llvm.func @relax_malloc(%n: i64) -> !llvm.ptr attributes {passthrough = ["noinline"]} {
+MALLOC_OR_FAIL
 ^fail:
   %key_at = llvm.mlir.addressof @relax_alloc_key : !llvm.ptr
   %key = llvm.load %key_at : !llvm.ptr -> i32
@@ -62,15 +66,7 @@ llvm.func @relax_malloc(%n: i64) -> !llvm.ptr attributes {passthrough = ["noinli
   llvm.unreachable
 }
 llvm.func @relax_malloc_parallel(%n: i64) -> !llvm.ptr attributes {passthrough = ["noinline"]} {
-  %p = llvm.call @malloc(%n) : (i64) -> !llvm.ptr
-  %null = llvm.mlir.zero : !llvm.ptr
-  %zero = llvm.mlir.constant(0 : i64) : i64
-  %failed = llvm.icmp "eq" %p, %null : !llvm.ptr
-  %some = llvm.icmp "ne" %n, %zero : i64
-  %bad = llvm.and %failed, %some : i1
-  llvm.cond_br %bad weights([0, 1]), ^fail, ^ok
-^ok:
-  llvm.return %p : !llvm.ptr
+MALLOC_OR_FAIL
 ^fail:
   %msg = llvm.mlir.addressof @relax_oom_message : !llvm.ptr
   %two = llvm.mlir.constant(2 : i32) : i32
@@ -180,8 +176,10 @@ class CheckAllocations:
             table = _PARALLEL_ALLOCATORS if _inside_parallel(call) else _ALLOCATORS
             call.attributes["callee"] = ir.FlatSymbolRefAttr.get(table[old])
         names = {ir.StringAttr(op.operation.attributes["sym_name"]).value for op in body.operations}
-        runtime = _RUNTIME.replace("MESSAGE", _MESSAGE.replace("\n", "\\0A")).replace(
-            "LENGTH", str(len(_MESSAGE))
+        runtime = (
+            _RUNTIME.replace("MALLOC_OR_FAIL", _MALLOC_OR_FAIL)
+            .replace("MESSAGE", _MESSAGE.replace("\n", "\\0A"))
+            .replace("LENGTH", str(len(_MESSAGE)))
         )
         text = "\n".join(_DECLARATIONS.values()) + runtime + "".join(_guard(f) for f in entries)
         parsed = ir.Module.parse(text)
