@@ -503,13 +503,13 @@ def setup_child() -> None:
     faulthandler.enable()
 
 
-def worker(start: int, deadline: float) -> None:
-    """Run cases ``start, start+1, ...`` until ``deadline``; report on a private copy of stdout."""
+def worker(start: int, deadline: float, stop: int) -> None:
+    """Run cases ``start, start+1, ...`` before ``stop`` until ``deadline``; report on a private copy of stdout."""
     report = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # whatever the code under test prints goes to stderr
     setup_child()
     i = start
-    while time.time() < deadline:
+    while time.time() < deadline and i < stop:
         sys.stderr.flush()
         os.ftruncate(2, 0)  # stderr holds the output of the current case only
         what, thunk = case(i)
@@ -541,15 +541,18 @@ class Failure:
         )
 
 
-def campaign(seconds: float, start: int = 0, case_timeout: float = 120) -> tuple[int, list[Failure]]:
-    """Run cases from ``start`` for ``seconds`` in child processes; (cases run, failures)."""
+def campaign(
+    seconds: float, start: int = 0, case_timeout: float = 120, stop: int = sys.maxsize
+) -> tuple[int, list[Failure]]:
+    """Run cases from ``start`` (up to ``stop``, exclusive) for at most ``seconds`` in child processes; (cases
+    run, failures)."""
     deadline, i, ran, failures = time.time() + seconds, start, 0, []
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     cache = tempfile.TemporaryDirectory(prefix="relax-fuzz-cache-")  # removed when the campaign ends
     env.setdefault("RELAX_MLIR_CACHE", cache.name)
-    while time.time() < deadline:
+    while time.time() < deadline and i < stop:
         with tempfile.TemporaryFile("w+") as err:
-            cmd = [sys.executable, __file__, "--worker", str(i), str(deadline)]
+            cmd = [sys.executable, __file__, "--worker", str(i), str(deadline), str(stop)]
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
             lines: queue.Queue[str] = queue.Queue()
             threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
@@ -579,7 +582,7 @@ def campaign(seconds: float, start: int = 0, case_timeout: float = 120) -> tuple
                 if tag == "FAIL":
                     failures.append(Failure(*current, "exception", ast.literal_eval(rest)))
                 ran, current = ran + 1, None
-            if current is None:  # the deadline (or a failed start, recorded above)
+            if current is None:  # the deadline or the stop (or a failed start, recorded above)
                 break
             ran, i = ran + 1, current[0] + 1
     cache.cleanup()
@@ -608,7 +611,7 @@ def _pump(stream, lines: queue.Queue[str]) -> None:
 def main(argv: list[str]) -> int:
     global SHOW
     if argv[:1] == ["--worker"]:
-        worker(int(argv[1]), float(argv[2]))
+        worker(int(argv[1]), float(argv[2]), int(argv[3]))
         return 0
     SHOW = "--show" in argv
     setup_child()

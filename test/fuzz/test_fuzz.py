@@ -4,7 +4,8 @@ exception.
     RELAX_FUZZ_SECONDS=60 RELAX_FUZZ_START=0 python3 -m pytest test/fuzz
 
 ``RELAX_FUZZ_SECONDS`` (default 60) bounds the run; cases are numbered from ``RELAX_FUZZ_START``
-(default 0, so a run is deterministic: the same cases in the same order); ``RELAX_FUZZ_CASE_TIMEOUT``
+(default 0, so a run is deterministic: the same cases in the same order); ``RELAX_FUZZ_CASES`` (default:
+no limit) stops after that many cases, so that CI runs the same cases on a faster or slower machine; ``RELAX_FUZZ_CASE_TIMEOUT``
 (default 120 s) is the hang limit of one case. A failure lists each distinct cause once, with the
 command that replays its first case.
 """
@@ -12,6 +13,7 @@ command that replays its first case.
 from __future__ import annotations
 
 import os
+import sys
 from collections import defaultdict
 
 import fuzzlib
@@ -21,7 +23,9 @@ def test_fuzz() -> None:
     seconds = float(os.environ.get("RELAX_FUZZ_SECONDS", "60"))
     start = int(os.environ.get("RELAX_FUZZ_START", "0"))
     timeout = float(os.environ.get("RELAX_FUZZ_CASE_TIMEOUT", "120"))
-    ran, failures = fuzzlib.campaign(seconds, start, timeout)
+    cases = os.environ.get("RELAX_FUZZ_CASES")
+    stop = start + int(cases) if cases else sys.maxsize
+    ran, failures = fuzzlib.campaign(seconds, start, timeout, stop)
     groups = defaultdict(list)
     for f in failures:
         groups[f.signature()].append(f)

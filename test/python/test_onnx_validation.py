@@ -186,3 +186,20 @@ def test_cli_rejects_a_negative_input_dim(tmp_path: Path) -> None:
     assert done.returncode == 1 and not out.exists()
     assert "relax-import-onnx: error: graph input 'x': dim 0 is -5" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_concat_of_known_values_with_different_ranks_is_an_import_error() -> None:
+    """Shape(x) (rank 1) concatenated with a scalar constant: folding it at import time raised numpy's
+    ValueError (fuzz case 2095); it is relax.concat's rank mismatch, naming the node."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node(
+            "Constant", [], ["c"], name="c", value=numpy_helper.from_array(np.array(4, np.int64))
+        ),
+        helper.make_node("Concat", ["s", "c"], ["y"], name="cat", axis=0),
+    ]
+    model = graph_model(helper.make_graph(nodes, "g", [X], [value_info("y", np.int64, None)]))
+    with pytest.raises(OnnxImportError, match=r"ONNX node 'cat' \(Concat, opset 21\)") as info:
+        from_onnx(model)
+    assert "internal error" not in str(info.value)
+    assert "rank" in str(info.value)

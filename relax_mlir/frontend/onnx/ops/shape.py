@@ -144,8 +144,10 @@ def _concat(ctx: NodeContext) -> list[Out]:
     axis = normalize_axis(ctx.attr("axis"), ctx.rank(inputs[0]))
     knowns = [ctx.known(i) for i in inputs]
     if all(k is not None and k.exprs() is not None for k in knowns) and len({k.dtype for k in knowns}) == 1:
-        values = np.concatenate([k.exprs() for k in knowns], axis=axis)
-        return [Known(values, knowns[0].dtype).simplified()]
+        arrays = [k.exprs() for k in knowns]
+        rest = {a.shape[:axis] + a.shape[axis + 1 :] if a.ndim > axis else None for a in arrays}
+        if len(rest) == 1 and None not in rest:  # else relax.concat's deduction reports the mismatch
+            return [Known(np.concatenate(arrays, axis=axis), knowns[0].dtype).simplified()]
     return [R.concat([ctx.x(i) for i in inputs], axis)]
 
 
