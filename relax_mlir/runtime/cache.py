@@ -123,11 +123,10 @@ class _Damaged(Exception):
 def load(key: str) -> dict[str, Function] | None:
     """The compiled functions of entry ``key``, or None: no entry, or a damaged one (with a warning)."""
     try:
-        meta = _read_meta(key)
-        if meta is None:
+        entry = _read_entry(key)
+        if entry is None:
             return None
-        data = _read_object(key, meta)
-        _expect(_is_signatures(meta.get("signatures")), "malformed signatures")
+        data, meta = entry
         weights = meta.get("weights")
         memory = None
         if weights is not None:
@@ -208,11 +207,10 @@ def load_unlinked(key: str) -> tuple[bytes, dict[str, Any]] | None:
     """The object and metadata of an entry written by ``store_unlinked``, or None: no entry, or a damaged
     one (with a warning)."""
     try:
-        meta = _read_meta(key)
-        if meta is None:
+        entry = _read_entry(key)
+        if entry is None:
             return None
-        data = _read_object(key, meta)
-        _expect(_is_signatures(meta.get("signatures")), "malformed signatures")
+        data, meta = entry
         ptx = meta.get("ptx")
         _expect(
             isinstance(ptx, dict) and all(isinstance(v, str) for v in ptx.values()), "malformed PTX record"
@@ -220,6 +218,17 @@ def load_unlinked(key: str) -> tuple[bytes, dict[str, Any]] | None:
     except (_Damaged, *_DAMAGE) as e:
         _damaged(key, e)
         return None
+    return data, meta
+
+
+def _read_entry(key: str) -> tuple[bytes, dict[str, Any]] | None:
+    """The checked object and metadata of entry ``key`` (with well-formed signatures), or None when there
+    is none; ``_Damaged`` (or an I/O or JSON error) when it does not hold together."""
+    meta = _read_meta(key)
+    if meta is None:
+        return None
+    data = _read_object(key, meta)
+    _expect(_is_signatures(meta.get("signatures")), "malformed signatures")
     return data, meta
 
 
