@@ -12,11 +12,13 @@ inserts and pads stay tensor ops), including those they do not tile (the
 fill that initializes an accumulator, copies, elementwise ops): such an op would become one vector as
 large as its static shape, which ``convert-vector-to-scf{full-unroll}`` unrolls into one operation per
 row at compile time (a dim of 2**40 never finishes; one over 2**32 aborts LLVM). ``bound_vectors`` tiles
-those ops first, to one row of at most ``ROW_TILE`` elements per vector.
+those with a static operand of more than ``MAX_VECTOR`` elements first, to one row of at most
+``ROW_TILE`` elements per vector (smaller ones unroll into few vector ops, which compile and run faster).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,6 +45,7 @@ BOUND_ATTR = "relax.bound_vector"  # on an op no schedule claims: its loop count
 BOUND_OPS = frozenset({"linalg.fill", "linalg.copy", "linalg.generic"})
 MAX_BOUND_RANK = 8
 ROW_TILE = 1024  # innermost elements per vector of a bounded op; the other dims get tile 1
+MAX_VECTOR = 64 * ROW_TILE  # static ops up to this many elements are vectorized whole
 
 
 def register_schedule(
@@ -68,7 +71,7 @@ def mark_unclaimed(module: ir.Operation) -> None:
             and len(op.results) == 1
             and isinstance(op.results[0].type, ir.RankedTensorType)
         ):
-            if not any(name.startswith("relax.") for name in op.attributes):
+            if not any(name.startswith("relax.") for name in op.attributes) and _large(op):
                 if op.name == "linalg.generic":
                     loops = len(ir.ArrayAttr(op.attributes["iterator_types"]))
                 else:
@@ -78,6 +81,17 @@ def mark_unclaimed(module: ir.Operation) -> None:
         return ir.WalkResult.ADVANCE
 
     module.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def _large(op: ir.Operation) -> bool:
+    """Whether an operand or result of ``op`` is static and has more than ``MAX_VECTOR`` elements
+    (dynamic ones are not vectorized whole; small ones unroll into few vector ops, which compile
+    faster than row loops)."""
+    for v in [*op.operands, *op.results]:
+        t = v.type
+        if isinstance(t, ir.RankedTensorType) and t.has_static_shape and math.prod(t.shape) > MAX_VECTOR:
+            return True
+    return False
 
 
 def unmark(module: ir.Operation) -> None:
@@ -201,6 +215,8 @@ class ScheduleKernels:
         for s in active:
             if s.prepare is not None:
                 s.prepare(module)
+        # fold sizes known as constants into static shapes first: the sizes ``mark_unclaimed`` judges
+        passmanager.PassManager.parse("builtin.module(canonicalize)").run(module)
         mark_unclaimed(module)
         body = module.regions[0].blocks[0]
         schedule = ir.Module.parse("module {\n" + transform_text(active) + "}")  # the inner module moves
