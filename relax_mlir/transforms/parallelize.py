@@ -34,6 +34,7 @@ from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
 from relax_mlir.errors import PassError
 from relax_mlir.transforms.empty_loops import fold_empty_loops, loop_maps
 from relax_mlir.transforms.registry import register_pass
+from relax_mlir.transforms.transform_script import run_transform_script
 
 THREADS_ENV = "RELAX_MLIR_NUM_THREADS"
 THREADS_ATTR = "relax.num_threads"
@@ -398,19 +399,7 @@ class ParallelizeKernels:
             if emitted:  # sizes computed for kernels left serial
                 passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(module)
             return
-        text = (
-            "module attributes {transform.with_named_sequence} {\n"
-            "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
-            f"{body}    transform.yield\n  }}\n}}\n"
-        )
-        holder = ir.Module.parse("module {\n" + text + "}")  # keep alive: its inner module moves
-        transform_module = holder.body.operations[0].operation
-        module.regions[0].blocks[0].append(transform_module)
-        try:
-            pm = passmanager.PassManager.parse("builtin.module(transform-interpreter,canonicalize,cse)")
-            pm.run(module)
-        finally:
-            transform_module.erase()
+        run_transform_script(module, body)
         _strip_tags(module)
         module.attributes[THREADS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), threads)
 

@@ -28,6 +28,7 @@ from relax_mlir.lowering.kernel import DESTINATIONS_ATTR
 from relax_mlir.transforms.empty_loops import fold_empty_loops
 from relax_mlir.transforms.fuse_kernels import pin_results
 from relax_mlir.transforms.registry import register_pass
+from relax_mlir.transforms.transform_script import run_transform_script
 
 
 @dataclass(frozen=True)
@@ -191,16 +192,6 @@ def _present_ops(root: ir.Operation, wanted: set[str]) -> set[str]:
     return found
 
 
-def transform_text(schedules: list[Schedule]) -> str:
-    """The transform module (``@__transform_main``) applying ``schedules`` in order."""
-    body = "".join(s.body(f"_{i}") for i, s in enumerate(schedules))
-    return (
-        "module attributes {transform.with_named_sequence} {\n"
-        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {"
-        f"{body}\n    transform.yield\n  }}\n}}\n"
-    )
-
-
 @register_pass("relax-schedule-kernels")
 class ScheduleKernels:
     """Tile and vectorize kernels with the registered transform-dialect schedules (on tensors)."""
@@ -218,18 +209,12 @@ class ScheduleKernels:
         # fold sizes known as constants into static shapes first: the sizes ``mark_unclaimed`` judges
         passmanager.PassManager.parse("builtin.module(canonicalize)").run(module)
         mark_unclaimed(module)
-        body = module.regions[0].blocks[0]
-        schedule = ir.Module.parse("module {\n" + transform_text(active) + "}")  # the inner module moves
-        transform_module = schedule.body.operations[0].operation
-        body.append(transform_module)
         try:
-            pm = passmanager.PassManager.parse("builtin.module(transform-interpreter,canonicalize,cse)")
-            pm.run(module)
+            run_transform_script(module, "".join(s.body(f"_{i}") for i, s in enumerate(active)))
         finally:
-            transform_module.erase()
             unmark(module)
         # canonicalization may fold a kernel's write into its destination away (an identity copy
         # becomes ``return %input``); the host relies on every result being in its destination
-        for op in body.operations:
+        for op in module.regions[0].blocks[0].operations:
             if DESTINATIONS_ATTR in op.operation.attributes:
                 pin_results(op.operation)
