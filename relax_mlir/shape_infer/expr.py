@@ -720,17 +720,15 @@ class _Parser:
         raise AssertionError("unreachable")
 
 
-def _parse_uncached(text: str) -> Expr:
-    """Parse without the cache (benchmarks use it)."""
+@lru_cache(maxsize=65536)
+def parse_expr(text: str) -> Expr:
+    """Parse a dim expression such as ``(n + 3) floordiv 4``; ParseError names the column of an error.
+
+    Results are cached; ``parse_expr.__wrapped__`` parses without the cache.
+    """
     if not isinstance(text, str):
         raise TypeError(f"parse_expr expects a str, got {type(text).__name__}")
     return _Parser(text).parse()
-
-
-@lru_cache(maxsize=65536)
-def parse_expr(text: str) -> Expr:
-    """Parse a dim expression such as ``(n + 3) floordiv 4``; ParseError names the column of an error."""
-    return _parse_uncached(text)
 
 
 # -- bounds ------------------------------------------------------------------------------------------
