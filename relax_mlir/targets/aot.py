@@ -38,6 +38,7 @@ from relax_mlir.runtime.toolchain import find_tool
 from relax_mlir.targets import steps
 from relax_mlir.targets.base import CompileStats, Target, check_opt_level, register_target
 from relax_mlir.targets.codegen import llvm_level
+from relax_mlir.transforms.schedules import VectorUnit
 
 # Passes of relax-O<n> that need the Python process at run time (numpy's OpenBLAS, libomp).
 PROCESS_PASSES = ("relax-dispatch-blas", "relax-parallelize-kernels")
@@ -60,10 +61,11 @@ class Library:
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
 
-def aot_pipeline(opt_level: int) -> Pipeline:
-    """``relax-O<opt_level>`` without the passes that need the Python process (O3 is therefore O2)."""
+def aot_pipeline(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
+    """``relax-O<opt_level>`` without the passes that need the Python process (O3 is therefore O2);
+    ``vectors``: the vector registers to tile for, when not AVX-512's (``relax_level``)."""
     check_opt_level(opt_level)
-    level = relax_level(opt_level)
+    level = relax_level(opt_level, vectors)
     return without(level, *(p for p in PROCESS_PASSES if p in {e.name for e in level}))
 
 
