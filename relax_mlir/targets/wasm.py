@@ -7,7 +7,8 @@ and ``model.json`` (the signatures, ``steps.signatures``) for JavaScript and ben
 
 Toolchain (``pip install relax_mlir[wasm]``: the ``ziglang`` and ``wasmtime`` wheels):
 
-1. ``aot_pipeline(opt_level)`` (relax-O<n> without OpenBLAS and OpenMP), then ``host-to-llvm`` with
+1. ``aot_pipeline(opt_level, SIMD128)`` (relax-O<n> without OpenBLAS and OpenMP; register tiles and packed
+   weight panels sized for 16 registers of 128 bits, ``transforms/schedules``' ``VectorUnit``), then ``host-to-llvm`` with
    ``finalize-memref-to-llvm{use-generic-functions}``: compiled code allocates through
    ``_mlir_memref_to_llvm_alloc(i64)``/``_mlir_memref_to_llvm_free``, which the C wrapper defines over
    wasi-libc's ``malloc(size_t)`` (a direct ``malloc(i64)`` call would mismatch wasm32's
@@ -80,9 +81,11 @@ from relax_mlir.targets import steps
 from relax_mlir.targets.aot import aot_pipeline, check_lowered, function_apis, run_tool
 from relax_mlir.targets.base import CompileStats, JitTarget, check_opt_level, register_target
 from relax_mlir.targets.codegen import external_functions, llvm_level
+from relax_mlir.transforms.schedules import VectorUnit
 
 TRIPLE = "wasm32-unknown-wasi"
 FEATURES = "+simd128"
+SIMD128 = VectorUnit(128, 16)  # what kernels are tiled for: SIMD128, and the 16 registers engines use (x86 xmm0-15)
 STACK_SIZE = 8 << 20  # bytes of shadow stack (kernels' stack buffers); Linux threads get as much
 INSTALL = "pip install relax_mlir[wasm]"
 TENSOR_SIZE = 24  # a relax_tensor in wasm32 (see the table above)
@@ -470,7 +473,7 @@ class WasmTarget(JitTarget):
     summary = "a standalone WebAssembly module (SIMD128) with the C API; runs in node, browsers, wasmtime"
 
     def relax_pipeline(self, opt_level: int) -> Pipeline:
-        return aot_pipeline(opt_level)
+        return aot_pipeline(opt_level, SIMD128)
 
     def lowering_pipeline(self, opt_level: int, **options: Any) -> Pipeline:
         return _wasm_lowering()
