@@ -6,8 +6,8 @@
 
 The models are those of ``bench/perf_models.py`` at ``bench/perf.py``'s shapes. Each is imported with
 ``from_onnx`` and compiled once for ``wasm32`` (``compile_library``, ``opt_level=3``): one ``.wasm`` serves
-every shape. One node process (``bench_wasm_node.mjs``) then loads that module (through its generated ES
-module when there is one, else through the exported C API) and ONNX Runtime Web (``onnxruntime-web`` pinned
+every shape. One node process (``bench_wasm_node.mjs``) then loads that module through its generated ES
+module (``targets/wasm_js.py``) and ONNX Runtime Web (``onnxruntime-web`` pinned
 at ``ORT_WEB``, wasm backend, SIMD, ``numThreads = 1``) on the same ONNX graph, checks both outputs against
 numpy's, and times them side by side. The native CPU target (``relax_mlir.compile``, ``opt_level=3``, one
 thread) is timed here in Python, for scale. Timing is ``bench/perf.py``'s: warm-up calls, then rounds of one
@@ -145,6 +145,7 @@ def run(
 
     import relax_mlir
     from relax_mlir.frontend.onnx import from_onnx
+    from relax_mlir.targets.wasm_js import write_js
 
     cases: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -159,6 +160,8 @@ def run(
         relax_mlir.compile_library(module, wasm, target="wasm32", opt_level=OPT_LEVEL)
         compile_s = time.perf_counter() - t
         signatures = json.loads(wasm.with_suffix(".json").read_text())
+        if not wasm.with_suffix(".mjs").exists():
+            write_js(wasm, signatures)
         function = next(iter(signatures))
         exe = relax_mlir.compile(module, opt_level=OPT_LEVEL) if native else None
         for shape in shapes:
@@ -179,11 +182,9 @@ def run(
                     "wasm": str(wasm),
                     "mjs": str(wasm.with_suffix(".mjs")),
                     "function": function,
-                    "c_name": _c_name(function),
                     "input": str(work / f"x{k}.bin"),
                     "expected": str(work / f"y{k}.bin"),
                     "shape": list(shape),
-                    "out_shape": list(want.shape),
                 }
             )
     config = work / "cases.json"
@@ -208,12 +209,6 @@ def run(
     for result in results:
         result["others"] = others
     return results
-
-
-def _c_name(function: str) -> str:
-    from relax_mlir.runtime.capi import c_identifier
-
-    return c_identifier(function)
 
 
 def _row(r: dict[str, Any]) -> str:

@@ -2,9 +2,9 @@
 //
 //   node bench/bench_wasm_node.mjs cases.json
 //
-// cases.json (written by bench_wasm.py): {ort: <onnxruntime-web package dir>, warmup, rounds, min_reps,
-// max_reps, budget_ms, idle_ms, rtol, atol, cases: [{label, onnx, wasm, mjs, function, c_name, input,
-// shape, expected, out_shape}]}. For each case both engines run the same input once, their outputs are
+// cases.json (written by bench_wasm.py): {ort: <onnxruntime-web install dir>, warmup, rounds, min_reps,
+// max_reps, budget_ms, idle_ms, rtol, atol, cases: [{label, onnx, wasm, mjs, function, input, shape,
+// expected, quick}]}: relax_mlir runs through the module's generated ES module (mjs). For each case both engines run the same input once, their outputs are
 // checked against numpy's (expected), then they are timed in `rounds` rounds of one block of calls per
 // engine (each block starts with a pause and an untimed call), as bench/perf.py times its engines. One
 // JSON line per case goes to stdout: {label, ms: {relax_wasm, ort_web}, reps, err: {...}}.
@@ -19,75 +19,13 @@ function readF32(file) {
   return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
 }
 
-// -- relax_mlir: through the generated ES module when there is one, else the exported C API ----------
-
-const TENSOR_SIZE = 24; // relax_tensor in wasm32: data@0 (4), ndim@8 (i64), shape@16 (4), dtype@20 (i32)
-const F32 = 12;
-
-async function relaxRaw(wasmFile, cName) {
-  const module = await WebAssembly.compile(fs.readFileSync(wasmFile));
-  const imports = {};
-  for (const imp of WebAssembly.Module.imports(module)) {
-    // the contract: no imports; anything left is a stub that fails loudly if called
-    imports[imp.module] ??= {};
-    imports[imp.module][imp.name] = () => {
-      throw new Error(`wasm import ${imp.module}.${imp.name} called`);
-    };
-  }
-  const instance = await WebAssembly.instantiate(module, imports);
-  const ex = instance.exports;
-  if (ex._initialize) ex._initialize();
-  const fn = ex[`relax_${cName}`];
-  const shapesFn = ex[`relax_${cName}_output_shapes`];
-  const message = () => {
-    const p = ex.relax_last_error();
-    const bytes = new Uint8Array(ex.memory.buffer, p);
-    return new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
-  };
-  const tensor = (at, data, shape) => {
-    const dv = new DataView(ex.memory.buffer);
-    const dims = ex.malloc(8 * Math.max(shape.length, 1));
-    shape.forEach((d, i) => dv.setBigInt64(dims + 8 * i, BigInt(d), true));
-    dv.setUint32(at, data, true);
-    dv.setBigInt64(at + 8, BigInt(shape.length), true);
-    dv.setUint32(at + 16, dims, true);
-    dv.setInt32(at + 20, F32, true);
-    return dims;
-  };
-  return (x, shape, outRank) => {
-    const owned = [];
-    const alloc = (n) => {
-      const p = ex.malloc(n);
-      if (!p) throw new Error(`malloc(${n}) failed`);
-      owned.push(p);
-      return p;
-    };
-    try {
-      const inputs = alloc(TENSOR_SIZE);
-      const xd = alloc(x.byteLength);
-      new Float32Array(ex.memory.buffer, xd, x.length).set(x);
-      owned.push(tensor(inputs, xd, shape));
-      const dims = alloc(8 * outRank);
-      if (shapesFn(inputs, 1n, dims, BigInt(outRank)) !== 0) throw new Error(message());
-      const outShape = Array.from(new BigInt64Array(ex.memory.buffer, dims, outRank), Number);
-      const n = outShape.reduce((a, b) => a * b, 1);
-      const outputs = alloc(TENSOR_SIZE);
-      const yd = alloc(4 * n);
-      owned.push(tensor(outputs, yd, outShape));
-      if (fn(inputs, 1n, outputs, 1n) !== 0) throw new Error(message());
-      return new Float32Array(ex.memory.buffer, yd, n).slice();
-    } finally {
-      for (const p of owned) ex.free(p);
-    }
-  };
-}
+// -- relax_mlir: the generated ES module (targets/wasm_js.py) ----------------------------------------
 
 async function relaxModule(mjsFile, fnName) {
   const mod = await import(pathToFileURL(mjsFile).href);
   const model = await mod.load(fs.readFileSync(mjsFile.replace(/\.mjs$/, ".wasm")));
-  const fn = model[fnName] ?? model.functions?.[fnName];
   return (x, shape) => {
-    const out = fn({ data: x, shape });
+    const out = model.functions[fnName]({ data: x, shape });
     const y = Array.isArray(out) ? out[0] : out;
     return y.data;
   };
@@ -143,12 +81,11 @@ function check(label, got, want) {
   return err / scale;
 }
 
+// quick: one call each, its time reported (no timing method)
 const relaxCache = new Map();
 const ortCache = new Map();
 for (const c of config.cases) {
-  if (!relaxCache.has(c.wasm)) {
-    relaxCache.set(c.wasm, c.mjs && fs.existsSync(c.mjs) ? await relaxModule(c.mjs, c.function) : await relaxRaw(c.wasm, c.c_name));
-  }
+  if (!relaxCache.has(c.wasm)) relaxCache.set(c.wasm, await relaxModule(c.mjs, c.function));
   if (c.onnx && !ortCache.has(c.onnx)) {
     const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
     ortCache.set(c.onnx, await ort.InferenceSession.create(fs.readFileSync(c.onnx), options));
@@ -157,7 +94,7 @@ for (const c of config.cases) {
   const session = ortCache.get(c.onnx);
   const x = readF32(c.input);
   const want = readF32(c.expected);
-  const fns = { relax_wasm: () => relax(x, c.shape, c.out_shape.length) };
+  const fns = { relax_wasm: () => relax(x, c.shape) };
   if (session) {
     const feed = { x: new ort.Tensor("float32", x, c.shape) };
     fns.ort_web = async () => (await session.run(feed)).y.data;
