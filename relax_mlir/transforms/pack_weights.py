@@ -81,9 +81,7 @@ def pack_weights(module: ir.Operation, opt_level: int = 3, vector_bits: int = VE
     """Rewrite every packable matmul of ``module`` with panels one ``vector_bits`` vector wide; the number
     rewritten."""
     if vector_bits < 32 or vector_bits % 32:
-        raise RelaxError(
-            f"relax-pack-weights: vector-bits must be a positive multiple of 32, got {vector_bits}"
-        )
+        raise RelaxError(f"vector-bits must be a positive multiple of 32, got {vector_bits}")
     width = vector_bits // 32
     total = 0
     for f in functions(module):

@@ -132,3 +132,50 @@ def test_large_weight_both_packing_paths(read_blobs: bool, monkeypatch: pytest.M
     for m in (1, 8, 13):
         x = rand(m, k)
         np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("k", "n"), [(64, 64), (33, 100), (512, 72)])
+def test_simd128_vector_unit(k: int, n: int) -> None:
+    """Packed panels and register tiles sized for 16 registers of 128 bits (the wasm32 target's choice):
+    4-wide panels, 4-row register blocks inside the 8-row blocks, 1 x 4-panel blocks for the other rows;
+    numpy's numbers at row counts around both."""
+    from relax_mlir.pipelines.data import text
+    from relax_mlir.targets.aot import aot_pipeline
+    from relax_mlir.transforms.schedules import VectorUnit
+
+    w, b = rand(k, n), rand(n)
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["m", k])}) as (x,):
+        bb.ret(R.add(R.matmul(x, R.constant(w)), R.constant(b)))
+    stages: dict[str, str] = {}
+    pipeline = text(aot_pipeline(2, VectorUnit(128, 16)))
+    assert "relax-pack-weights{opt-level=2 vector-bits=128}" in pipeline
+    assert "relax-schedule-kernels{vector-bits=128 vector-registers=16}" in pipeline
+    exe = compile(bb.module, pipeline=pipeline, on_stage=lambda name, t: stages.__setitem__(name, t))
+    panels = -(-n // 8) * 2
+    assert f"tensor<{panels}x{k}x4xf32>" in stages["host"]
+    for m in (0, 1, 3, 4, 8, 13, 64):
+        x = rand(m, k)
+        np.testing.assert_allclose(exe(x), x @ w + b, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        (
+            "relax-schedule-kernels{vector-bits=100}",
+            "multiple of 32 and vector-registers at least 4, got vector-bits=100",
+        ),
+        ("relax-schedule-kernels{vector-registers=2}", "got vector-bits=512 vector-registers=2"),
+        ("relax-pack-weights{vector-bits=0}", "multiple of 32, got 0"),
+    ],
+)
+def test_vector_unit_options_are_checked(options: str, match: str) -> None:
+    """A vector unit the tiles cannot be sized for is a CompileError naming the pass and the values."""
+    from relax_mlir.errors import CompileError
+
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["m", 8])}) as (x,):
+        bb.ret(R.matmul(x, R.constant(rand(8, 8))))
+    with pytest.raises(CompileError, match=match):
+        compile(bb.module, pipeline=f"relax-verify,{options},convert-relax-to-linalg,relax-lower-host")

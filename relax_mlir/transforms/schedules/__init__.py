@@ -49,7 +49,7 @@ class VectorUnit:
     def __post_init__(self) -> None:
         if self.bits < 32 or self.bits % 32 or self.registers < 4:
             raise PassError(
-                "relax-schedule-kernels: vector-bits must be a positive multiple of 32 and vector-registers "
+                "vector-bits must be a positive multiple of 32 and vector-registers "
                 f"at least 4, got vector-bits={self.bits} vector-registers={self.registers}"
             )
 
