@@ -62,7 +62,9 @@ class Chromium:
         os.close(self._replies)
         shutil.rmtree(self._profile, ignore_errors=True)
 
-    def send(self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 60) -> Any:
+    def send(
+        self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 60
+    ) -> Any:
         """Send a command and return its result; RuntimeError for a protocol error."""
         self._next += 1
         message: dict[str, Any] = {"id": self._next, "method": method, "params": params or {}}
@@ -124,4 +126,3 @@ class Page:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
         return path
-
