@@ -77,7 +77,7 @@ from relax_mlir.pipelines.data import P, Pipeline, replace
 from relax_mlir.runtime import cache, capi
 from relax_mlir.runtime.executable import Executable, Signature, out_of_memory
 from relax_mlir.runtime.toolchain import find_tool
-from relax_mlir.targets import steps
+from relax_mlir.targets import steps, wasm_js
 from relax_mlir.targets.aot import aot_pipeline, check_lowered, function_apis, run_tool
 from relax_mlir.targets.base import CompileStats, JitTarget, check_opt_level, register_target
 from relax_mlir.targets.codegen import external_functions, llvm_level
@@ -582,6 +582,7 @@ class WasmTarget(JitTarget):
             out.write_bytes(built.wasm)
             lib.signatures_path = out.with_suffix(".json")
             lib.signatures_path.write_text(json.dumps(built.signatures, indent=1))
+            wasm_js.write_js(out, built.signatures, prefix)  # model.mjs + model.d.ts
             lib.functions = {api.name: f"{prefix}_{api.c_name}" for api in apis}
             lib.imports, lib.exports = module_interface(built.wasm)
         if header is not None:

@@ -230,6 +230,8 @@ export class RelaxError extends Error {
 export class RelaxInputError extends RelaxError {}
 /** wasm memory cannot hold a call's inputs or outputs. */
 export class RelaxOutOfMemoryError extends RelaxError {}
+/** The wasm code trapped (the Python runtime's WasmTrapError); the instance stays usable. */
+export class RelaxWasmTrapError extends RelaxError {}
 /** The .wasm does not export what the module needs. */
 export class RelaxLoadError extends RelaxError {}
 /** One input or output of SIGNATURES (relax types as text). */
@@ -287,9 +289,13 @@ def declarations_source(signatures: dict[str, dict], wasm_name: str, prefix: str
 
 
 def write_js(wasm: str | Path, signatures: dict[str, dict], prefix: str = "relax") -> tuple[Path, Path]:
-    """Write ``<stem>.mjs`` and ``<stem>.d.ts`` next to the library ``wasm``; return their paths."""
+    """Write ``<stem>.mjs`` and ``<stem>.d.ts`` next to the library ``wasm``; return their paths.
+
+    Also ``<stem>.d.mts``, one line re-exporting ``<stem>.d.ts``: TypeScript looks for the types of an
+    ``.mjs`` there."""
     wasm = Path(wasm)
     mjs, dts = wasm.with_suffix(".mjs"), wasm.with_suffix(".d.ts")
     mjs.write_text(module_source(signatures, wasm.name, prefix))
     dts.write_text(declarations_source(signatures, wasm.name, prefix))
+    wasm.with_suffix(".d.mts").write_text(f'export * from "./{wasm.stem}.js"; // the types: {dts.name}\n')
     return mjs, dts

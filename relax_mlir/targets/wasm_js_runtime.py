@@ -28,6 +28,8 @@ export class RelaxError extends Error {
 export class RelaxInputError extends RelaxError {}
 /** wasm memory cannot hold the inputs or outputs (the Python runtime's OutOfMemoryError). */
 export class RelaxOutOfMemoryError extends RelaxError {}
+/** The wasm code trapped (the Python runtime's WasmTrapError); the instance stays usable. */
+export class RelaxWasmTrapError extends RelaxError {}
 /** The .wasm does not export what this module needs (built by another relax-compile?). */
 export class RelaxLoadError extends RelaxError {}
 
@@ -220,18 +222,25 @@ export async function load(source = new URL(WASM_NAME, import.meta.url), options
   return fromInstance(await instantiate(source, options.imports));
 }
 
-/** The model over an instance of the .wasm that the caller instantiated. */
+const INITIALIZED = new WeakSet();
+
+/** The model over an instance of the .wasm that the caller instantiated (this runs its WASI `_initialize`). */
 export function fromInstance(instance) {
   const x = instance.exports;
+  if (typeof x._initialize === "function" && !INITIALIZED.has(instance)) {
+    INITIALIZED.add(instance);
+    x._initialize();
+  }
   const missing = ["memory", "malloc", "free", `${PREFIX}_last_error`].filter((n) => !(n in x));
   for (const spec of Object.values(SPECS)) {
     for (const n of [spec.symbol, `${spec.symbol}_output_shapes`]) if (!(n in x)) missing.push(n);
   }
   if (missing.length) throw new RelaxLoadError(`the wasm module does not export ${missing.join(", ")}: it was not built by relax-compile --target wasm32 for this module`);
   let live = 0;
-  const malloc = (bytes, what) => {
-    const ptr = bytes > 0x7fffffff ? 0 : x.malloc(Math.max(bytes, 8)) >>> 0;
-    if (ptr === 0) throw new RelaxOutOfMemoryError(`${what}: out of memory: cannot allocate ${bytes} bytes in wasm memory`);
+  const malloc = (bytes, fn, what) => {
+    const ptr = bytes > 0xffffffff - 16 ? 0 : x.malloc(Math.max(bytes, 1)) >>> 0;
+    if (ptr === 0)
+      throw new RelaxOutOfMemoryError(`@${fn}: out of memory: ${what} need ${bytes} bytes in wasm32 memory, which malloc could not allocate (at most 4 GiB)`);
     live += 1;
     return ptr;
   };
@@ -248,7 +257,24 @@ export function fromInstance(instance) {
     while (end < bytes.length && bytes[end] !== 0) end += 1;
     return new TextDecoder().decode(bytes.subarray(start, end));
   };
-  const check = (rc) => {
+  let errorAt = null; // the message buffer (static in the wasm)
+  /** Calls a wasm export of @fn: a status != 0 throws with the C API's message, a trap as the Python runtime. */
+  const invoke = (fn, f, ...args) => {
+    errorAt ??= x[`${PREFIX}_last_error`]() >>> 0;
+    new Uint8Array(x.memory.buffer)[errorAt] = 0; // a stale message must not explain a new trap
+    let rc;
+    try {
+      rc = f(...args);
+    } catch (e) {
+      if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+      const oom = /out of memory: compiled code could not allocate (\d+) bytes/.exec(lastError());
+      if (oom) {
+        const n = Number(oom[1]);
+        const size = n >= 2 ** 30 ? `${n} bytes (${(n / 2 ** 30).toFixed(1)} GiB)` : `${n} bytes`;
+        throw new RelaxOutOfMemoryError(`@${fn}: out of memory: compiled code could not allocate ${size} (malloc failed); reduce the input sizes`);
+      }
+      throw new RelaxWasmTrapError(`@${fn}: the wasm32 module trapped: ${e.message.split("\n")[0]}`);
+    }
     if (rc !== 0) throw (rc >= 1 && rc <= 6 ? new RelaxInputError(lastError(), rc) : new RelaxError(lastError(), rc));
   };
 
@@ -269,7 +295,7 @@ export function fromInstance(instance) {
     });
     let a = 0, b = 0;
     try {
-      a = malloc(at, `@${spec.name}`);
+      a = malloc(at, spec.name, "its inputs");
       let view = new DataView(x.memory.buffer);
       const bytes = new Uint8Array(x.memory.buffer);
       let shapes = a + shapeAt;
@@ -289,7 +315,7 @@ export function fromInstance(instance) {
         else value.forEach((v, j) => view.setBigInt64(data + 8 * j, BigInt(v), true));
       });
       const inputs = a, outputs = a + TENSOR_BYTES * nIn, dims = a + dimsAt;
-      check(x[`${spec.symbol}_output_shapes`](inputs, BigInt(nIn), dims, BigInt(spec.nDims)));
+      invoke(spec.name, x[`${spec.symbol}_output_shapes`], inputs, BigInt(nIn), dims, BigInt(spec.nDims));
       view = new DataView(x.memory.buffer);
       const outShapes = [];
       let total = 0;
@@ -302,7 +328,7 @@ export function fromInstance(instance) {
         total += DTYPES[output.dtype][3] * shape.reduce((p, n) => p * n, 1);
         return offset;
       });
-      b = malloc(total, `@${spec.name}`);
+      b = malloc(total, spec.name, "its outputs");
       view = new DataView(x.memory.buffer);
       spec.outputs.forEach((output, k) => {
         const s = outputs + TENSOR_BYTES * k;
@@ -311,7 +337,7 @@ export function fromInstance(instance) {
         view.setUint32(s + 16, dims + 8 * output.dimAt, true);
         view.setInt32(s + 20, DTYPES[output.dtype][2], true);
       });
-      check(x[spec.symbol](inputs, BigInt(nIn), outputs, BigInt(nOut)));
+      invoke(spec.name, x[spec.symbol], inputs, BigInt(nIn), outputs, BigInt(nOut));
       const buffer = x.memory.buffer;
       const results = spec.outputs.map((output, k) => {
         const [Array_, numpyName] = DTYPES[output.dtype];

@@ -63,25 +63,30 @@ for (const args of request.calls ?? []) {
 }
 if (request.leak) {
   const args = decode(request.leak.args);
-  for (let i = 0; i < request.leak.warmup; i++) fn(...args);
-  const bytes0 = model.memory.buffer.byteLength;
-  const probe0 = model.exports.malloc(1 << 16);
-  model.exports.free(probe0);
-  const t0 = performance.now();
+  const bad = request.leak.bad ? decode(request.leak.bad) : null;
   let errors = 0;
-  for (let i = 0; i < request.leak.calls; i++) {
+  const round = () => {
     fn(...args);
-    if (request.leak.bad) {
+    if (bad) {
       try {
-        fn(...decode(request.leak.bad));
+        fn(...bad);
       } catch {
         errors += 1;
       }
     }
-  }
+  };
+  // warm-up, then a probe block (malloc'ed and freed) before measuring: growth by either is not a leak
+  for (let i = 0; i < request.leak.warmup; i++) round();
+  const probe0 = model.exports.malloc(1 << 16);
+  model.exports.free(probe0);
+  const bytes0 = model.memory.buffer.byteLength;
+  errors = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < request.leak.calls; i++) round();
   const ms = (performance.now() - t0) / request.leak.calls;
+  const bytes1 = model.memory.buffer.byteLength;
   const probe1 = model.exports.malloc(1 << 16);
   model.exports.free(probe1);
-  answer.leak = { bytes0, bytes1: model.memory.buffer.byteLength, probe0, probe1, live: model.liveAllocations(), errors, ms };
+  answer.leak = { bytes0, bytes1, probe0, probe1, live: model.liveAllocations(), errors, ms };
 }
 process.stdout.write(JSON.stringify(answer));

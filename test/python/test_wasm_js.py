@@ -182,3 +182,140 @@ def test_js_only_checks(fake_checked: Path) -> None:
     ]
     results = run_node(fake_checked, "main", cases, None)["results"]  # (encoded tensors pass through)
     assert [r["error"]["message"] for r in results] == expected
+
+
+# -- real .wasm builds ------------------------------------------------------------------------------
+
+
+def compile_wasm(module: Any, path: Path) -> Path:
+    """``relax-compile --target wasm32``'s library call; skip (fail in CI) without the wasm toolchain."""
+    from relax_mlir.errors import RelaxError
+    from relax_mlir.targets import wasm
+
+    _node()
+    try:
+        wasm.zig()
+    except RelaxError as e:
+        missing_toolchain(str(e))
+    relax_mlir.compile_library(module, path, target="wasm32")
+    for suffix in (".mjs", ".d.ts", ".d.mts", ".json"):
+        assert path.with_suffix(suffix).exists(), suffix
+    return path
+
+
+@pytest.fixture(scope="module")
+def wasm_checked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("wasm_checked")
+    return compile_wasm(build_fn(CHECKED, _checked_body, {"n": 16}), work / "checked.wasm")
+
+
+# A symbolic matmul chain (x [b, k] @ w [k, 3], then exp of a scaled copy) for shapes that include 0.
+DENSE = {"x": rb.tensor(["b", "k"]), "w": rb.tensor(["k", 3])}
+
+
+def _dense_body(x, w):  # noqa: ANN001, ANN202
+    y = R.matmul(x, w)
+    return y, R.exp(R.multiply(y, y))
+
+
+def test_checked_numbers_match_numpy(wasm_checked: Path) -> None:
+    shapes = [(0, 4), (1, 4), (3, 4), (16, 4)]
+    answer = run_node(
+        wasm_checked.with_suffix(".mjs"), "main", [checked_args(n, m) for n, m in shapes], wasm_checked
+    )
+    for (n, m), result in zip(shapes, answer["results"]):
+        x, y, w, _, _, (t0, _) = checked_args(n, m)
+        out = from_js(result["value"])
+        np.testing.assert_allclose(out[0], x + y + t0, rtol=1e-6)
+        np.testing.assert_allclose(out[1], np.exp(x), rtol=1e-5)
+        assert out[2] == [n, m] and out[3] == m
+        np.testing.assert_array_equal(out[4], np.concatenate([x, w.reshape(2, m)]))
+        assert out[0].dtype == np.float32 and out[4].shape == (n + 2, m)
+
+
+def test_dense_numbers_match_numpy(tmp_path: Path) -> None:
+    wasm = compile_wasm(build_fn(DENSE, _dense_body), tmp_path / "dense.wasm")
+    rng = np.random.default_rng(0)
+    shapes = [(0, 1), (1, 1), (1, 7), (5, 13), (33, 64), (2, 0)]
+    calls = [
+        [
+            (rng.standard_normal(s) * 0.3).astype(np.float32),
+            (rng.standard_normal((s[1], 3)) * 0.3).astype(np.float32),
+        ]
+        for s in shapes
+    ]
+    answer = run_node(wasm.with_suffix(".mjs"), "main", calls, wasm)
+    for (x, w), result in zip(calls, answer["results"]):
+        y, e = from_js(result["value"])
+        np.testing.assert_allclose(y, x @ w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(e, np.exp((x @ w) ** 2), rtol=1e-5, atol=1e-6)
+
+
+def test_wasm_errors_match_python(wasm_checked: Path) -> None:
+    """The match_cast checked inside the wasm throws RelaxInputError with the Python runtime's message;
+    the JavaScript checks (before the wasm) as with the fake instance."""
+    bad = checked_args(2, 5)  # m = 5: the match_cast to [n, 4] fails inside the function
+    cases = [bad, *checked_error_cases()]
+    answer = run_node(wasm_checked.with_suffix(".mjs"), "main", cases, wasm_checked)
+    exe = relax_mlir.compile(build_fn(CHECKED, _checked_body, {"n": 16}), opt_level=1)
+    for args, result in zip(cases, answer["results"]):
+        with pytest.raises(InputError) as python_error:
+            exe(*args)
+        assert result["error"]["name"] == "RelaxInputError"
+        assert result["error"]["message"] == str(python_error.value)
+    assert answer["results"][0]["error"]["code"] == 6  # RELAX_ERR_RUNTIME, from the C wrapper
+    assert answer["results"][0]["error"]["message"].endswith("must be 4, got 5 (expected 4)")
+
+
+def test_no_leak_over_10000_calls(wasm_checked: Path) -> None:
+    """10,000 good calls, each followed by one that fails inside the wasm (after its inputs were copied
+    in): wasm memory does not grow after warm-up, every block is freed, and malloc hands out the same
+    address for a probe block before and after (nothing left allocated below it)."""
+    leak = {
+        "calls": 10_000,
+        "warmup": 50,
+        "args": to_js(checked_args(16, 4)),
+        "bad": to_js(checked_args(2, 5)),
+    }
+    answer = run_node(wasm_checked.with_suffix(".mjs"), "main", [], wasm_checked, leak=leak)["leak"]
+    assert answer["errors"] == 10_000
+    assert answer["live"] == 0
+    assert answer["bytes1"] == answer["bytes0"], answer
+    assert answer["probe1"] == answer["probe0"], answer
+
+
+def test_declarations_typecheck(wasm_checked: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The .d.ts describes the module: a TypeScript program using it compiles under --strict (typescript
+    5.6.3 from npm, installed once into the test's cache), and a wrong storage type is an error there."""
+    npm = shutil.which("npm")
+    if npm is None:
+        missing_toolchain("npm not found (Debian: apt-get install npm), needed to install typescript")
+    cache = Path.home() / ".cache" / "relax_mlir" / "typescript-5.6.3"
+    tsc = cache / "node_modules" / ".bin" / "tsc"
+    if not tsc.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", "typescript@5.6.3"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if done.returncode != 0:
+            missing_toolchain(f"npm install typescript@5.6.3 failed: {done.stderr.strip()[-300:]}")
+    program = wasm_checked.parent / "use.mts"
+    program.write_text(
+        'import { load, RelaxInputError, type Model, type OutputTensor } from "./checked.mjs";\n'
+        "const model: Model = await load();\n"
+        "const v = { data: new Float32Array(4), shape: [4] };\n"
+        "type F = OutputTensor<Float32Array>;\n"
+        "const [a, b, s, m, c]: [F, F, number[], number, F] = model.main({ data: new Float32Array(12), "
+        "shape: [3, 4] }, v, { data: new Float32Array(8), shape: [8] }, 3, [3, 4], "
+        "[v, { data: new Int32Array(1), shape: [] }]);\n"
+        "const e: RelaxInputError | null = null;\n"
+        "console.log(a.shape, b.dtype, s.length, m + 1, c.data.length, model.liveAllocations(), e);\n"
+        "// @ts-expect-error: a Float64Array is not the storage of an f32 parameter\n"
+        "model.functions.main({ data: new Float64Array(12), shape: [3, 4] }, v, v, 3, [3, 4], [v, v]);\n"
+    )
+    flags = ["--noEmit", "--strict", "--target", "es2022", "--module", "node16", "--lib", "es2022,dom"]
+    done = subprocess.run([str(tsc), *flags, str(program)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
