@@ -145,7 +145,6 @@ def run(
 
     import relax_mlir
     from relax_mlir.frontend.onnx import from_onnx
-    from relax_mlir.targets.wasm_js import write_js
 
     cases: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -160,8 +159,6 @@ def run(
         relax_mlir.compile_library(module, wasm, target="wasm32", opt_level=OPT_LEVEL)
         compile_s = time.perf_counter() - t
         signatures = json.loads(wasm.with_suffix(".json").read_text())
-        if not wasm.with_suffix(".mjs").exists():
-            write_js(wasm, signatures)
         function = next(iter(signatures))
         exe = relax_mlir.compile(module, opt_level=OPT_LEVEL) if native else None
         for shape in shapes:
