@@ -111,6 +111,7 @@ def _native_ms(exe: Any, x: Any, want: Any, label: str, np: Any, quick: bool) ->
     err = perf._check(f"{label}: relax native vs numpy", got, want, np)
     if quick:
         return estimate * 1e3, err
+    perf._wait_quiet()
     return perf._timed_blocks({"native": lambda: exe(x)}, {"native": estimate})["native"], err
 
 
@@ -186,6 +187,8 @@ def run(
             )
     config = work / "cases.json"
     config.write_text(json.dumps(_node_config(ort_dir, cases, quick)))
+    if not quick:
+        perf._wait_quiet()  # up to perf.MAX_WAIT_S in all, for other processes to use < perf.QUIET cores
     load, children = perf._Load(), _children_cpu()
     proc = subprocess.Popen([node, str(NODE_SCRIPT), str(config)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
@@ -271,7 +274,9 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, str], versions: d
         "- *wasm / ORT web* <= 1.0 means relax_mlir's wasm module is faster. *issue ORT web* is ONNX Runtime "
         "Web's time in issue 24 (an Intel Xeon), for comparison across machines.",
         "- *other processes*: cores other processes kept busy during the node run (2-core machine shared with "
-        "other jobs): large values make the numbers noisy.",
+        f"other jobs; the run waits up to {perf.MAX_WAIT_S:g} s in all for them to use less than {perf.QUIET:g} "
+        "cores first): large values make the numbers noisy, the ratios less so (both engines run in the "
+        "same rounds).",
         "",
         "## Results",
         "",
