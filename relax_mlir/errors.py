@@ -54,5 +54,10 @@ class OutOfMemoryError(RelaxError, MemoryError):
     """A compiled function could not allocate memory (its message names the function and the size)."""
 
 
+class WasmTrapError(RelaxError):
+    """A WebAssembly module trapped while running a compiled function (the wasm32 target): the message
+    names the function and the trap."""
+
+
 class CacheWarning(UserWarning):
     """The compile cache is damaged or cannot be used; the compile goes on (recompiling, or without it)."""

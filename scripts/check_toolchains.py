@@ -46,6 +46,27 @@ def check_c_target(name: str, work: Path) -> str:
     return ""
 
 
+def find_chromium() -> str | None:
+    """The headless browser of the web example's test (Debian: chromium)."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def check_chromium() -> str:
+    """'' when chromium runs headless, else what failed."""
+    browser = find_chromium()
+    if browser is None:
+        return "chromium not found (Debian: chromium)"
+    ran = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "data:text/html,<p>ok</p>"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if ran.returncode != 0 or "<p>ok</p>" not in ran.stdout:
+        return f"{browser} --headless --dump-dom failed ({ran.returncode}): {ran.stderr.strip()[-500:]}"
+    return ""
+
+
 def main() -> int:
     problems: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,10 +80,12 @@ def main() -> int:
         problems.append("ptxas not found (pip: nvidia-cuda-nvcc-cu12, in the test extra)")
     elif subprocess.run([str(tool), "--version"], capture_output=True).returncode != 0:
         problems.append(f"{tool} --version failed")
+    if problem := check_chromium():
+        problems.append(problem)
     for problem in problems:
         print(f"check-toolchains: error: {problem}", file=sys.stderr)
     if not problems:
-        print(f"check-toolchains: ok: C for {', '.join(aot.AOT_TARGETS)}, libomp, ptxas")
+        print(f"check-toolchains: ok: C for {', '.join(aot.AOT_TARGETS)}, libomp, ptxas, chromium")
     return 1 if problems else 0
 
 

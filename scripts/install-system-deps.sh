@@ -5,6 +5,8 @@
 #   gcc, libc6-dev: relax-compile links x86_64 libraries (runtime/aot.py); the tests build C drivers.
 #   gcc-aarch64-linux-gnu, libc6-dev-arm64-cross: the same for aarch64 (the cross compiler alone has no
 #               C headers or libc: apt only recommends them); qemu-user runs the aarch64 test drivers.
+#   chromium:   runs the wasm32 web example headless (test/python/test_web_example.py); bookworm-security
+#               replaces its version often, so the fallback below is the usual path for it.
 # Debian 12 (bookworm) package versions; run as root (or with sudo available). A package written without
 # a version (libc6-dev) must match the installed libc6, so any installed version is taken. A pinned
 # version that the archive no longer serves (a Debian point release replaced it) falls back to the
@@ -18,6 +20,7 @@ PACKAGES=(
   "gcc-aarch64-linux-gnu=4:12.2.0-3"
   "libc6-dev-arm64-cross=2.36-8cross1"
   "qemu-user=1:7.2+dfsg-7+deb12u18+b3"
+  "chromium=156.0.8078.108-1~deb12u1"
 )
 
 missing=()

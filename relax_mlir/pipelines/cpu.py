@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from relax_mlir.pipelines.data import P, Pipeline, passes, text
 from relax_mlir.pipelines.registry import register_pipeline
+from relax_mlir.transforms.schedules import VectorUnit
 
 VERIFY = passes("relax-verify", "relax-infer-shapes")
 
@@ -35,18 +36,19 @@ def cleanup(opt_level: int) -> Pipeline:
     ]
 
 
-def relax_level(opt_level: int) -> Pipeline:
-    """``relax-O<opt_level>``: relax to host code (kernels scheduled, parallelized, BLAS as the level says)."""
+def relax_level(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
+    """``relax-O<opt_level>``: relax to host code (kernels scheduled, parallelized, BLAS as the level says).
+
+    ``vectors``: the vector registers that packed weights and register tiles are sized for, when they are
+    not the default (AVX-512's: the CPU targets); e.g. ``VectorUnit(128, 16)`` for wasm32's SIMD128."""
     if opt_level == 0:
         return [*VERIFY, *passes("convert-relax-to-linalg", "relax-lower-host")]
-    pack = [P("relax-pack-weights", opt_level=opt_level)]
+    unit = {} if vectors is None or vectors == VectorUnit() else {"vector_bits": vectors.bits}
+    tiles = unit and {**unit, "vector_registers": vectors.registers}  # type: ignore[union-attr]
+    pack = [P("relax-pack-weights", opt_level=opt_level, **unit)]
+    schedule = P("relax-schedule-kernels", **tiles)
     if opt_level == 1:
-        return [
-            *VERIFY,
-            *cleanup(1),
-            *pack,
-            *passes("convert-relax-to-linalg", "relax-lower-host", "relax-schedule-kernels"),
-        ]
+        return [*VERIFY, *cleanup(1), *pack, *passes("convert-relax-to-linalg", "relax-lower-host"), schedule]
     blas = passes("relax-dispatch-blas") if opt_level >= 3 else []
     return [
         *VERIFY,
@@ -60,8 +62,8 @@ def relax_level(opt_level: int) -> Pipeline:
             "relax-plan-memory",
             "relax-lower-host",
             "relax-parallelize-kernels",
-            "relax-schedule-kernels",
         ),
+        schedule,
     ]
 
 

@@ -203,18 +203,20 @@ def store_unlinked(key: str, data: bytes, meta: dict[str, Any]) -> None:
         _unusable(e)
 
 
-def load_unlinked(key: str) -> tuple[bytes, dict[str, Any]] | None:
+def load_unlinked(key: str, fields: tuple[str, ...] = ("ptx",)) -> tuple[bytes, dict[str, Any]] | None:
     """The object and metadata of an entry written by ``store_unlinked``, or None: no entry, or a damaged
-    one (with a warning)."""
+    one (with a warning). Each of ``fields`` must be a dict of strings in the metadata (CUDA's PTX)."""
     try:
         entry = _read_entry(key)
         if entry is None:
             return None
         data, meta = entry
-        ptx = meta.get("ptx")
-        _expect(
-            isinstance(ptx, dict) and all(isinstance(v, str) for v in ptx.values()), "malformed PTX record"
-        )
+        for name in fields:
+            record = meta.get(name)
+            _expect(
+                isinstance(record, dict) and all(isinstance(v, str) for v in record.values()),
+                f"malformed {name} record",
+            )
     except (_Damaged, *_DAMAGE) as e:
         _damaged(key, e)
         return None

@@ -167,10 +167,11 @@ class _Frame:
         self.context = context  # a guarded call's jmp_buf and failed allocation size
 
 
-class Function:
-    """One compiled relax function; call it with numpy arrays (and ints for prim/shape parameters)."""
+class Signature:
+    """A relax function's signature and every check of a call's arguments against it (shared by the
+    targets' callables: ``__call__`` checks and flattens the arguments, then hands them to ``_run``)."""
 
-    def __init__(self, name: str, signature: dict[str, Any], loaded: LoadedObject) -> None:
+    def __init__(self, name: str, signature: dict[str, Any]) -> None:
         self.name = name
         self.inputs = [
             _Input(x["kind"], parse_type(x["type"]), x["name"], x.get("inplace", False))
@@ -181,37 +182,8 @@ class Function:
         self.upper_bounds: dict[str, int] = signature["upper_bounds"]
         self.param_structure = signature["param_structure"]
         self.result_structure = signature["result_structure"]
-        self._returned = [t for kind, t in self.outputs if kind == "returned"]
-        self._result_struct = (
-            type(
-                f"{name}_results",
-                (ctypes.Structure,),
-                {
-                    "_fields_": [
-                        (f"r{i}", descriptor_type(len(t.shape))) for i, t in enumerate(self._returned)
-                    ]
-                },
-            )
-            if self._returned
-            else None
-        )
-        self._guarded = _guarded_entry(loaded, name)
-        self._lead = 1 if self._guarded else 0  # the guarded entry takes its context first
-        argtypes: list[Any] = [ctypes.c_void_p] * (self._lead + (1 if self._returned else 0))
-        for spec in self.inputs:
-            if spec.kind == "tensor":
-                argtypes.append(ctypes.c_void_p)
-            else:
-                argtypes += [ctypes.c_int64] * (1 if spec.kind == "prim" else len(spec.type.values))
-        argtypes += [ctypes.c_void_p] * (len(self.outputs) - len(self._returned) + 1)
-        if self._guarded:
-            self._fn = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(self._guarded)
-        else:
-            self._fn = ctypes.CFUNCTYPE(None, *argtypes)(loaded.address(f"_mlir_ciface_{name}"))
-        self._loaded = loaded  # keeps the code alive
+        self._flat_results = all(s == 0 for s in self.result_structure)
         self._plan_inputs()
-        self._plan_outputs()
-        self._frames: list[_Frame] = []  # idle frames; a call pops one (or makes one) and returns it
 
     def __repr__(self) -> str:
         params = ", ".join(f"{i.name}: {i.type}" for i in self.inputs)
@@ -291,99 +263,6 @@ class Function:
     def _env(self, dims: Sequence[int]) -> dict[str, int]:
         """The symbol values ``bind`` would return, from the dims tuple."""
         return dict(zip(self._symbols, self._symbol_get(dims))) if self._symbol_get else {}
-
-    def _plan_outputs(self) -> None:
-        """Output shapes as getters of the dims tuple, and the layout of a frame's buffer."""
-        first = dict(zip(self._symbols, self._symbol_get(range(self._n_dims)))) if self._symbol_get else {}
-        consts: list[int] = []
-        exprs: list[Expr] = []
-        tensors: list[tuple[Callable[[Sequence[int]], Any], np.dtype | None, str | None, int]] = []
-        shapes: list[list[tuple[str, Any]]] = []
-        for kind, t in self.outputs:
-            if kind != "tensor":
-                continue
-            where: list[tuple[str, Any]] = []
-            for d in t.shape:
-                if d.is_const:
-                    where.append(("const", len(consts)))
-                    consts.append(d.value)
-                elif d.free_symbols == {str(d)} and str(d) in first:
-                    where.append(("dim", first[str(d)]))
-                else:
-                    where.append(("expr", len(exprs)))
-                    exprs.append(d)
-            shapes.append(where)
-        n_dims, n_consts = self._n_dims, len(consts)
-        offset = {"dim": 0, "const": n_dims, "expr": n_dims + n_consts}
-        tensor_outputs = [t for kind, t in self.outputs if kind == "tensor"]
-        for t, where in zip(tensor_outputs, shapes):
-            getter = _shape_getter([offset[k] + i for k, i in where])
-            dtype = np.dtype(NUMPY_DTYPES[t.dtype]) if t.dtype in NUMPY_DTYPES else None
-            tensors.append((getter, dtype, t.dtype, len(t.shape)))
-        self._out_consts = tuple(consts)
-        self._out_exprs = exprs
-        self._out_tensors = tensors
-        self._only_tensors = all(kind == "tensor" for kind, _ in self.outputs)
-        self._flat_results = all(s == 0 for s in self.result_structure)
-
-        # A frame: [tensor descriptors, inputs then outputs][int outputs][status][descriptors of both].
-        ranks = [len(spec.type.shape or ()) for spec in self.inputs if spec.kind == "tensor"]
-        ranks += [rank for _, _, _, rank in tensors]
-        self._desc_at: list[int] = []
-        words = 0
-        for rank in ranks:
-            self._desc_at.append(words)
-            words += 3 + 2 * rank
-        self._int_outputs: list[tuple[int, int]] = []  # (first word, count) per prim/shape output
-        int_words = words
-        for kind, t in self.outputs:
-            if kind in ("prim", "shape"):
-                n = 1 if kind == "prim" else len(t.values)
-                self._int_outputs.append((int_words, n))
-                int_words += n
-        self._status_at = int_words
-        packed = int_words + _STATUS_WORDS
-        self._zeros = (0,) * (packed - words)
-        self._pack = struct.Struct(f"={packed}q").pack_into
-        self._frame_words = packed + _DESC_WORDS_1D * (len(self._int_outputs) + 1)
-        self._int_slots: list[int] = []  # native argument indices of prim and shape values
-        at = self._lead + (1 if self._returned else 0)
-        for spec in self.inputs:
-            n = 1 if spec.kind in ("tensor", "prim") else len(spec.type.values)
-            if spec.kind != "tensor":
-                self._int_slots.extend(range(at, at + n))
-            at += n
-
-    def _new_frame(self) -> _Frame:
-        buffer = (ctypes.c_int64 * self._frame_words)()
-        base = ctypes.addressof(buffer)
-        desc = iter(self._desc_at)
-        context = (ctypes.c_int64 * (CONTEXT_BYTES // 8))() if self._guarded else None
-        args: list[int] = [ctypes.addressof(context)] if context is not None else []
-        args += [0] if self._returned else []
-        for spec in self.inputs:
-            if spec.kind == "tensor":
-                args.append(base + 8 * next(desc))
-            else:
-                args += [0] * (1 if spec.kind == "prim" else len(spec.type.values))
-        constant_at = self._status_at + _STATUS_WORDS
-        ints = iter([*self._int_outputs, (self._status_at, _STATUS_WORDS)])
-
-        def constant_descriptor() -> int:
-            nonlocal constant_at
-            data, n = next(ints)
-            at, constant_at = constant_at, constant_at + _DESC_WORDS_1D
-            buffer[at] = buffer[at + 1] = base + 8 * data
-            buffer[at + 2], buffer[at + 3], buffer[at + 4] = 0, n, 1
-            return base + 8 * at
-
-        for kind, _ in self.outputs:
-            if kind == "tensor":
-                args.append(base + 8 * next(desc))
-            elif kind != "returned":
-                args.append(constant_descriptor())
-        args.append(constant_descriptor())
-        return _Frame(buffer, args, context)
 
     # -- checking inputs ---------------------------------------------------------------------------
     def _flatten(self, args: Sequence[Any]) -> list[Any]:
@@ -601,6 +480,150 @@ class Function:
         return self._run(*gathered)
 
     def _run(self, arrays: list[np.ndarray], dims: tuple[int, ...], ints: list[int]) -> Any:
+        """Run the function on checked inputs (contiguous arrays, the dims tuple, the ints)."""
+        raise NotImplementedError
+
+    def _structure(self, flat: list[Any]) -> Any:
+        it = iter(flat)
+
+        def build(s: Any) -> Any:
+            if s == 0:
+                return next(it)
+            return tuple(build(x) for x in s)
+
+        out = [build(s) for s in self.result_structure]
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+class Function(Signature):
+    """One compiled relax function; call it with numpy arrays (and ints for prim/shape parameters)."""
+
+    def __init__(self, name: str, signature: dict[str, Any], loaded: LoadedObject) -> None:
+        super().__init__(name, signature)
+        self._returned = [t for kind, t in self.outputs if kind == "returned"]
+        self._result_struct = (
+            type(
+                f"{name}_results",
+                (ctypes.Structure,),
+                {
+                    "_fields_": [
+                        (f"r{i}", descriptor_type(len(t.shape))) for i, t in enumerate(self._returned)
+                    ]
+                },
+            )
+            if self._returned
+            else None
+        )
+        self._guarded = _guarded_entry(loaded, name)
+        self._lead = 1 if self._guarded else 0  # the guarded entry takes its context first
+        argtypes: list[Any] = [ctypes.c_void_p] * (self._lead + (1 if self._returned else 0))
+        for spec in self.inputs:
+            if spec.kind == "tensor":
+                argtypes.append(ctypes.c_void_p)
+            else:
+                argtypes += [ctypes.c_int64] * (1 if spec.kind == "prim" else len(spec.type.values))
+        argtypes += [ctypes.c_void_p] * (len(self.outputs) - len(self._returned) + 1)
+        if self._guarded:
+            self._fn = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(self._guarded)
+        else:
+            self._fn = ctypes.CFUNCTYPE(None, *argtypes)(loaded.address(f"_mlir_ciface_{name}"))
+        self._loaded = loaded  # keeps the code alive
+        self._plan_outputs()
+        self._frames: list[_Frame] = []  # idle frames; a call pops one (or makes one) and returns it
+
+    def _plan_outputs(self) -> None:
+        """Output shapes as getters of the dims tuple, and the layout of a frame's buffer."""
+        first = dict(zip(self._symbols, self._symbol_get(range(self._n_dims)))) if self._symbol_get else {}
+        consts: list[int] = []
+        exprs: list[Expr] = []
+        tensors: list[tuple[Callable[[Sequence[int]], Any], np.dtype | None, str | None, int]] = []
+        shapes: list[list[tuple[str, Any]]] = []
+        for kind, t in self.outputs:
+            if kind != "tensor":
+                continue
+            where: list[tuple[str, Any]] = []
+            for d in t.shape:
+                if d.is_const:
+                    where.append(("const", len(consts)))
+                    consts.append(d.value)
+                elif d.free_symbols == {str(d)} and str(d) in first:
+                    where.append(("dim", first[str(d)]))
+                else:
+                    where.append(("expr", len(exprs)))
+                    exprs.append(d)
+            shapes.append(where)
+        n_dims, n_consts = self._n_dims, len(consts)
+        offset = {"dim": 0, "const": n_dims, "expr": n_dims + n_consts}
+        tensor_outputs = [t for kind, t in self.outputs if kind == "tensor"]
+        for t, where in zip(tensor_outputs, shapes):
+            getter = _shape_getter([offset[k] + i for k, i in where])
+            dtype = np.dtype(NUMPY_DTYPES[t.dtype]) if t.dtype in NUMPY_DTYPES else None
+            tensors.append((getter, dtype, t.dtype, len(t.shape)))
+        self._out_consts = tuple(consts)
+        self._out_exprs = exprs
+        self._out_tensors = tensors
+        self._only_tensors = all(kind == "tensor" for kind, _ in self.outputs)
+
+        # A frame: [tensor descriptors, inputs then outputs][int outputs][status][descriptors of both].
+        ranks = [len(spec.type.shape or ()) for spec in self.inputs if spec.kind == "tensor"]
+        ranks += [rank for _, _, _, rank in tensors]
+        self._desc_at: list[int] = []
+        words = 0
+        for rank in ranks:
+            self._desc_at.append(words)
+            words += 3 + 2 * rank
+        self._int_outputs: list[tuple[int, int]] = []  # (first word, count) per prim/shape output
+        int_words = words
+        for kind, t in self.outputs:
+            if kind in ("prim", "shape"):
+                n = 1 if kind == "prim" else len(t.values)
+                self._int_outputs.append((int_words, n))
+                int_words += n
+        self._status_at = int_words
+        packed = int_words + _STATUS_WORDS
+        self._zeros = (0,) * (packed - words)
+        self._pack = struct.Struct(f"={packed}q").pack_into
+        self._frame_words = packed + _DESC_WORDS_1D * (len(self._int_outputs) + 1)
+        self._int_slots: list[int] = []  # native argument indices of prim and shape values
+        at = self._lead + (1 if self._returned else 0)
+        for spec in self.inputs:
+            n = 1 if spec.kind in ("tensor", "prim") else len(spec.type.values)
+            if spec.kind != "tensor":
+                self._int_slots.extend(range(at, at + n))
+            at += n
+
+    def _new_frame(self) -> _Frame:
+        buffer = (ctypes.c_int64 * self._frame_words)()
+        base = ctypes.addressof(buffer)
+        desc = iter(self._desc_at)
+        context = (ctypes.c_int64 * (CONTEXT_BYTES // 8))() if self._guarded else None
+        args: list[int] = [ctypes.addressof(context)] if context is not None else []
+        args += [0] if self._returned else []
+        for spec in self.inputs:
+            if spec.kind == "tensor":
+                args.append(base + 8 * next(desc))
+            else:
+                args += [0] * (1 if spec.kind == "prim" else len(spec.type.values))
+        constant_at = self._status_at + _STATUS_WORDS
+        ints = iter([*self._int_outputs, (self._status_at, _STATUS_WORDS)])
+
+        def constant_descriptor() -> int:
+            nonlocal constant_at
+            data, n = next(ints)
+            at, constant_at = constant_at, constant_at + _DESC_WORDS_1D
+            buffer[at] = buffer[at + 1] = base + 8 * data
+            buffer[at + 2], buffer[at + 3], buffer[at + 4] = 0, n, 1
+            return base + 8 * at
+
+        for kind, _ in self.outputs:
+            if kind == "tensor":
+                args.append(base + 8 * next(desc))
+            elif kind != "returned":
+                args.append(constant_descriptor())
+        args.append(constant_descriptor())
+        return _Frame(buffer, args, context)
+
+    def _run(self, arrays: list[np.ndarray], dims: tuple[int, ...], ints: list[int]) -> Any:
         """Allocate the outputs, pack the descriptors into a frame, call the native code."""
         extended = dims + self._out_consts if self._out_consts else dims
         if self._out_exprs:
@@ -636,7 +659,7 @@ class Function:
                     c_args[self._lead] = ctypes.addressof(returned)
             if self._fn(*c_args):
                 self._free(returned)
-                raise _out_of_memory(self.name, frame.context[0])
+                raise out_of_memory(self.name, frame.context[0])
             status = self._status_at
             if buffer[status]:
                 code, actual, expected = buffer[status : status + 3]
@@ -716,17 +739,6 @@ class Function:
                 _libc.free(d.allocated)
             d.allocated = d.aligned = None
 
-    def _structure(self, flat: list[Any]) -> Any:
-        it = iter(flat)
-
-        def build(s: Any) -> Any:
-            if s == 0:
-                return next(it)
-            return tuple(build(x) for x in s)
-
-        out = [build(s) for s in self.result_structure]
-        return out[0] if len(out) == 1 else tuple(out)
-
 
 def _guarded_entry(loaded: LoadedObject, name: str) -> int:
     """The address of ``name``'s guarded entry (``transforms/check_allocations.py``), with the object's allocation key set;
@@ -744,7 +756,7 @@ def _bytes(n: int) -> str:
     return f"{n} bytes ({n / 2**30:.1f} GiB)" if n >= 2**30 else f"{n} bytes"
 
 
-def _out_of_memory(name: str, size: int) -> OutOfMemoryError:
+def out_of_memory(name: str, size: int) -> OutOfMemoryError:
     return OutOfMemoryError(
         f"@{name}: out of memory: compiled code could not allocate {_bytes(size)} (malloc failed); "
         "reduce the input sizes"

@@ -1,7 +1,8 @@
 """Targets: ``compile`` and ``compile_library`` dispatch through the registry of ``base.py``.
 
 One module per target: ``cpu.py`` (this machine, JIT-linked), ``cuda.py`` (PTX, run where a GPU is),
-``aot.py`` (``x86_64`` and ``aarch64`` shared libraries with a C API). ``steps.py`` holds the steps they
+``aot.py`` (``x86_64`` and ``aarch64`` shared libraries with a C API), ``wasm.py`` (``wasm32``:
+a WebAssembly module with the same C API, run from Python by wasmtime). ``steps.py`` holds the steps they
 share. Adding a target is one more module here (imported below) with a ``@register_target`` class.
 """
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 import relax_mlir.targets.aot  # noqa: E402, F401  isort: skip
 import relax_mlir.targets.cpu  # noqa: E402, F401  isort: skip
 import relax_mlir.targets.cuda  # noqa: E402, F401  isort: skip
+import relax_mlir.targets.wasm  # noqa: E402, F401  isort: skip
 
 __all__ = ["TARGETS", "CompileStats", "JitTarget", "Target", "compile", "compile_library", "get_target"]
 __all__ += ["register_target"]

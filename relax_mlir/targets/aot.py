@@ -38,6 +38,7 @@ from relax_mlir.runtime.toolchain import find_tool
 from relax_mlir.targets import steps
 from relax_mlir.targets.base import CompileStats, Target, check_opt_level, register_target
 from relax_mlir.targets.codegen import llvm_level
+from relax_mlir.transforms.schedules import VectorUnit
 
 # Passes of relax-O<n> that need the Python process at run time (numpy's OpenBLAS, libomp).
 PROCESS_PASSES = ("relax-dispatch-blas", "relax-parallelize-kernels")
@@ -60,10 +61,11 @@ class Library:
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
 
-def aot_pipeline(opt_level: int) -> Pipeline:
-    """``relax-O<opt_level>`` without the passes that need the Python process (O3 is therefore O2)."""
+def aot_pipeline(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
+    """``relax-O<opt_level>`` without the passes that need the Python process (O3 is therefore O2);
+    ``vectors``: the vector registers to tile for, when not AVX-512's (``relax_level``)."""
     check_opt_level(opt_level)
-    level = relax_level(opt_level)
+    level = relax_level(opt_level, vectors)
     return without(level, *(p for p in PROCESS_PASSES if p in {e.name for e in level}))
 
 
@@ -80,7 +82,8 @@ def find_compiler(target: AotTarget) -> str:
     raise RelaxError(f"no C compiler for target {target.name} found: install {packages}")
 
 
-def _run_tool(args: list[str], what: str) -> None:
+def run_tool(args: list[str], what: str) -> None:
+    """Run a tool; ``CompileError`` naming ``what`` with its output when it fails."""
     result = subprocess.run(args, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         detail = (result.stderr or result.stdout).strip()
@@ -105,7 +108,7 @@ def _cpu(t: AotTarget, cpu: str | None, llc: str) -> str:
     return cpu
 
 
-def _check_lowered(op: ir.Operation) -> None:
+def check_lowered(op: ir.Operation) -> None:
     """Nothing in the LLVM-dialect module may call into OpenMP (libomp is not in the library)."""
     bad: list[str] = []
 
@@ -126,7 +129,8 @@ def _check_lowered(op: ir.Operation) -> None:
         )
 
 
-def _apis(signatures: dict[str, dict]) -> list[capi.FunctionApi]:
+def function_apis(signatures: dict[str, dict]) -> list[capi.FunctionApi]:
+    """The C API of each function; ``CompileError`` when two get one C name."""
     apis = [capi.function_api(name, sig) for name, sig in signatures.items()]
     seen: dict[str, str] = {}
     for api in apis:
@@ -172,7 +176,7 @@ class AotTarget(Target):
         **options: object,
     ) -> tuple[bytes, dict[str, dict]]:
         """The LLVM-dialect module as bytecode (mlir-translate reads it), and the signatures."""
-        _check_lowered(op)
+        check_lowered(op)
         return steps.bytecode(op), signatures
 
     def compile_library(  # type: ignore[override]
@@ -213,14 +217,14 @@ class AotTarget(Target):
         lib = Library(out, None, spec.name, cpu_name)
         stats = CompileStats(lib.stages)
         data, signatures = self.build(source, opt_level, stats=stats, source_name=source_name)
-        apis = _apis(signatures)
+        apis = function_apis(signatures)
         level = llvm_level(opt_level)
         with tempfile.TemporaryDirectory(prefix="relax_compile_") as tmp:
             work = Path(tmp)
             (work / "model.mlirbc").write_bytes(data)
             t = time.perf_counter()
             ll = work / "model.ll"
-            _run_tool(
+            run_tool(
                 [tools["mlir-translate"], "--mlir-to-llvmir", str(work / "model.mlirbc"), "-o", str(ll)],
                 "mlir-translate --mlir-to-llvmir",
             )
@@ -230,11 +234,11 @@ class AotTarget(Target):
                 return lib
             target_flags = [f"-mtriple={spec.triple}", f"-mcpu={cpu_name}"]
             bc = work / "model.bc"
-            _run_tool([tools["opt"], f"-O{level}", *target_flags, str(ll), "-o", str(bc)], "opt")
+            run_tool([tools["opt"], f"-O{level}", *target_flags, str(ll), "-o", str(bc)], "opt")
             lib.stages["llvm ir"] = time.perf_counter() - t
             t = time.perf_counter()
             obj = work / "model.o"
-            _run_tool(
+            run_tool(
                 [
                     tools["llc"],
                     f"-O{level}",
@@ -260,7 +264,7 @@ class AotTarget(Target):
             (work / "wrapper.c").write_text(capi.wrapper_source(apis, header_path.name, prefix))
             exports = work / "exports.map"
             exports.write_text("{\n  global:\n    " + prefix + "_*;\n  local:\n    *;\n};\n")
-            _run_tool(
+            run_tool(
                 [
                     cc,
                     "-shared",

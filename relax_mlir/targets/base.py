@@ -123,7 +123,7 @@ class Target:
         """A shared library of ``module`` (ahead-of-time targets)."""
         raise RelaxError(
             f"target '{self.name}' runs in this process: use compile(); compile_library targets: "
-            f"{', '.join(sorted(n for n, t in TARGETS.items() if not isinstance(t, JitTarget)))}"
+            f"{', '.join(sorted(n for n, t in TARGETS.items() if type(t).compile_library is not Target.compile_library))}"
         )
 
 

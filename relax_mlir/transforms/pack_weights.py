@@ -2,7 +2,8 @@
 
 A ``relax.matmul(x, W)`` with ``x`` [..., k] (rank >= 2) and ``W`` a 2-D f32 constant [k, n] (or a
 ``permute_dims`` of one, as ONNX ``Gemm(transB=1)`` gives) becomes ``relax.matmul_packed(x, P)`` with
-``P`` [np, k, 16] the column panels of ``W`` (``n`` padded with zeros to a multiple of 32), computed
+``P`` [np, k, w] the column panels of ``W``, one vector wide (``w`` = 16 f32 for AVX-512's 512 bits, 4
+for the 128 of wasm's SIMD128: option ``vector-bits``; ``n`` padded with zeros to a multiple of ``2 w``), computed
 once at compile time: in numpy when the weight's bytes can be read (inline ``dense``, or a
 ``dense_resource`` blob read from bytecode), else as relax ops (``pad``, ``reshape``, ``permute_dims``)
 evaluated like ``relax-fold-constants`` does. Packed weights stream from consecutive addresses
@@ -31,8 +32,9 @@ from relax_mlir.transforms.fold_constants import _Folder
 from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, walk_relax_ops
 
-WIDTH = 16  # columns per panel: one AVX-512 vector of f32
-ALIGN = 2  # panels: n is padded to a multiple of WIDTH * ALIGN (the kernel's register block)
+VECTOR_BITS = 512  # default vector width: a panel is one AVX-512 vector of f32
+WIDTH = VECTOR_BITS // 32  # columns per panel by default
+ALIGN = 2  # panels: n is padded to a multiple of width * ALIGN (the kernel's register block)
 
 
 def _tensor(v: ir.Value) -> TensorType | None:
@@ -66,17 +68,21 @@ def _packable(op: ir.Operation) -> tuple[int, int] | None:
     return k, n
 
 
-def _pack(w: ir.Value, k: int, n: int, loc: ir.Location) -> ir.Value:
-    """Relax ops computing the panels [np, k, WIDTH] of ``w`` [k, n]."""
-    step = WIDTH * ALIGN
+def _pack(w: ir.Value, k: int, n: int, width: int, loc: ir.Location) -> ir.Value:
+    """Relax ops computing the panels [np, k, width] of ``w`` [k, n]."""
+    step = width * ALIGN
     cols = -(-n // step) * step
     if cols != n:
         w = pad(w, [0, 0, 0, cols - n], loc=loc)
-    return permute_dims(reshape(w, [k, cols // WIDTH, WIDTH], loc=loc), [1, 0, 2], loc=loc)
+    return permute_dims(reshape(w, [k, cols // width, width], loc=loc), [1, 0, 2], loc=loc)
 
 
-def pack_weights(module: ir.Operation, opt_level: int = 3) -> int:
-    """Rewrite every packable matmul of ``module``; the number rewritten."""
+def pack_weights(module: ir.Operation, opt_level: int = 3, vector_bits: int = VECTOR_BITS) -> int:
+    """Rewrite every packable matmul of ``module`` with panels one ``vector_bits`` vector wide; the number
+    rewritten."""
+    if vector_bits < 32 or vector_bits % 32:
+        raise RelaxError(f"vector-bits must be a positive multiple of 32, got {vector_bits}")
+    width = vector_bits // 32
     total = 0
     for f in functions(module):
         ops = [op for op in walk_relax_ops(f.regions[0].blocks[0]) if op.name == "relax.matmul"]
@@ -90,9 +96,9 @@ def pack_weights(module: ir.Operation, opt_level: int = 3) -> int:
             with ir.InsertionPoint(op), op.location:
                 array = arrays.get(weight)
                 if array is not None:
-                    p = constant(_pack_array(array.reshape(k, n)), loc=op.location)
+                    p = constant(_pack_array(array.reshape(k, n), width), loc=op.location)
                 else:
-                    p = _pack(weight, k, n, op.location)
+                    p = _pack(weight, k, n, width, op.location)
                     pending.append(p)
                 y = matmul_packed(op.operands[0], p, n, loc=op.location)
             if y.type != op.results[0].type:  # the deduced type must be the matmul's, as spelled
@@ -108,14 +114,14 @@ def pack_weights(module: ir.Operation, opt_level: int = 3) -> int:
     return total
 
 
-def _pack_array(w: np.ndarray) -> np.ndarray:
+def _pack_array(w: np.ndarray, width: int) -> np.ndarray:
     """``_pack`` in numpy."""
     k, n = w.shape
-    step = WIDTH * ALIGN
+    step = width * ALIGN
     cols = -(-n // step) * step
     padded = np.zeros((k, cols), np.float32)
     padded[:, :n] = w
-    return np.ascontiguousarray(padded.reshape(k, cols // WIDTH, WIDTH).transpose(1, 0, 2))
+    return np.ascontiguousarray(padded.reshape(k, cols // width, width).transpose(1, 0, 2))
 
 
 def _weights(values: list[ir.Value]) -> dict[ir.Value, np.ndarray]:
@@ -182,6 +188,7 @@ class PackWeights:
     """Matmuls by constant 2-D f32 weights use weights packed into column panels at compile time."""
 
     opt_level: int = 3
+    vector_bits: int = VECTOR_BITS
 
     def run(self, module: ir.Operation) -> None:
-        pack_weights(module, self.opt_level)
+        pack_weights(module, self.opt_level, self.vector_bits)

@@ -25,7 +25,7 @@ from relax_mlir.targets.aot import aot_pipeline
 from relax_mlir.targets.cpu import CpuTarget
 
 ROOT = Path(__file__).resolve().parents[2]
-KNOWN = "available targets: aarch64, cpu, cuda, x86_64"
+KNOWN = "available targets: aarch64, cpu, cuda, wasm32, x86_64"
 
 # the named pipelines as text (math goes to libm before the vector lowering: f64 erf on vectors)
 OLD_PIPELINES = {
@@ -109,7 +109,7 @@ def toy() -> Iterator[str]:
 
 
 def test_registry_lists_every_target() -> None:
-    assert sorted(TARGETS) == ["aarch64", "cpu", "cuda", "x86_64"]
+    assert sorted(TARGETS) == ["aarch64", "cpu", "cuda", "wasm32", "x86_64"]
     assert all(get_target(name).name == name for name in TARGETS)
 
 

@@ -14,6 +14,10 @@ large as its static shape, which ``convert-vector-to-scf{full-unroll}`` unrolls 
 row at compile time (a dim of 2**40 never finishes; one over 2**32 aborts LLVM). ``bound_vectors`` tiles
 those with a static operand of more than ``MAX_VECTOR`` elements first, to one row of at most
 ``ROW_TILE`` elements per vector (smaller ones unroll into few vector ops, which compile and run faster).
+
+Register tiles are sized for a ``VectorUnit`` (the pass options ``vector-bits`` and ``vector-registers``):
+by default AVX-512's 32 registers of 512 bits, which the CPU targets use; the wasm32 target passes SIMD128's
+128 bits and the 16 registers engines give it (x86's xmm0-15), so that its tiles do not spill.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 
 from mlir import ir, passmanager
 
+from relax_mlir.errors import PassError
 from relax_mlir.lowering.kernel import DESTINATIONS_ATTR
 from relax_mlir.transforms.empty_loops import fold_empty_loops
 from relax_mlir.transforms.fuse_kernels import pin_results
@@ -32,12 +37,41 @@ from relax_mlir.transforms.transform_script import run_transform_script
 
 
 @dataclass(frozen=True)
+class VectorUnit:
+    """The vector registers that register tiles are sized for: their width in bits and how many there are.
+
+    The default is AVX-512 (32 registers of 16 f32 lanes). A register tile keeps half the registers as
+    accumulators (``tile_rows`` rows of two vectors), the rest holds operands."""
+
+    bits: int = 512
+    registers: int = 32
+
+    def __post_init__(self) -> None:
+        if self.bits < 32 or self.bits % 32 or self.registers < 4:
+            raise PassError(
+                "vector-bits must be a positive multiple of 32 and vector-registers "
+                f"at least 4, got vector-bits={self.bits} vector-registers={self.registers}"
+            )
+
+    @property
+    def lanes(self) -> int:
+        """f32 lanes per vector."""
+        return self.bits // 32
+
+    @property
+    def tile_rows(self) -> int:
+        """Rows of a register tile of two vectors per row (8 for AVX-512, 4 for 16 registers)."""
+        return max(1, self.registers // 4)
+
+
+@dataclass(frozen=True)
 class Schedule:
-    """A named transform-dialect schedule, applied when any of ``ops`` occurs in the module."""
+    """A named transform-dialect schedule, applied when any of ``ops`` occurs in the module; ``body(suffix,
+    unit)`` returns its transform IR for the vector unit ``unit``."""
 
     name: str
     ops: frozenset[str]
-    body: Callable[[str], str]
+    body: Callable[[str, VectorUnit], str]
     prepare: Callable[[ir.Operation], None] | None = None
 
 
@@ -51,10 +85,10 @@ MAX_VECTOR = 64 * ROW_TILE  # static ops up to this many elements are vectorized
 
 def register_schedule(
     name: str, *, ops: tuple[str, ...], prepare: Callable[[ir.Operation], None] | None = None
-) -> Callable[[Callable[[str], str]], Callable]:
-    """Register ``fn(suffix) -> transform IR`` as the schedule ``name``, triggered by ``ops``."""
+) -> Callable[[Callable[[str, VectorUnit], str]], Callable]:
+    """Register ``fn(suffix, unit) -> transform IR`` as the schedule ``name``, triggered by ``ops``."""
 
-    def wrap(fn: Callable[[str], str]) -> Callable[[str], str]:
+    def wrap(fn: Callable[[str, VectorUnit], str]) -> Callable[[str, VectorUnit], str]:
         SCHEDULES[name] = Schedule(name, frozenset(ops), fn, prepare)
         return fn
 
@@ -196,7 +230,11 @@ def _present_ops(root: ir.Operation, wanted: set[str]) -> set[str]:
 class ScheduleKernels:
     """Tile and vectorize kernels with the registered transform-dialect schedules (on tensors)."""
 
+    vector_bits: int = VectorUnit.bits
+    vector_registers: int = VectorUnit.registers
+
     def run(self, module: ir.Operation) -> None:
+        unit = VectorUnit(self.vector_bits, self.vector_registers)
         fold_empty_loops(module)
         wanted = {op for s in SCHEDULES.values() for op in s.ops}
         present = _present_ops(module, wanted)
@@ -210,7 +248,7 @@ class ScheduleKernels:
         passmanager.PassManager.parse("builtin.module(canonicalize)").run(module)
         mark_unclaimed(module)
         try:
-            run_transform_script(module, "".join(s.body(f"_{i}") for i, s in enumerate(active)))
+            run_transform_script(module, "".join(s.body(f"_{i}", unit) for i, s in enumerate(active)))
         finally:
             unmark(module)
         # canonicalization may fold a kernel's write into its destination away (an identity copy

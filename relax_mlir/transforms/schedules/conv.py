@@ -12,7 +12,7 @@ dynamic size, stay (tiled) scalar loops.
 
 from __future__ import annotations
 
-from relax_mlir.transforms.schedules import bound_vectors, register_schedule, vectorize_linalg
+from relax_mlir.transforms.schedules import VectorUnit, bound_vectors, register_schedule, vectorize_linalg
 
 OW_TILE = 8
 # op -> tile sizes over its loops (in linalg's loop order): one output row segment, one window row
@@ -63,6 +63,6 @@ def _schedule(op: str, tiles: tuple[int, ...], i: str) -> str:
 
 
 @register_schedule("conv-window", ops=tuple(WINDOW_OPS))
-def window_schedule(suffix: str) -> str:
+def window_schedule(suffix: str, unit: VectorUnit) -> str:
     """Every depthwise/grouped/symbolic-kernel conv and pooling: row-segment tiles, decomposed to 1-D, vectorized."""
     return "".join(_schedule(op, tiles, f"{suffix}_{j}") for j, (op, tiles) in enumerate(WINDOW_OPS.items()))

@@ -8,23 +8,23 @@ ops have static inner dims whatever ``m`` is: nothing falls back to scalar code.
 
 With several threads, ``relax-parallelize-kernels`` has already split each op along its panels into
 ``scf.forall`` chunks of whole register blocks (``PACKED_PANELS``); the schedule tiles the chunks alike.
-Each op is blocked for the caches (rows x panels x depth), then tiled into register blocks
-(8 rows x ``PANELS`` panels for ``main``, 1 row x ``REST_PANELS`` panels for ``rest``) with the depth loop
-innermost; the panel loop is peeled (a cache block that is not a multiple of the register block);
+Each op is blocked for the caches (rows x ``CACHE_COLUMNS`` columns x depth), then tiled into register
+blocks (``VectorUnit.tile_rows`` rows, at most the 8 of a row block, x ``PANELS`` panels for ``main``, 1 row
+x ``tile_rows`` panels for ``rest``: 8 x 2 and 1 x 8 on AVX-512, 4 x 2 and 1 x 4 with 16 registers; a panel
+is one vector wide, ``relax-pack-weights``) with the depth loop innermost; the panel loop is peeled (a cache block that is not a multiple of the register block);
 unit dims are folded, the static blocks vectorized, the accumulators hoisted out of the depth loop,
 and the products contracted to FMAs (``relax-fuse-multiply-add``). bench/bench_packed.py measures it.
 """
 
 from __future__ import annotations
 
-from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
-from relax_mlir.transforms.schedules import register_schedule, vectorize_to_outer_products
+from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS, PACKED_ROWS
+from relax_mlir.transforms.schedules import VectorUnit, register_schedule, vectorize_to_outer_products
 
 ROW_BLOCKS = 8  # row blocks of 8 per cache block
-CACHE_PANELS = 16  # panels per cache block
+CACHE_COLUMNS = 256  # columns per cache block (16 panels of 16 on AVX-512)
 DEPTH = 1024  # depth per cache block
-PANELS = PACKED_PANELS  # panels per register block (main): 8 x 2 vectors of accumulators
-REST_PANELS = 8  # panels per register block (remaining rows)
+PANELS = PACKED_PANELS  # panels per register block (main): tile_rows x 2 vectors of accumulators
 # the contractions keep unit dims (one row, one panel): drop them before lowering to outer products
 UNIT_DIM_PATTERNS = """
 transform.apply_patterns.vector.cast_away_vector_leading_one_dim
@@ -34,6 +34,14 @@ transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
 
 def _tile_type(loops: int) -> str:
     return f"(!transform.any_op) -> ({', '.join(['!transform.any_op'] * (loops + 1))})"
+
+
+def _rows(unit: VectorUnit) -> int:
+    """Rows of a ``main`` register block: 0 (the whole row block) when ``tile_rows`` covers it, else the
+    largest divisor of the row block not above ``tile_rows``."""
+    if unit.tile_rows >= PACKED_ROWS:
+        return 0
+    return max(d for d in range(1, unit.tile_rows + 1) if PACKED_ROWS % d == 0)
 
 
 def _tile(kind: str, outer: list[int], inner: list[int], peel: int, s: str) -> str:
@@ -55,10 +63,13 @@ def _tile(kind: str, outer: list[int], inner: list[int], peel: int, s: str) -> s
 
 
 @register_schedule("packed_matmul", ops=("linalg.generic",))
-def packed_matmul_schedule(s: str) -> str:
+def packed_matmul_schedule(s: str, unit: VectorUnit) -> str:
     """The marked generics: cache blocks, peeled register blocks, vectorized to FMAs."""
-    main = _tile("main", [ROW_BLOCKS, 0, CACHE_PANELS, 0, DEPTH], [1, 0, PANELS, 0, 1], 1, s)
-    rest = _tile("rest", [0, CACHE_PANELS, 0, DEPTH], [1, REST_PANELS, 0, 1], 1, s)
+    cache_panels = max(PANELS, CACHE_COLUMNS // unit.lanes)
+    rows = _rows(unit)
+    peel = 2 if rows else 1  # the panel loop among the tiled loops
+    main = _tile("main", [ROW_BLOCKS, 0, cache_panels, 0, DEPTH], [1, rows, PANELS, 0, 1], peel, s)
+    rest = _tile("rest", [0, cache_panels, 0, DEPTH], [1, unit.tile_rows, 0, 1], 1, s)
     return f"""{main}{rest}
     %pm{s} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PACKED_ATTR} = "main"}} in %root : (!transform.any_op) -> !transform.any_op
     %pr{s} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PACKED_ATTR} = "rest"}} in %root : (!transform.any_op) -> !transform.any_op

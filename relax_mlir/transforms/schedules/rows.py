@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.transforms.schedules import register_schedule
+from relax_mlir.transforms.schedules import VectorUnit, register_schedule
 
 ROW_TILES = "relax.row_tiles"
 MAX_RANK = 6
@@ -107,7 +107,7 @@ def _fuse(tiles: list[int], i: str) -> str:
 
 
 @register_schedule("rows", ops=("linalg.generic",), prepare=mark_row_roots)
-def rows_schedule(suffix: str) -> str:
+def rows_schedule(suffix: str, unit: VectorUnit) -> str:
     """Every marked root: tiled to rows with its producers fused (one variant per tiling)."""
     variants = [[1] * k + [0] * (rank - k) for rank in range(2, MAX_RANK + 1) for k in range(1, rank)]
     # the producers now fused into row loops are dead: erase them before later schedules match them
