@@ -51,6 +51,7 @@ links into the ``.wasm``). wasm32 memory is at most 4 GiB: larger inputs or outp
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.metadata
 import json
@@ -68,6 +69,7 @@ from typing import Any
 import llvmlite.binding as llvm
 import numpy as np
 from mlir import ir
+from mlir.dialects import llvm as llvm_dialect
 
 from relax_mlir.dialects.types import NUMPY_DTYPES
 from relax_mlir.errors import CompileError, InputError, OutOfMemoryError, RelaxError, WasmTrapError
@@ -224,6 +226,55 @@ def _wasm_lowering() -> Pipeline:
     )
 
 
+_SCALAR_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+
+
+def _type_bytes(t: str) -> int | None:
+    """The allocation size of a scalar or power-of-two vector LLVM type (``f32``, ``vector<16xf32>``)."""
+    if t in _SCALAR_BYTES:
+        return _SCALAR_BYTES[t]
+    if re.fullmatch(r"i\d+", t):
+        return max(1, 1 << (int(t[1:]) - 1).bit_length()) // 8 or 1
+    vec = re.fullmatch(r"vector<(\d+)x(\w+)>", t)
+    if vec and int(vec.group(1)) & (int(vec.group(1)) - 1) == 0:
+        inner = _type_bytes(vec.group(2))
+        return None if inner is None else int(vec.group(1)) * inner
+    return None
+
+
+def sizes_in_64_bits(op: ir.Operation) -> None:
+    """Compute buffer sizes as ``n * sizeof`` in i64 instead of ``ptrtoint(gep null[n])``.
+
+    MLIR's memref lowering sizes allocations with the null-GEP idiom, which on wasm32's 32-bit pointers
+    wraps modulo 4 GiB: a larger buffer would get a small allocation. In i64 the allocation hook sees the
+    real size and reports it (``OutOfMemoryError``)."""
+    found: list[tuple[ir.Operation, ir.Value, int]] = []
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        if inner.name != "llvm.ptrtoint" or str(inner.results[0].type) != "i64":
+            return ir.WalkResult.ADVANCE
+        gep = inner.operands[0].owner
+        if not isinstance(gep, ir.Operation) and hasattr(gep, "operation"):
+            gep = gep.operation
+        if not isinstance(gep, ir.Operation) or gep.name != "llvm.getelementptr" or len(gep.operands) != 2:
+            return ir.WalkResult.ADVANCE
+        base = gep.operands[0].owner
+        base = base.operation if hasattr(base, "operation") else base
+        size = _type_bytes(str(ir.TypeAttr(gep.attributes["elem_type"]).value))
+        if getattr(base, "name", "") == "llvm.mlir.zero" and size and str(gep.operands[1].type) == "i64":
+            found.append((inner, gep.operands[1], size))
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    i64 = ir.IntegerType.get_signless(64)
+    for ptrtoint, count, size in found:
+        with ir.InsertionPoint(ptrtoint), ptrtoint.location:
+            c = llvm_dialect.ConstantOp(i64, ir.IntegerAttr.get(i64, size)).result
+            product = llvm_dialect.MulOp(count, c, ir.Attribute.parse("#llvm.overflow<none>")).result
+        ptrtoint.results[0].replace_all_uses_with(product)
+        ptrtoint.erase()
+
+
 @dataclass
 class WasmModule:
     """What a wasm32 build produces: the module's bytes, the signatures, where time went."""
@@ -297,7 +348,9 @@ class WasmInstance:
             found = _OOM.search(message)
             if found:
                 raise out_of_memory(name, int(found.group(1))) from None
-            raise WasmTrapError(f"@{name}: the wasm32 module trapped: {str(e).splitlines()[0]}") from None
+            lines = [line.strip() for line in e.message.splitlines() if line.strip()]
+            reason = lines[-1].split(": ", 1)[-1] if lines else "unknown trap"
+            raise WasmTrapError(f"@{name}: the wasm32 module trapped ({reason})") from None
 
 
 @functools.cache
@@ -305,7 +358,9 @@ def _engine() -> Any:
     wt = wasmtime_module()
     config = wt.Config()
     config.wasm_simd = True
-    return wt.Engine(config)
+    engine = wt.Engine(config)
+    atexit.register(engine.close)  # before interpreter teardown, when wasmtime can still free it
+    return engine
 
 
 def _aligned(n: int) -> int:
@@ -493,6 +548,7 @@ class WasmTarget(JitTarget):
         **options: Any,
     ) -> WasmModule:
         check_lowered(op)
+        sizes_in_64_bits(op)
         apis = function_apis(signatures)
         t = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="relax_wasm_") as tmp:
