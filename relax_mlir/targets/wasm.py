@@ -25,7 +25,10 @@ Toolchain (``pip install relax_mlir[wasm]``: the ``ziglang`` and ``wasmtime`` wh
 
 The module imports nothing and exports ``memory``, ``malloc``, ``free``, ``<prefix>_last_error`` and, per
 public function ``@f``, ``<prefix>_f`` and ``<prefix>_f_output_shapes`` (``capi.py`` documents them; the
-prefix is ``relax``). A ``relax_tensor`` in wasm32 memory (size 24, alignment 8; checked at compile time):
+prefix is ``relax``), plus ``_initialize``: the WASI reactor's constructor entry, which a host calls once
+after instantiating (the Python runner does; it needs no import). Integer arguments of the C API are
+``int64_t`` (a JavaScript ``BigInt``), pointers are ``i32`` addresses in ``memory``. Memory grows on
+``malloc`` (views of ``memory.buffer`` must be re-made after any call). A ``relax_tensor`` in wasm32 memory (size 24, alignment 8; checked at compile time):
 
 | field | offset | size | type |
 | --- | --- | --- | --- |
@@ -433,6 +436,11 @@ class WasmFunction(Signature):
             )
             self._check(inst.call(self._fn, self.name, tensors_at, n_in, out_block, len(outs)))
             base = inst.base()
+            for spec, (a, _), data_at in zip(self.inputs, values, in_at[n_in : 2 * n_in]):
+                if spec.inplace and a.nbytes:  # the function updated its copy: update the caller's array
+                    a.reshape(-1).view(np.uint8)[:] = np.frombuffer(
+                        ctypes_bytes(base + block + data_at, a.nbytes), np.uint8
+                    )
             results: list[Any] = []
             for (kind, _, _, _), o, data_at in zip(self._out_specs, outs, out_at[len(outs) : 2 * len(outs)]):
                 if o.nbytes:

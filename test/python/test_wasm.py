@@ -91,6 +91,20 @@ def test_tuple_shape_and_prim_outputs(b: int, s: int) -> None:
     assert shape == (b, s) and prim == b * s + 1
 
 
+INPLACE = (ROOT / "test/python/test_aot.py").read_text().split('INPLACE = """')[1].split('"""')[0]
+
+
+def test_inplace_parameter_is_updated_like_on_the_cpu() -> None:
+    cpu, exe = both(INPLACE)
+    cache = np.random.default_rng(1).standard_normal((4, 1, 2, 8)).astype(np.float32)
+    k = np.full((1, 1, 2, 8), 0.5, np.float32)
+    cache_cpu = cache.copy()
+    np.testing.assert_allclose(exe(cache, k, 3), cpu(cache_cpu, k, 3), rtol=1e-6)
+    np.testing.assert_array_equal(cache, cache_cpu)
+    assert (cache[3] == 0.5).all()
+    assert errors_of(exe, cache, k, 2, name="append") == errors_of(cpu, cache, k, 2, name="append")
+
+
 def test_module_imports_nothing_and_exports_the_c_api(tmp_path: Path) -> None:
     fn = build_fn({"x": rb.tensor(["n", 4])}, lambda x: R.tanh(x))
     lib = compile_library(str(fn), tmp_path / "m.wasm", target="wasm32")
