@@ -46,9 +46,11 @@ runner raises ``OutOfMemoryError``; any other trap is a ``WasmTrapError`` (the i
 what compiled code had allocated before the trap is not freed).
 
 Not supported (``CompileError`` before lowering, naming the function): outputs whose dims depend on the
-data (``nonzero``, ``unique``: the C API sizes every output before the call), dtypes the C API rejects,
-and ``relax.call_dps_library`` calls to anything but functions compiled into the module (nothing else
-links into the ``.wasm``). wasm32 memory is at most 4 GiB: larger inputs or outputs raise
+data (``nonzero``, ``unique``: the C API sizes every output before the call), dtypes the C API rejects;
+(``CompileError`` "unsupported on wasm32" before LLVM's backend, which would abort or hang): arithmetic in
+bf16 and comparisons of f16 vectors (LLVM 22's WebAssembly backend without the fp16 proposal);
+and ``relax.call_dps_library`` calls to anything but libc/libm functions (nothing else links into the
+``.wasm``: the link fails naming the undefined symbol). wasm32 memory is at most 4 GiB: larger inputs or outputs raise
 ``OutOfMemoryError``; an intermediate buffer over 4 GiB is not detected (its size wraps).
 """
 
@@ -84,7 +86,7 @@ from relax_mlir.runtime.toolchain import find_tool
 from relax_mlir.targets import steps
 from relax_mlir.targets.aot import aot_pipeline, check_lowered, function_apis, run_tool
 from relax_mlir.targets.base import CompileStats, JitTarget, check_opt_level, register_target
-from relax_mlir.targets.codegen import external_functions, llvm_level
+from relax_mlir.targets.codegen import llvm_level
 
 TRIPLE = "wasm32-unknown-wasi"
 FEATURES = "+simd128"
@@ -119,6 +121,11 @@ void *_mlir_memref_to_llvm_alloc(uint64_t size) {
 
 void _mlir_memref_to_llvm_free(void *ptr) { free(ptr); }
 """
+_BF16_MOVES = frozenset(
+    "load store getelementptr fpext phi select bitcast extractelement insertelement shufflevector "
+    "insertvalue extractvalue alloca ret br define".split()
+)
+_F16_VECTOR_COMPARE = re.compile(r"fcmp \w+ <\d+ x half>")
 _OOM = re.compile(r"out of memory: compiled code could not allocate (\d+) bytes")
 
 
@@ -164,13 +171,39 @@ def object_code(llvm_ir: str, opt_level: int) -> bytes:
     module.triple = TRIPLE
     module.data_layout = str(tm.target_data)
     module.verify()
+    check_bf16(llvm_ir)
+    f16 = " half" in llvm_ir
     if level > 0:
         tuning = llvm.create_pipeline_tuning_options(speed_level=level)
-        tuning.loop_vectorization = True
-        tuning.slp_vectorization = True
+        # LLVM's vectorizers would make f16 vectors, whose comparisons hang the wasm backend (below)
+        tuning.loop_vectorization = tuning.slp_vectorization = not f16
         builder = llvm.create_pass_builder(tm, tuning)
         builder.getModulePassManager().run(module, builder)
+    if f16:
+        found = _F16_VECTOR_COMPARE.search(str(module))
+        if found:
+            raise CompileError(
+                f"unsupported on wasm32: the module compares f16 vectors ('{found.group(0)}'), which LLVM 22's "
+                "WebAssembly backend cannot compile (it loops forever in instruction selection without the "
+                "fp16 proposal, which node 20 lacks); compute in f32 (relax.astype) instead"
+            )
     return tm.emit_object(module)
+
+
+def check_bf16(llvm_ir: str) -> None:
+    """LLVM 22's WebAssembly backend cannot round f32 to bf16 (``fp_to_bf16``: it aborts the process), so
+    bf16 may only be moved (loaded, stored, widened), never computed or narrowed to."""
+    if " bfloat" not in llvm_ir:
+        return
+    for line in llvm_ir.splitlines():
+        if "bfloat" in line and not line.lstrip().startswith(("declare", ";")):
+            opcode = line.split("= ", 1)[1].split()[0] if "= " in line else line.split()[0]
+            if opcode not in _BF16_MOVES:
+                raise CompileError(
+                    f"unsupported on wasm32: the module computes in bf16 ('{line.strip()[:120]}'), which "
+                    "LLVM 22's WebAssembly backend cannot compile (no f32 to bf16 rounding); compute in f32 "
+                    "(relax.astype) instead"
+                )
 
 
 def exports(apis: list[capi.FunctionApi], prefix: str) -> list[str]:
@@ -188,39 +221,18 @@ def link(obj: bytes, apis: list[capi.FunctionApi], prefix: str, work: Path, head
     wrapper = capi.wrapper_source(apis, header.name, prefix) + WASM_PRELUDE
     (work / "wrapper.c").write_text(wrapper)
     out = work / "model.wasm"
-    env_cache = {"ZIG_GLOBAL_CACHE_DIR": os.environ.get("ZIG_GLOBAL_CACHE_DIR", str(_zig_cache()))}
     args = [
         *zig(), "cc", "-target", "wasm32-wasi", "-O2", "-std=gnu11", "-Wall", "-mcpu=generic+simd128",
         f"-I{header.parent}", str(work / "wrapper.c"), str(work / "model.o"), "-o", str(out),
         "-mexec-model=reactor", f"-Wl,-z,stack-size={STACK_SIZE}",
         *(f"-Wl,--export={name}" for name in exports(apis, prefix)),
     ]  # fmt: skip
-    result = subprocess.run(args, capture_output=True, text=True, env={**os.environ, **env_cache})
+    result = subprocess.run(args, capture_output=True, text=True)
     if result.returncode != 0:
         raise CompileError(
             f"linking the wasm32 module failed (zig cc):\n{(result.stderr or result.stdout).strip()}"
         )
     return out.read_bytes()
-
-
-def _zig_cache() -> Path:
-    """Zig's cache (its wasi-libc build), under the compile cache so one setting moves both."""
-    return cache.cache_dir() / "zig"
-
-
-def check_externals(llvm_module: ir.Module) -> None:
-    """Every function the model calls must link into the module (C wrapper, wasi-libc's libc and libm)."""
-    bad = [
-        n
-        for n in external_functions(llvm_module)
-        if n.startswith(("_mlir_ciface_", "scipy_", "cblas_", "__kmpc", "omp_", "relax_"))
-        and n not in ("relax_malloc",)
-    ]
-    if bad:
-        raise CompileError(
-            f"the module calls {', '.join(sorted(set(bad)))}, which the wasm32 module cannot link (only "
-            "functions compiled from the module, libc and libm are in it)"
-        )
 
 
 def _wasm_lowering() -> Pipeline:

@@ -60,8 +60,8 @@ def compile_fn(
         try:
             _COMPILED[text] = compile(text, TARGET, opt_level=OPT_LEVEL)
         except CompileError as e:
-            if TARGET == "wasm32" and "depend on the data" in str(e):
-                pytest.skip(f"wasm32 cannot return outputs whose dims depend on the data: {e}")
+            if TARGET == "wasm32" and ("depend on the data" in str(e) or "unsupported on wasm32" in str(e)):
+                pytest.skip(f"a documented limit of wasm32 (targets/wasm.py): {e}")
             raise
     return _COMPILED[text]
 

@@ -11,7 +11,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-import oprun
 import pytest
 from oprun import compile_fn
 
@@ -381,11 +380,6 @@ def test_round_half_to_even_and_signed_zero() -> None:
 @pytest.mark.parametrize("dtype", ["f64", "f16"])
 def test_unary_other_floats(dtype: str) -> None:
     """f64 to about an ulp; f16 computed through f32 per op, so a few f16 ulps."""
-    if dtype == "f16" and oprun.TARGET == "wasm32":
-        pytest.skip(
-            "wasm32 has no f16 arithmetic: LLVM's wasm backend scalarizes every f16 vector op into "
-            "conversion libcalls, and codegen of this bundle of all unary ops runs for minutes"
-        )
     names = tuple(UNARY)
     exe = bundle(dtype, names, 1)
     rng = np.random.default_rng(9)

@@ -222,6 +222,17 @@ def test_unsupported_is_a_compile_error_naming_the_reason() -> None:
         compile(str(nonzero), "wasm32")
 
 
+def test_bf16_arithmetic_is_a_compile_error_not_an_abort() -> None:
+    fn = build_fn({"x": rb.tensor(["n"], "bf16")}, lambda x: R.add(x, x))
+    with pytest.raises(
+        CompileError, match=r"unsupported on wasm32: the module computes in bf16 .* fadd bfloat"
+    ):
+        compile(str(fn), "wasm32", use_cache=False)
+    f16 = compile(str(build_fn({"x": rb.tensor(["n"], "f16")}, lambda x: R.maximum(x, R.neg(x)))), "wasm32")
+    x = np.linspace(-3, 3, 11).astype(np.float16)
+    np.testing.assert_array_equal(f16(x), np.abs(x))  # f16 compares compile (scalar) and run
+
+
 def test_compiled_module_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RELAX_MLIR_CACHE", str(tmp_path))
     text = str(build_fn({"x": rb.tensor(["n"])}, lambda x: R.neg(x)))
