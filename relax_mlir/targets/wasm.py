@@ -13,22 +13,25 @@ Toolchain (``pip install relax_mlir[wasm]``: the ``ziglang`` and ``wasmtime`` wh
    wasi-libc's ``malloc(size_t)`` (a direct ``malloc(i64)`` call would mismatch wasm32's
    ``malloc(i32)``, and wasm-ld turns a signature mismatch into a stub that traps). ``index`` stays 64-bit,
    so memref descriptors are what the C API's wrapper builds (``int64_t`` offsets, sizes and strides;
-   pointers are 4 bytes). exp/erf/tanh are inlined polynomials (``relax-approximate-math``, they vectorize);
+   pointers are 4 bytes); buffer sizes are computed in i64 (``sizes_in_64_bits``), so a buffer over
+   4 GiB is a failed allocation, not a wrapped size. exp/erf/tanh are inlined polynomials (``relax-approximate-math``, they vectorize);
    other math calls musl's libm from wasi-libc (scalar).
 2. ``mlir-translate`` gives LLVM IR; llvmlite (LLVM 22) optimizes it (``-O<min(n, 2)>``) and emits a
    ``wasm32-unknown-wasi`` object with ``+simd128``. Relaxed SIMD is left out: node 20 (V8 11.3) rejects
-   it without ``--experimental-wasm-relaxed-simd``.
+   it without ``--experimental-wasm-relaxed-simd``. The first link builds wasi-libc into zig's cache
+   (~20 s, once per machine).
 3. ``python -m ziglang cc -target wasm32-wasi`` compiles the C wrapper of ``runtime/capi.py`` (with the
-   allocation hooks above) and links it with the object and wasi-libc (LLD 22) into a reactor module
-   without an entry point (``--no-entry``): the stack (``STACK_SIZE``) comes first in memory
-   (``--stack-first``), so a stack overflow traps instead of overwriting data.
+   allocation hooks above) and links it with the object and wasi-libc (LLD 22) into a WASI reactor
+   (``-mexec-model=reactor``: no entry point); zig puts the stack (``STACK_SIZE``) first in memory, so a
+   stack overflow traps instead of overwriting data.
 
 The module imports nothing and exports ``memory``, ``malloc``, ``free``, ``<prefix>_last_error`` and, per
 public function ``@f``, ``<prefix>_f`` and ``<prefix>_f_output_shapes`` (``capi.py`` documents them; the
 prefix is ``relax``), plus ``_initialize``: the WASI reactor's constructor entry, which a host calls once
 after instantiating (the Python runner does; it needs no import). Integer arguments of the C API are
 ``int64_t`` (a JavaScript ``BigInt``), pointers are ``i32`` addresses in ``memory``. Memory grows on
-``malloc`` (views of ``memory.buffer`` must be re-made after any call). A ``relax_tensor`` in wasm32 memory (size 24, alignment 8; checked at compile time):
+``malloc`` (views of ``memory.buffer`` must be re-made after any call). A ``relax_tensor`` in wasm32
+memory (size 24, alignment 8; checked by ``_Static_assert`` in the wrapper):
 
 | field | offset | size | type |
 | --- | --- | --- | --- |
@@ -50,8 +53,8 @@ data (``nonzero``, ``unique``: the C API sizes every output before the call), dt
 (``CompileError`` "unsupported on wasm32" before LLVM's backend, which would abort or hang): arithmetic in
 bf16 and comparisons of f16 vectors (LLVM 22's WebAssembly backend without the fp16 proposal);
 and ``relax.call_dps_library`` calls to anything but libc/libm functions (nothing else links into the
-``.wasm``: the link fails naming the undefined symbol). wasm32 memory is at most 4 GiB: larger inputs or outputs raise
-``OutOfMemoryError``; an intermediate buffer over 4 GiB is not detected (its size wraps).
+``.wasm``: the link fails naming the undefined symbol). wasm32 memory is at most 4 GiB: larger inputs,
+outputs or buffers raise ``OutOfMemoryError``.
 """
 
 from __future__ import annotations
