@@ -67,6 +67,27 @@ def check_chromium() -> str:
     return ""
 
 
+WASM_PROBE = """
+func.func @main(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
+  %0 = "relax.exp"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+  return %0 : !relax.tensor<["n"], f32>
+}
+"""
+
+
+def check_wasm() -> str:
+    """Build a one-op module for wasm32 (zig's clang, wasi-libc, wasm-ld) and run it with wasmtime."""
+    import numpy as np
+
+    from relax_mlir.targets import compile
+
+    try:
+        out = compile(WASM_PROBE, "wasm32", opt_level=1, use_cache=False)(np.zeros(3, np.float32))
+    except Exception as e:  # noqa: BLE001  (report every failure, whatever its type)
+        return f"wasm32: {e}"
+    return "" if out.tolist() == [1.0, 1.0, 1.0] else f"wasm32: the module computed {out.tolist()}"
+
+
 def main() -> int:
     problems: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,10 +103,12 @@ def main() -> int:
         problems.append(f"{tool} --version failed")
     if problem := check_chromium():
         problems.append(problem)
+    if problem := check_wasm():
+        problems.append(problem)
     for problem in problems:
         print(f"check-toolchains: error: {problem}", file=sys.stderr)
     if not problems:
-        print(f"check-toolchains: ok: C for {', '.join(aot.AOT_TARGETS)}, libomp, ptxas, chromium")
+        print(f"check-toolchains: ok: C for {', '.join(aot.AOT_TARGETS)}, libomp, ptxas, chromium, wasm32")
     return 1 if problems else 0
 
 

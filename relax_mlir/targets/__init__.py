@@ -40,8 +40,8 @@ def compile(  # noqa: A001  (the public name users expect)
     on_stage: Callable[[str, str], None] | None = None,
     chip: str = "sm_80",
 ) -> Executable:
-    """Compile every public relax function of ``module`` for ``target`` (``"cpu"``, ``"cuda"``, or any
-    registered ``JitTarget``).
+    """Compile every public relax function of ``module`` for ``target`` (``"cpu"``, ``"cuda"``,
+    ``"wasm32"``: a WebAssembly module run by wasmtime, ``targets/wasm.py``; or any registered ``JitTarget``).
 
     ``module`` is a module built with the builder, or relax IR text. ``opt_level`` (0-3) picks the
     relax pipeline ``relax-O<n>`` and LLVM's level; ``pipeline`` replaces the relax-level pipeline
@@ -77,7 +77,8 @@ def compile_library(
     source_name: str = "<relax-compile>",
 ) -> Library:
     """Compile every public relax function of ``module`` into a shared library at ``path`` for ``target``
-    (``"x86_64"`` or ``"aarch64"``: ``targets/aot.py`` documents the options)."""
+    (``"x86_64"`` or ``"aarch64"``: ``targets/aot.py`` documents the options), or into a WebAssembly module
+    and its signatures (``"wasm32"``: ``model.wasm`` and ``model.json``, ``targets/wasm.py``)."""
     return get_target(target).compile_library(
         module, path, opt_level=opt_level, cpu=cpu, header=header, prefix=prefix, emit=emit,
         source_name=source_name,

@@ -14,19 +14,25 @@ Toolchain (``pip install relax_mlir[wasm]``: the ``ziglang`` and ``wasmtime`` wh
    wasi-libc's ``malloc(size_t)`` (a direct ``malloc(i64)`` call would mismatch wasm32's
    ``malloc(i32)``, and wasm-ld turns a signature mismatch into a stub that traps). ``index`` stays 64-bit,
    so memref descriptors are what the C API's wrapper builds (``int64_t`` offsets, sizes and strides;
-   pointers are 4 bytes). exp/erf/tanh are inlined polynomials (``relax-approximate-math``, they vectorize);
+   pointers are 4 bytes); buffer sizes are computed in i64 (``sizes_in_64_bits``), so a buffer over
+   4 GiB is a failed allocation, not a wrapped size. exp/erf/tanh are inlined polynomials (``relax-approximate-math``, they vectorize);
    other math calls musl's libm from wasi-libc (scalar).
 2. ``mlir-translate`` gives LLVM IR; llvmlite (LLVM 22) optimizes it (``-O<min(n, 2)>``) and emits a
    ``wasm32-unknown-wasi`` object with ``+simd128``. Relaxed SIMD is left out: node 20 (V8 11.3) rejects
-   it without ``--experimental-wasm-relaxed-simd``.
+   it without ``--experimental-wasm-relaxed-simd``. The first link builds wasi-libc into zig's cache
+   (~20 s, once per machine).
 3. ``python -m ziglang cc -target wasm32-wasi`` compiles the C wrapper of ``runtime/capi.py`` (with the
-   allocation hooks above) and links it with the object and wasi-libc (LLD 22) into a reactor module
-   without an entry point (``--no-entry``): the stack (``STACK_SIZE``) comes first in memory
-   (``--stack-first``), so a stack overflow traps instead of overwriting data.
+   allocation hooks above) and links it with the object and wasi-libc (LLD 22) into a WASI reactor
+   (``-mexec-model=reactor``: no entry point); zig puts the stack (``STACK_SIZE``) first in memory, so a
+   stack overflow traps instead of overwriting data.
 
 The module imports nothing and exports ``memory``, ``malloc``, ``free``, ``<prefix>_last_error`` and, per
 public function ``@f``, ``<prefix>_f`` and ``<prefix>_f_output_shapes`` (``capi.py`` documents them; the
-prefix is ``relax``). A ``relax_tensor`` in wasm32 memory (size 24, alignment 8; checked at compile time):
+prefix is ``relax``), plus ``_initialize``: the WASI reactor's constructor entry, which a host calls once
+after instantiating (the Python runner does; it needs no import). Integer arguments of the C API are
+``int64_t`` (a JavaScript ``BigInt``), pointers are ``i32`` addresses in ``memory``. Memory grows on
+``malloc`` (views of ``memory.buffer`` must be re-made after any call). A ``relax_tensor`` in wasm32
+memory (size 24, alignment 8; checked by ``_Static_assert`` in the wrapper):
 
 | field | offset | size | type |
 | --- | --- | --- | --- |
@@ -44,14 +50,17 @@ runner raises ``OutOfMemoryError``; any other trap is a ``WasmTrapError`` (the i
 what compiled code had allocated before the trap is not freed).
 
 Not supported (``CompileError`` before lowering, naming the function): outputs whose dims depend on the
-data (``nonzero``, ``unique``: the C API sizes every output before the call), dtypes the C API rejects,
-and ``relax.call_dps_library`` calls to anything but functions compiled into the module (nothing else
-links into the ``.wasm``). wasm32 memory is at most 4 GiB: larger inputs or outputs raise
-``OutOfMemoryError``; an intermediate buffer over 4 GiB is not detected (its size wraps).
+data (``nonzero``, ``unique``: the C API sizes every output before the call), dtypes the C API rejects;
+(``CompileError`` "unsupported on wasm32" before LLVM's backend, which would abort or hang): arithmetic in
+bf16 and comparisons of f16 vectors (LLVM 22's WebAssembly backend without the fp16 proposal);
+and ``relax.call_dps_library`` calls to anything but libc/libm functions (nothing else links into the
+``.wasm``: the link fails naming the undefined symbol). wasm32 memory is at most 4 GiB: larger inputs,
+outputs or buffers raise ``OutOfMemoryError``.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.metadata
 import json
@@ -69,6 +78,7 @@ from typing import Any
 import llvmlite.binding as llvm
 import numpy as np
 from mlir import ir
+from mlir.dialects import llvm as llvm_dialect
 
 from relax_mlir.dialects.types import NUMPY_DTYPES
 from relax_mlir.errors import CompileError, InputError, OutOfMemoryError, RelaxError, WasmTrapError
@@ -80,12 +90,13 @@ from relax_mlir.runtime.toolchain import find_tool
 from relax_mlir.targets import steps, wasm_js
 from relax_mlir.targets.aot import aot_pipeline, check_lowered, function_apis, run_tool
 from relax_mlir.targets.base import CompileStats, JitTarget, check_opt_level, register_target
-from relax_mlir.targets.codegen import external_functions, llvm_level
+from relax_mlir.targets.codegen import llvm_level
 from relax_mlir.transforms.schedules import VectorUnit
 
 TRIPLE = "wasm32-unknown-wasi"
 FEATURES = "+simd128"
-SIMD128 = VectorUnit(128, 16)  # what kernels are tiled for: SIMD128, and the 16 registers engines use (x86 xmm0-15)
+# what kernels are tiled for: SIMD128, and the 16 registers engines use (x86 xmm0-15)
+SIMD128 = VectorUnit(128, 16)
 STACK_SIZE = 8 << 20  # bytes of shadow stack (kernels' stack buffers); Linux threads get as much
 INSTALL = "pip install relax_mlir[wasm]"
 TENSOR_SIZE = 24  # a relax_tensor in wasm32 (see the table above)
@@ -117,6 +128,11 @@ void *_mlir_memref_to_llvm_alloc(uint64_t size) {
 
 void _mlir_memref_to_llvm_free(void *ptr) { free(ptr); }
 """
+_BF16_MOVES = frozenset(
+    "load store getelementptr fpext phi select bitcast extractelement insertelement shufflevector "
+    "insertvalue extractvalue alloca ret br define".split()
+)
+_F16_VECTOR_COMPARE = re.compile(r"fcmp \w+ <\d+ x half>")
 _OOM = re.compile(r"out of memory: compiled code could not allocate (\d+) bytes")
 
 
@@ -162,13 +178,39 @@ def object_code(llvm_ir: str, opt_level: int) -> bytes:
     module.triple = TRIPLE
     module.data_layout = str(tm.target_data)
     module.verify()
+    check_bf16(llvm_ir)
+    f16 = " half" in llvm_ir
     if level > 0:
         tuning = llvm.create_pipeline_tuning_options(speed_level=level)
-        tuning.loop_vectorization = True
-        tuning.slp_vectorization = True
+        # LLVM's vectorizers would make f16 vectors, whose comparisons hang the wasm backend (below)
+        tuning.loop_vectorization = tuning.slp_vectorization = not f16
         builder = llvm.create_pass_builder(tm, tuning)
         builder.getModulePassManager().run(module, builder)
+    if f16:
+        found = _F16_VECTOR_COMPARE.search(str(module))
+        if found:
+            raise CompileError(
+                f"unsupported on wasm32: the module compares f16 vectors ('{found.group(0)}'), which LLVM 22's "
+                "WebAssembly backend cannot compile (it loops forever in instruction selection without the "
+                "fp16 proposal, which node 20 lacks); compute in f32 (relax.astype) instead"
+            )
     return tm.emit_object(module)
+
+
+def check_bf16(llvm_ir: str) -> None:
+    """LLVM 22's WebAssembly backend cannot round f32 to bf16 (``fp_to_bf16``: it aborts the process), so
+    bf16 may only be moved (loaded, stored, widened), never computed or narrowed to."""
+    if " bfloat" not in llvm_ir:
+        return
+    for line in llvm_ir.splitlines():
+        if "bfloat" in line and not line.lstrip().startswith(("declare", ";")):
+            opcode = line.split("= ", 1)[1].split()[0] if "= " in line else line.split()[0]
+            if opcode not in _BF16_MOVES:
+                raise CompileError(
+                    f"unsupported on wasm32: the module computes in bf16 ('{line.strip()[:120]}'), which "
+                    "LLVM 22's WebAssembly backend cannot compile (no f32 to bf16 rounding); compute in f32 "
+                    "(relax.astype) instead"
+                )
 
 
 def exports(apis: list[capi.FunctionApi], prefix: str) -> list[str]:
@@ -186,14 +228,13 @@ def link(obj: bytes, apis: list[capi.FunctionApi], prefix: str, work: Path, head
     wrapper = capi.wrapper_source(apis, header.name, prefix) + WASM_PRELUDE
     (work / "wrapper.c").write_text(wrapper)
     out = work / "model.wasm"
-    env_cache = {"ZIG_GLOBAL_CACHE_DIR": os.environ.get("ZIG_GLOBAL_CACHE_DIR", str(_zig_cache()))}
     args = [
         *zig(), "cc", "-target", "wasm32-wasi", "-O2", "-std=gnu11", "-Wall", "-mcpu=generic+simd128",
         f"-I{header.parent}", str(work / "wrapper.c"), str(work / "model.o"), "-o", str(out),
         "-mexec-model=reactor", f"-Wl,-z,stack-size={STACK_SIZE}",
         *(f"-Wl,--export={name}" for name in exports(apis, prefix)),
     ]  # fmt: skip
-    result = subprocess.run(args, capture_output=True, text=True, env={**os.environ, **env_cache})
+    result = subprocess.run(args, capture_output=True, text=True)
     if result.returncode != 0:
         raise CompileError(
             f"linking the wasm32 module failed (zig cc):\n{(result.stderr or result.stdout).strip()}"
@@ -201,30 +242,59 @@ def link(obj: bytes, apis: list[capi.FunctionApi], prefix: str, work: Path, head
     return out.read_bytes()
 
 
-def _zig_cache() -> Path:
-    """Zig's cache (its wasi-libc build), under the compile cache so one setting moves both."""
-    return cache.cache_dir() / "zig"
-
-
-def check_externals(llvm_module: ir.Module) -> None:
-    """Every function the model calls must link into the module (C wrapper, wasi-libc's libc and libm)."""
-    bad = [
-        n
-        for n in external_functions(llvm_module)
-        if n.startswith(("_mlir_ciface_", "scipy_", "cblas_", "__kmpc", "omp_", "relax_"))
-        and n not in ("relax_malloc",)
-    ]
-    if bad:
-        raise CompileError(
-            f"the module calls {', '.join(sorted(set(bad)))}, which the wasm32 module cannot link (only "
-            "functions compiled from the module, libc and libm are in it)"
-        )
-
-
 def _wasm_lowering() -> Pipeline:
     return replace(
         host_to_llvm(), "finalize-memref-to-llvm", [P("finalize-memref-to-llvm", use_generic_functions=True)]
     )
+
+
+_SCALAR_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+
+
+def _type_bytes(t: str) -> int | None:
+    """The allocation size of a scalar or power-of-two vector LLVM type (``f32``, ``vector<16xf32>``)."""
+    if t in _SCALAR_BYTES:
+        return _SCALAR_BYTES[t]
+    if re.fullmatch(r"i\d+", t):
+        return max(1, 1 << (int(t[1:]) - 1).bit_length()) // 8 or 1
+    vec = re.fullmatch(r"vector<(\d+)x(\w+)>", t)
+    if vec and int(vec.group(1)) & (int(vec.group(1)) - 1) == 0:
+        inner = _type_bytes(vec.group(2))
+        return None if inner is None else int(vec.group(1)) * inner
+    return None
+
+
+def sizes_in_64_bits(op: ir.Operation) -> None:
+    """Compute buffer sizes as ``n * sizeof`` in i64 instead of ``ptrtoint(gep null[n])``.
+
+    MLIR's memref lowering sizes allocations with the null-GEP idiom, which on wasm32's 32-bit pointers
+    wraps modulo 4 GiB: a larger buffer would get a small allocation. In i64 the allocation hook sees the
+    real size and reports it (``OutOfMemoryError``)."""
+    found: list[tuple[ir.Operation, ir.Value, int]] = []
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        if inner.name != "llvm.ptrtoint" or str(inner.results[0].type) != "i64":
+            return ir.WalkResult.ADVANCE
+        gep = inner.operands[0].owner
+        if not isinstance(gep, ir.Operation) and hasattr(gep, "operation"):
+            gep = gep.operation
+        if not isinstance(gep, ir.Operation) or gep.name != "llvm.getelementptr" or len(gep.operands) != 2:
+            return ir.WalkResult.ADVANCE
+        base = gep.operands[0].owner
+        base = base.operation if hasattr(base, "operation") else base
+        size = _type_bytes(str(ir.TypeAttr(gep.attributes["elem_type"]).value))
+        if getattr(base, "name", "") == "llvm.mlir.zero" and size and str(gep.operands[1].type) == "i64":
+            found.append((inner, gep.operands[1], size))
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    i64 = ir.IntegerType.get_signless(64)
+    for ptrtoint, count, size in found:
+        with ir.InsertionPoint(ptrtoint), ptrtoint.location:
+            c = llvm_dialect.ConstantOp(i64, ir.IntegerAttr.get(i64, size)).result
+            product = llvm_dialect.MulOp(count, c, ir.Attribute.parse("#llvm.overflow<none>")).result
+        ptrtoint.results[0].replace_all_uses_with(product)
+        ptrtoint.erase()
 
 
 @dataclass
@@ -300,7 +370,9 @@ class WasmInstance:
             found = _OOM.search(message)
             if found:
                 raise out_of_memory(name, int(found.group(1))) from None
-            raise WasmTrapError(f"@{name}: the wasm32 module trapped: {str(e).splitlines()[0]}") from None
+            lines = [line.strip() for line in e.message.splitlines() if line.strip()]
+            reason = lines[-1].split(": ", 1)[-1] if lines else "unknown trap"
+            raise WasmTrapError(f"@{name}: the wasm32 module trapped ({reason})") from None
 
 
 @functools.cache
@@ -308,7 +380,9 @@ def _engine() -> Any:
     wt = wasmtime_module()
     config = wt.Config()
     config.wasm_simd = True
-    return wt.Engine(config)
+    engine = wt.Engine(config)
+    atexit.register(engine.close)  # before interpreter teardown, when wasmtime can still free it
+    return engine
 
 
 def _aligned(n: int) -> int:
@@ -381,6 +455,11 @@ class WasmFunction(Signature):
             )
             self._check(inst.call(self._fn, self.name, tensors_at, n_in, out_block, len(outs)))
             base = inst.base()
+            for spec, (a, _), data_at in zip(self.inputs, values, in_at[n_in : 2 * n_in]):
+                if spec.inplace and a.nbytes:  # the function updated its copy: update the caller's array
+                    a.reshape(-1).view(np.uint8)[:] = np.frombuffer(
+                        ctypes_bytes(base + block + data_at, a.nbytes), np.uint8
+                    )
             results: list[Any] = []
             for (kind, _, _, _), o, data_at in zip(self._out_specs, outs, out_at[len(outs) : 2 * len(outs)]):
                 if o.nbytes:
@@ -496,6 +575,7 @@ class WasmTarget(JitTarget):
         **options: Any,
     ) -> WasmModule:
         check_lowered(op)
+        sizes_in_64_bits(op)
         apis = function_apis(signatures)
         t = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="relax_wasm_") as tmp:

@@ -132,4 +132,3 @@ def test_large_weight_both_packing_paths(read_blobs: bool, monkeypatch: pytest.M
     for m in (1, 8, 13):
         x = rand(m, k)
         np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
-
