@@ -2,8 +2,17 @@
 import { load } from "./model/model.mjs";
 
 const $ = (id) => document.getElementById(id);
-const info = await (await fetch("./model/info.json")).json();
-const model = await load(new URL("./model/model.wasm", import.meta.url));
+let info, model;
+try {
+  info = await (await fetch("./model/info.json")).json();
+  model = await load(new URL("./model/model.wasm", import.meta.url));
+} catch (e) {
+  // a model that cannot load says why, on the page and in #result (the tests read it)
+  $("model").textContent = "(not loaded)";
+  $("error").textContent = `${e.name}: ${e.message}`;
+  $("result").textContent = JSON.stringify({ error: e.name, message: e.message });
+  throw e;
+}
 const hasSeq = info.input.includes("seq");
 $("model").textContent = info.model;
 $("seq-label").hidden = !hasSeq;

@@ -189,11 +189,13 @@ function defaultImports(module) {
   return imports;
 }
 
+// Always the asynchronous WebAssembly.instantiate: browsers refuse `new WebAssembly.Instance` on the main
+// thread for modules over 8 MB (a GPT block with its weights is 14 MB).
 async function instantiate(source, imports) {
-  if (source instanceof WebAssembly.Module) return new WebAssembly.Instance(source, imports ?? defaultImports(source));
+  if (source instanceof WebAssembly.Module) return WebAssembly.instantiate(source, imports ?? defaultImports(source));
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
     const module = await WebAssembly.compile(source);
-    return new WebAssembly.Instance(module, imports ?? defaultImports(module));
+    return WebAssembly.instantiate(module, imports ?? defaultImports(module));
   }
   if (typeof Response !== "undefined" && (source instanceof Response || source instanceof Promise)) {
     const response = await source;
@@ -209,7 +211,7 @@ async function instantiate(source, imports) {
   if (!response.ok) throw new RelaxLoadError(`cannot load ${url}: HTTP ${response.status}`);
   if (!imports && (response.headers.get("Content-Type") ?? "").startsWith("application/wasm")) {
     const module = await WebAssembly.compileStreaming(response);
-    return new WebAssembly.Instance(module, defaultImports(module));
+    return WebAssembly.instantiate(module, defaultImports(module));
   }
   return instantiate(await response.arrayBuffer(), imports);
 }

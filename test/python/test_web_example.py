@@ -1,8 +1,9 @@
-"""examples/web: the server compiles the MLP to wasm, headless Chromium runs the page, numpy checks it.
+"""examples/web: the server compiles the MLP or the GPT block to wasm, headless Chromium runs the page,
+numpy checks it.
 
-The page computes ``y = mlp(x)`` for a deterministic ``x`` and writes the output's shape, sum, sum of
+The page computes ``y = model(x)`` for a deterministic ``x`` and writes the output's shape, sum, sum of
 |y| and 64 sampled values into ``#result``; the test recomputes them with ``bench/perf_models.py``'s
-numpy MLP, then keeps a screenshot (``test/artifacts/web_mlp.png``). Chromium is driven over the
+numpy models, then keeps a screenshot (``test/artifacts/web_<model>.png``). Chromium is driven over the
 DevTools protocol on a pipe (``headless.py``); the server listens on the loopback interface only.
 Without chromium, node or the wasm toolchain the test skips, unless ``$RELAX_MLIR_REQUIRE_TOOLCHAINS=1``.
 """
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from headless import Chromium
 from toolchains import missing_toolchain
 
@@ -31,7 +33,17 @@ def page_input(shape: tuple[int, ...]) -> np.ndarray:
     return (((i * 7919) % 1000) / 1000 - 0.5).astype(np.float32).reshape(shape)
 
 
-def test_web_page_runs_the_mlp_in_chromium(tmp_path: Path) -> None:
+# model -> (serve.py arguments, the shapes the page runs, numpy reference of (x, weights))
+MODELS = {
+    "mlp": ([], [(1, 784), (3, 784)], perf_models.mlp, perf_models.mlp_numpy),
+    # 14 MB of wasm: browsers refuse to instantiate a module over 8 MB synchronously on the main thread
+    "gpt": (["--model", "gpt", "--layers", "1"], [(1, 5, 512), (2, 16, 512)], lambda: perf_models.gpt(1),
+            lambda x, w: perf_models.gpt_numpy(x, w, 1)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_web_page_runs_the_model_in_chromium(name: str, tmp_path: Path) -> None:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         missing_toolchain("chromium not found (Debian: chromium; scripts/install-system-deps.sh)")
@@ -42,8 +54,17 @@ def test_web_page_runs_the_mlp_in_chromium(tmp_path: Path) -> None:
         wasm.zig()
     except RelaxError as e:
         missing_toolchain(str(e))
+    args, shapes, build, reference = MODELS[name]
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "examples" / "web" / "serve.py"), "--port", "0", "--out", str(tmp_path)],
+        [
+            sys.executable,
+            str(ROOT / "examples" / "web" / "serve.py"),
+            *args,
+            "--port",
+            "0",
+            "--out",
+            str(tmp_path),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -55,22 +76,23 @@ def test_web_page_runs_the_mlp_in_chromium(tmp_path: Path) -> None:
                 break
         assert url.startswith("http://127.0.0.1:"), f"server did not start (exit {server.poll()})"
         assert (tmp_path / "model.mjs").exists() and (tmp_path / "model.d.ts").exists()
-        _, weights = perf_models.mlp()
+        _, weights = build()
         with Chromium(browser) as chromium:
-            for batch in (1, 3):
-                page = chromium.open(f"{url}?batch={batch}&auto=1")
-                result = json.loads(page.wait_for("document.getElementById('result').textContent"))
+            for shape in shapes:
+                query = f"batch={shape[0]}" + (f"&seq={shape[1]}" if len(shape) == 3 else "")
+                page = chromium.open(f"{url}?{query}&auto=1")
+                result = json.loads(
+                    page.wait_for("document.getElementById('result').textContent", timeout=300)
+                )
                 assert "error" not in result, result
-                y = perf_models.mlp_numpy(page_input((batch, 784)), weights)
-                assert result["shape"] == [batch, 10]
-                np.testing.assert_allclose(result["sum"], y.sum(dtype=np.float64), rtol=1e-4, atol=1e-3)
+                y = reference(page_input(shape), weights)
+                assert result["shape"] == list(y.shape)
+                np.testing.assert_allclose(result["sum"], y.sum(dtype=np.float64), rtol=1e-4, atol=1e-2)
                 np.testing.assert_allclose(result["sumAbs"], np.abs(y).sum(dtype=np.float64), rtol=1e-4)
                 index, values = np.array(result["samples"]).T
-                np.testing.assert_allclose(values, y.reshape(-1)[index.astype(int)], rtol=1e-4, atol=1e-4)
+                np.testing.assert_allclose(values, y.reshape(-1)[index.astype(int)], rtol=1e-3, atol=1e-3)
                 assert result["ms"] > 0
-            page = chromium.open(f"{url}?batch=2&auto=1")
-            page.wait_for("document.getElementById('result').textContent")
-            shot = page.screenshot(ARTIFACTS / "web_mlp.png")
+            shot = page.screenshot(ARTIFACTS / f"web_{name}.png")
         assert shot.stat().st_size > 10_000
     finally:
         server.terminate()
