@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from relax_mlir.dialects.types import PrimType, ShapeType, TensorType, parse_type
-from relax_mlir.errors import CompileError
+from relax_mlir.errors import CompileError, RelaxError
 from relax_mlir.shape_infer.expr import Expr, format_dim
 
 # relax dtype -> (C enum name, value). Values are part of the ABI: never renumber.
@@ -96,6 +96,12 @@ def c_identifier(name: str) -> str:
     """``name`` with every character C does not allow in identifiers replaced by ``_``."""
     ident = re.sub(r"[^A-Za-z0-9_]", "_", name)
     return "_" + ident if ident[:1].isdigit() else ident
+
+
+def check_prefix(prefix: str) -> None:
+    """The prefix of every exported name must itself be a C identifier."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", prefix):
+        raise RelaxError(f"prefix {prefix!r} is not a C identifier")
 
 
 def function_api(name: str, signature: dict[str, Any]) -> FunctionApi:

@@ -204,8 +204,7 @@ class AotTarget(Target):
         spec = self
         if emit not in EMITS:
             raise RelaxError(f"unknown --emit '{emit}'; choose one of {', '.join(EMITS)}")
-        if not re.fullmatch(r"[A-Za-z_]\w*", prefix):
-            raise RelaxError(f"prefix {prefix!r} is not a C identifier")
+        capi.check_prefix(prefix)
         out = Path(path)
         tools = {
             name: find_tool(name) for name in ("mlir-translate", "opt", "llc", "llvm-nm", "llvm-readelf")

@@ -641,8 +641,7 @@ class WasmTarget(JitTarget):
             raise RelaxError(f"unknown --emit '{emit}' for wasm32; choose one of wasm, obj, llvm")
         if cpu:
             raise RelaxError(f"--cpu is not an option of the wasm32 target (it targets {TRIPLE} {FEATURES})")
-        if not re.fullmatch(r"[A-Za-z_]\w*", prefix):
-            raise RelaxError(f"prefix {prefix!r} is not a C identifier")
+        capi.check_prefix(prefix)
         if emit != "llvm":
             zig()
         check_opt_level(opt_level)

@@ -20,6 +20,7 @@ import pytest
 from mlir import ir
 
 import relax_mlir.builder as rb
+from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.types import RelaxType
 from relax_mlir.errors import CompileError
 from relax_mlir.runtime.executable import Executable
@@ -46,6 +47,29 @@ def build_fn(
                 outs = (bb.emit_output(out),)
         bb.ret(*outs)
     return bb.module
+
+
+# Every kind of checked input: symbols, an expression dim, a bound, prim/shape/tuple parameters, and a
+# match_cast checked inside the function (the AOT and wasm tests' checks of their C and JS APIs).
+CHECKED = {
+    "x": rb.tensor(["n", "m"]),
+    "y": rb.tensor(["m"]),
+    "w": rb.tensor(["2 * m"]),
+    "k": rb.prim("n"),
+    "p": rb.shape(["n", "m"]),
+    "t": rb.tuple_type(rb.tensor(["m"]), rb.tensor([], "i32")),
+}
+
+
+def _checked_body(x, y, w, k, p, t):  # noqa: ANN001, ANN202
+    fixed = R.match_cast(x, rb.tensor(["n", 4]))
+    both = R.concat([x, R.reshape(w, [2, -1])], axis=0)  # (n + 2, m): a symbolic expression
+    return R.add(R.add(x, y), R.tuple_get_item(t, 0)), R.exp(fixed), R.shape_of(x), R.get_dim(p, 1), both
+
+
+def checked_module() -> ir.Module:
+    """``@main(CHECKED)`` with ``n <= 16``: five outputs (tensors, a shape, a prim, an expression dim)."""
+    return build_fn(CHECKED, _checked_body, {"n": 16})
 
 
 def compile_fn(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from oprun import build_fn
+from oprun import build_fn, checked_module
 from toolchains import missing_toolchain
 
 import relax_mlir
@@ -130,22 +130,6 @@ def read_tensors(path: Path) -> list[np.ndarray]:
     return out
 
 
-CHECKED = {
-    "x": rb.tensor(["n", "m"]),
-    "y": rb.tensor(["m"]),
-    "w": rb.tensor(["2 * m"]),
-    "k": rb.prim("n"),
-    "p": rb.shape(["n", "m"]),
-    "t": rb.tuple_type(rb.tensor(["m"]), rb.tensor([], "i32")),
-}
-
-
-def _checked_body(x, y, w, k, p, t):  # noqa: ANN001, ANN202
-    fixed = R.match_cast(x, rb.tensor(["n", 4]))
-    both = R.concat([x, R.reshape(w, [2, -1])], axis=0)  # (n + 2, m): a symbolic expression
-    return R.add(R.add(x, y), R.tuple_get_item(t, 0)), R.exp(fixed), R.shape_of(x), R.get_dim(p, 1), both
-
-
 @pytest.fixture(scope="module", params=["x86_64", "aarch64"])
 def target(request) -> str:
     return request.param
@@ -163,7 +147,7 @@ def demo(target: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
 def checked(target: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
     runner, cc = _toolchain(target)
     work = tmp_path_factory.mktemp(f"checked_{target}")
-    lib = compile_library(build_fn(CHECKED, _checked_body, {"n": 16}), work / "libchecked.so", target=target)
+    lib = compile_library(checked_module(), work / "libchecked.so", target=target)
     return Built(lib, runner, cc, "main", work)
 
 
@@ -267,9 +251,9 @@ def test_checked_errors(checked: Built) -> None:
             shape,
             "symbol 'n' is 17 (from parameter 'x' dim 0), above its upper bound 16",
         ),
-        (_checked_inputs(2, 5), CODES["RELAX_ERR_RUNTIME"], "test_aot.py:"),
+        (_checked_inputs(2, 5), CODES["RELAX_ERR_RUNTIME"], "oprun.py:"),
     ]
-    exe = relax_mlir.compile(build_fn(CHECKED, _checked_body, {"n": 16}), opt_level=1)
+    exe = relax_mlir.compile(checked_module(), opt_level=1)
     for inputs, code, message in cases:
         got_code, got = checked.run(inputs)
         assert (got_code, message in got) == (code, True), got

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oprun import build_fn
+from oprun import build_fn, checked_module
 from toolchains import missing_toolchain
 
 import relax_mlir
@@ -30,24 +30,6 @@ from relax_mlir.targets import wasm_js
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "test" / "js" / "run_model.mjs"
-
-# Every kind of checked input: symbols, an expression dim, a bound, prim/shape/tuple parameters, and a
-# match_cast checked inside the function (as test_aot.py's CHECKED).
-CHECKED = {
-    "x": rb.tensor(["n", "m"]),
-    "y": rb.tensor(["m"]),
-    "w": rb.tensor(["2 * m"]),
-    "k": rb.prim("n"),
-    "p": rb.shape(["n", "m"]),
-    "t": rb.tuple_type(rb.tensor(["m"]), rb.tensor([], "i32")),
-}
-
-
-def _checked_body(x, y, w, k, p, t):  # noqa: ANN001, ANN202
-    fixed = R.match_cast(x, rb.tensor(["n", 4]))
-    both = R.concat([x, R.reshape(w, [2, -1])], axis=0)  # (n + 2, m)
-    return R.add(R.add(x, y), R.tuple_get_item(t, 0)), R.exp(fixed), R.shape_of(x), R.get_dim(p, 1), both
-
 
 # A size symbol defined by a prim value: only the non-negativity check can reject k = -1.
 SIZED = {"k": rb.prim("n"), "x": rb.tensor(["n + 1"])}
@@ -104,10 +86,10 @@ def _signatures(module: Any) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def fake_checked(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The generated module of CHECKED (no wasm needed: the calls go to a fake instance)."""
+    """The generated module of oprun.CHECKED (no wasm needed: the calls go to a fake instance)."""
     _node()
     work = tmp_path_factory.mktemp("js_checked")
-    mjs, _ = wasm_js.write_js(work / "checked.wasm", _signatures(build_fn(CHECKED, _checked_body, {"n": 16})))
+    mjs, _ = wasm_js.write_js(work / "checked.wasm", _signatures(checked_module()))
     return mjs
 
 
@@ -123,7 +105,7 @@ def _swap(args: list[Any], i: int, value: Any) -> list[Any]:
 
 
 def checked_error_cases() -> list[list[Any]]:
-    """Bad arguments of @main(CHECKED) that the Python runtime rejects before native code runs."""
+    """Bad arguments of @main(oprun.CHECKED) that the Python runtime rejects before native code runs."""
     good = checked_args(3, 4)
     x, y, w, k, p, t = good
     return [
@@ -147,7 +129,7 @@ def test_js_checks_match_the_python_runtime(fake_checked: Path) -> None:
     """Every JavaScript argument check throws RelaxInputError with the Python runtime's exact message."""
     cases = checked_error_cases()
     answer = run_node(fake_checked, "main", cases, None)
-    exe = relax_mlir.compile(build_fn(CHECKED, _checked_body, {"n": 16}), opt_level=1)
+    exe = relax_mlir.compile(checked_module(), opt_level=1)
     for args, result in zip(cases, answer["results"]):
         with pytest.raises(InputError) as python_error:
             exe(*args)
@@ -206,7 +188,7 @@ def compile_wasm(module: Any, path: Path) -> Path:
 @pytest.fixture(scope="module")
 def wasm_checked(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wasm_checked")
-    return compile_wasm(build_fn(CHECKED, _checked_body, {"n": 16}), work / "checked.wasm")
+    return compile_wasm(checked_module(), work / "checked.wasm")
 
 
 # A symbolic matmul chain (x [b, k] @ w [k, 3], then exp of a scaled copy) for shapes that include 0.
@@ -257,7 +239,7 @@ def test_wasm_errors_match_python(wasm_checked: Path) -> None:
     bad = checked_args(2, 5)  # m = 5: the match_cast to [n, 4] fails inside the function
     cases = [bad, *checked_error_cases()]
     answer = run_node(wasm_checked.with_suffix(".mjs"), "main", cases, wasm_checked)
-    exe = relax_mlir.compile(build_fn(CHECKED, _checked_body, {"n": 16}), opt_level=1)
+    exe = relax_mlir.compile(checked_module(), opt_level=1)
     for args, result in zip(cases, answer["results"]):
         with pytest.raises(InputError) as python_error:
             exe(*args)
