@@ -25,19 +25,9 @@ CAPABILITIES = (
 )
 EXTENSIONS = "SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage"
 
-KERNELS_TO_SPIRV: Pipeline = [
-    P(
-        "gpu.module",
-        nested=passes("fold-memref-alias-ops", "lower-affine", "canonicalize", "cse"),
-    ),
-    P("relax-spirv-kernel-abi"),
-    P("spirv-attach-target", ver="v1.3", caps=CAPABILITIES, exts=EXTENSIONS),
-    P("gpu.module", nested=passes("canonicalize", "convert-math-to-spirv")),
-    P("convert-gpu-to-spirv"),
-    P("relax-spirv-into-gpu-modules"),
-    P("gpu.module", nested=[P("spirv.module", nested=passes("spirv-lower-abi-attrs", "spirv-update-vce"))]),
-    P("gpu-module-to-binary", format="bin"),
-]
+KERNELS_TO_SPIRV = P(
+    "relax-gpu-kernels-to-spirv", version="v1.3", capabilities=CAPABILITIES, extensions=EXTENSIONS
+)
 
 
 def host_to_webgpu(block_size: int = 256) -> Pipeline:
@@ -49,7 +39,7 @@ def host_to_webgpu(block_size: int = 256) -> Pipeline:
         P("relax-gpu-map-loops", block_size=block_size),
         P("relax-gpu-device-memory"),
         P("gpu-kernel-outlining"),
-        *KERNELS_TO_SPIRV,
+        KERNELS_TO_SPIRV,
         *host_to_llvm_gpu(),
     ]
 

@@ -98,7 +98,9 @@ class WebgpuFunction(Function):
 class WebgpuExecutable(Executable):
     """The compiled functions of a module for the webgpu target; they load on first use."""
 
-    def __init__(self, data: bytes, signatures: dict[str, dict], kernels: dict[str, KernelInfo], stats: Any) -> None:
+    def __init__(
+        self, data: bytes, signatures: dict[str, dict], kernels: dict[str, KernelInfo], stats: Any
+    ) -> None:
         self.object = data
         self.signatures = signatures
         self.kernels = kernels
@@ -119,7 +121,8 @@ class WebgpuExecutable(Executable):
         with dev.lock:
             for module in {k.module: k for k in self.kernels.values()}.values():
                 dev.register(
-                    module.spirv, {key: _layout(k) for key, k in self.kernels.items() if k.module == module.module}
+                    module.spirv,
+                    {key: _layout(k) for key, k in self.kernels.items() if k.module == module.module},
                 )
             loaded = LoadedObject(self.object)
             dev.error = None
@@ -162,7 +165,10 @@ class WebgpuObject:
 
 
 def _meta(artifact: WebgpuObject) -> dict:
-    kernels = {key: {**_layout(k), "spirv": base64.b64encode(k.spirv).decode()} for key, k in artifact.kernels.items()}
+    kernels = {
+        key: {**_layout(k), "spirv": base64.b64encode(k.spirv).decode()}
+        for key, k in artifact.kernels.items()
+    }
     return {"signatures": artifact.signatures, "kernels": kernels}
 
 
@@ -189,9 +195,18 @@ class WebgpuTarget(JitTarget):
         }
 
     def codegen(
-        self, op: ir.Operation, signatures: dict[str, dict], opt_level: int, stats: CompileStats, **options: Any
+        self,
+        op: ir.Operation,
+        signatures: dict[str, dict],
+        opt_level: int,
+        stats: CompileStats,
+        **options: Any,
     ) -> WebgpuObject:
-        layouts = json.loads(ir.StringAttr(op.attributes[KERNELS_ATTR]).value) if KERNELS_ATTR in op.attributes else {}
+        layouts = (
+            json.loads(ir.StringAttr(op.attributes[KERNELS_ATTR]).value)
+            if KERNELS_ATTR in op.attributes
+            else {}
+        )
         if KERNELS_ATTR in op.attributes:
             del op.attributes[KERNELS_ATTR]
         kernels = _kernels(layouts, _spirv_modules(op))

@@ -44,7 +44,16 @@ _I32_MAX = 2**31 - 1
 _CAPABILITY_FEATURES = {9: "shader-f16", 10: "shader-f64", 11: "shader-int64"}
 _OP_CAPABILITY = 17
 
-_SCALAR_FORMATS = {"index": "q", "i64": "q", "i32": "i", "i16": "h", "i8": "b", "i1": "b", "f32": "f", "f16": "e"}
+_SCALAR_FORMATS = {
+    "index": "q",
+    "i64": "q",
+    "i32": "i",
+    "i16": "h",
+    "i8": "b",
+    "i1": "b",
+    "f32": "f",
+    "f16": "e",
+}
 _ELEMENT_BYTES = {"f64": 8, "i64": 8, "f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i16": 2, "i8": 1, "i1": 1}
 
 
@@ -143,7 +152,9 @@ class Device:
                 "max-compute-workgroups-per-dimension",
             )
         }
-        self.device = adapter.request_device_sync(required_features=sorted(self.features), required_limits=limits)
+        self.device = adapter.request_device_sync(
+            required_features=sorted(self.features), required_limits=limits
+        )
         self.limits = limits
         self.alignment = adapter.limits["min-storage-buffer-offset-alignment"]
         self.queue = self.device.queue
@@ -282,7 +293,9 @@ class Device:
         try:
             shader = self.device.create_shader_module(code=data)
         except Exception as e:  # noqa: BLE001  (wgpu raises GPUValidationError and friends)
-            raise CompileError(f"webgpu: the adapter rejected the SPIR-V of {', '.join(kernels)}: {e}") from None
+            raise CompileError(
+                f"webgpu: the adapter rejected the SPIR-V of {', '.join(kernels)}: {e}"
+            ) from None
         handle = self.next_id
         self.next_id += 1
         self.modules[handle] = _Module(shader, {info["entry"]: info for info in kernels.values()})
@@ -360,10 +373,14 @@ class Device:
             data=struct.pack(f"<{max(len(values), 1)}i", *(values or [0])), usage=wgpu.BufferUsage.STORAGE
         )
         entries = [
-            {"binding": i, "resource": {"buffer": b, "offset": o, "size": s}} for i, (b, o, s) in enumerate(bindings)
+            {"binding": i, "resource": {"buffer": b, "offset": o, "size": s}}
+            for i, (b, o, s) in enumerate(bindings)
         ]
         entries.append(
-            {"binding": len(bindings), "resource": {"buffer": param_buffer, "offset": 0, "size": param_buffer.size}}
+            {
+                "binding": len(bindings),
+                "resource": {"buffer": param_buffer, "offset": 0, "size": param_buffer.size},
+            }
         )
         group = self.device.create_bind_group(layout=kernel.layout, entries=entries)
         encoder = self.device.create_command_encoder()
@@ -446,7 +463,10 @@ def _install(dev: Device) -> None:
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
     token = 1  # streams and events: WebGPU's one queue runs everything in order
     calls = {
-        "ModuleLoad": (ctypes.CFUNCTYPE(vp, vp, i64), lambda data, size: dev.load_module(ctypes.string_at(data, size))),
+        "ModuleLoad": (
+            ctypes.CFUNCTYPE(vp, vp, i64),
+            lambda data, size: dev.load_module(ctypes.string_at(data, size)),
+        ),
         "ModuleUnload": (ctypes.CFUNCTYPE(None, vp), lambda module: dev.modules.pop(module, None)),
         "ModuleGetFunction": (
             ctypes.CFUNCTYPE(vp, vp, ctypes.c_char_p),
@@ -458,7 +478,10 @@ def _install(dev: Device) -> None:
                 f, (gx, gy, gz), params, count
             ),
         ),
-        "MemAlloc": (ctypes.CFUNCTYPE(vp, i64, vp, ctypes.c_int8), lambda size, stream, shared: dev.alloc(size)),
+        "MemAlloc": (
+            ctypes.CFUNCTYPE(vp, i64, vp, ctypes.c_int8),
+            lambda size, stream, shared: dev.alloc(size),
+        ),
         "MemFree": (ctypes.CFUNCTYPE(None, vp, vp), lambda ptr, stream: dev.free(ptr or 0)),
         "Memcpy": (
             ctypes.CFUNCTYPE(None, vp, vp, i64, vp),

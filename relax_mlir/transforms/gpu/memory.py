@@ -21,8 +21,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import gpu, memref
 
-from relax_mlir.transforms.gpu.ir_util import collect, functions, index, inside_launch, is_host, returns
 from relax_mlir.errors import PassError
+from relax_mlir.transforms.gpu.ir_util import collect, functions, index, inside_launch, is_host, returns
 from relax_mlir.transforms.lower_host import ROLE_ATTR
 from relax_mlir.transforms.registry import register_pass
 
@@ -69,11 +69,30 @@ def _memcpy(source: ir.Value, target: ir.Value) -> None:
     gpu.WaitOp(None, [done])
 
 
+def _producer(value: ir.Value) -> ir.Operation | None:
+    """The op defining ``value``; None for a block argument."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
 def _root(value: ir.Value) -> ir.Value:
     """The buffer a view of memory is a view of."""
-    while isinstance(value.owner, ir.Operation) and value.owner.name in _VIEWS:
-        value = value.owner.operands[0]
+    while (op := _producer(value)) is not None and op.name in _VIEWS:
+        value = op.operands[0]
     return value
+
+
+def _contiguous(t: ir.MemRefType) -> bool:
+    """Whether the type proves its elements one contiguous row-major block (what ``gpu.memcpy`` copies)."""
+    strides, _ = t.get_strides_and_offset()
+    expected: int | None = 1  # the stride the next (outer) dim needs; None past a dynamic size
+    for size, stride in zip(reversed(t.shape), reversed(strides), strict=True):
+        if size == 1:
+            continue
+        if expected is None or stride != expected:
+            return False
+        expected = None if size == ir.ShapedType.get_dynamic_size() else expected * size
+    return True
 
 
 def _function_name(op: ir.Operation) -> str:
@@ -104,6 +123,7 @@ class _Function:
         self.entry = func.regions[0].blocks[0]
         self.freed_at_exit: list[ir.Value] = []
         self.copied_back: list[tuple[ir.Value, ir.Value]] = []  # (managed, argument)
+        self.host_copies: dict[tuple[ir.Value, ir.Operation], ir.Value] = {}  # device mode: (buffer, where)
 
     def at_entry(self) -> ir.InsertionPoint:
         ops = self.entry.operations
@@ -184,16 +204,15 @@ class _Function:
                 for staged in self.freed_at_exit:
                     _free(staged)
 
-
     def host_copies_to_device(self) -> None:
-        """Device mode: the host's own copies become ``gpu.memcpy``; its loads and stores of device
-        memory are refused."""
+        """Device mode: the host's own copies become ``gpu.memcpy``; its loads of device memory read a
+        host copy; its stores to device memory are refused."""
         for op in collect(self.func, {"memref.copy", "memref.load", "memref.store"}):
             if inside_launch(op):
                 continue
             if op.name == "memref.copy":
                 for value in op.operands:
-                    if not ir.MemRefType(value.type).layout.is_identity:
+                    if not _contiguous(ir.MemRefType(value.type)):
                         raise PassError(
                             f"@{_function_name(op)}: the host copies a strided view of device memory "
                             f"({value.type}); the webgpu target copies only whole contiguous buffers"
@@ -202,14 +221,58 @@ class _Function:
                     _memcpy(op.operands[0], op.operands[1])
                 op.erase()
                 continue
-            target = _root(op.operands[1 if op.name == "memref.store" else 0])
-            if isinstance(target.owner, ir.Operation) and target.owner.name == "gpu.alloc":
+            memory = op.operands[1 if op.name == "memref.store" else 0]
+            if self.host_memory(_root(memory)):
+                continue
+            if op.name == "memref.store":
                 raise PassError(
-                    f"@{_function_name(op)}: host code {'writes' if op.name == 'memref.store' else 'reads'} "
-                    f"device memory ({op.name} at {op.location}): a data-dependent size or a host-side "
-                    "computation, which needs memory both the host and the device address; the webgpu "
-                    "target has none"
+                    f"@{_function_name(op)}: host code writes device memory ({op.location}); the webgpu "
+                    "target's host cannot address device memory"
                 )
+            op.operands[0] = self.host_copy(op, memory)
+
+    def host_memory(self, root: ir.Value) -> bool:
+        """Whether ``root`` is memory of the host: its own allocation, a constant, a host-role argument."""
+        op = _producer(root)
+        if op is not None:
+            return op.name in ("memref.alloc", "memref.alloca", "memref.get_global")
+        return root.owner.owner == self.func and is_host(self.func) and _role(self.func, root.arg_number) == "host"
+
+    def host_copy(self, load: ir.Operation, memory: ir.Value) -> ir.Value:
+        """A host copy of the device buffer behind ``memory`` for a host-side load (a data-dependent size,
+        an index check), made before the top-level op that holds the load, and the load's view of it."""
+        top = load
+        while top.parent != self.func:
+            top = top.parent
+        if collect(top, {"gpu.launch_func", "gpu.launch", "func.call"}):
+            raise PassError(
+                f"@{_function_name(load)}: host code reads device memory ({load.location}) in a loop that "
+                "also runs kernels; the webgpu target's host cannot address device memory"
+            )
+        chain = []
+        while (op := _producer(memory)) is not None and op.name in _VIEWS:
+            chain.append(op)
+            memory = op.operands[0]
+        key = (memory, top)
+        host = self.host_copies.get(key)
+        if host is None:
+            if not _contiguous(ir.MemRefType(memory.type)):
+                raise PassError(
+                    f"@{_function_name(load)}: host code reads a strided device buffer ({memory.type})"
+                )
+            with ir.InsertionPoint(top), load.location:
+                host = memref.alloc(_identity(memory.type), _dims(memory), [])
+                _memcpy(memory, host)
+            for ret in returns(self.func):
+                with ir.InsertionPoint(ret), load.location:
+                    memref.dealloc(host)
+            self.host_copies[key] = host
+        view = host
+        for op in reversed(chain):
+            clone = op.clone(ir.InsertionPoint(load))
+            clone.operands[0] = view
+            view = clone.results[0]
+        return view
 
     def check_constant_globals(self) -> None:
         """Device mode: kernels read globals directly (uploaded once), so none may be written."""

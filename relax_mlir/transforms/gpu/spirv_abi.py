@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 
-from mlir import ir
+from mlir import ir, passmanager
 from mlir.dialects import arith, memref
 
 from relax_mlir.errors import PassError
@@ -67,14 +67,14 @@ class _Params:
         raw = self.next_i32()
         if isinstance(t, ir.IndexType):
             return arith.index_cast(t, raw)
-        if ir.IntegerType.isinstance(t):
+        if isinstance(t, ir.IntegerType):
             width = ir.IntegerType(t).width
             if width == 32:
                 return raw
             return arith.extsi(t, raw) if width > 32 else arith.trunci(t, raw)
-        if ir.F32Type.isinstance(t):
+        if isinstance(t, ir.F32Type):
             return arith.bitcast(t, raw)
-        if ir.F16Type.isinstance(t):
+        if isinstance(t, ir.F16Type):
             return arith.bitcast(t, arith.trunci(ir.IntegerType.get_signless(16), raw))
         raise PassError(f"{where}: a scalar kernel argument of type {t} cannot be passed to a WebGPU kernel")
 
@@ -158,7 +158,11 @@ def _rewrite_kernel(func: ir.Operation, key: str) -> dict:
     if "arg_attrs" in func.attributes:
         del func.attributes["arg_attrs"]
     # in the order of the kernel's (and the launch's) arguments
-    return {"args": [infos[i] for i in range(len(old_args))], "params": params.count, "bindings": len(memrefs) + 1}
+    return {
+        "args": [infos[i] for i in range(len(old_args))],
+        "params": params.count,
+        "bindings": len(memrefs) + 1,
+    }
 
 
 def _workgroup_size(func: ir.Operation, key: str) -> list[int]:
@@ -168,45 +172,75 @@ def _workgroup_size(func: ir.Operation, key: str) -> list[int]:
     return size
 
 
-@register_pass("relax-spirv-kernel-abi")
-class SpirvKernelAbi:
-    """Kernels to flat storage-buffer arguments and one i32 params buffer; record the layout (WebGPU)."""
+def _kernel_abi(gm: ir.Operation) -> dict[str, dict]:
+    """Rewrite the kernels of one ``gpu.module`` to the WebGPU ABI; their layouts by ``module.entry``."""
+    kernels: dict[str, dict] = {}
+    module_name = ir.StringAttr(gm.attributes["sym_name"]).value
+    for func in gm.regions[0].blocks[0].operations:
+        func = func.operation
+        if func.name != "gpu.func" or "gpu.kernel" not in func.attributes:
+            continue
+        entry = ir.StringAttr(func.attributes["sym_name"]).value
+        key = f"{module_name}.{entry}"
+        size = _workgroup_size(func, key)
+        info = _rewrite_kernel(func, key)
+        func.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
+            f"#spirv.entry_point_abi<workgroup_size = [{size[0]}, {size[1]}, {size[2]}]>"
+        )
+        kernels[key] = {"module": module_name, "entry": entry, "workgroup_size": size, **info}
+    return kernels
+
+
+def _run(module: ir.Module, pipeline: str, what: str) -> None:
+    try:
+        passmanager.PassManager.parse(f"builtin.module({pipeline})").run(module.operation)
+    except ir.MLIRError as e:
+        messages = "\n".join(f"{d.location}: {d.message}" for d in e.error_diagnostics) or str(e)
+        raise PassError(f"{what}: the SPIR-V lowering failed:\n{messages}") from None
+
+
+def _to_binary(gm: ir.Operation, target: str) -> dict[str, dict]:
+    """Replace a ``gpu.module`` by a ``gpu.binary`` holding it as SPIR-V; its kernels' layouts. The module
+    is lowered in a module of its own, where no launch checks the kernels' new signatures against theirs."""
+    name = ir.StringAttr(gm.attributes["sym_name"]).value
+    scratch = ir.Module.create(gm.location)
+    scratch.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+    clone = gm.clone(ir.InsertionPoint(scratch.body))
+    _run(scratch, "gpu.module(fold-memref-alias-ops,lower-affine,canonicalize,cse)", f"gpu.module @{name}")
+    kernels = _kernel_abi(clone.operation)
+    _run(
+        scratch,
+        f"spirv-attach-target{{{target}}},gpu.module(canonicalize,convert-math-to-spirv),convert-gpu-to-spirv",
+        f"gpu.module @{name}",
+    )
+    ops = [op.operation for op in scratch.body.operations]
+    for op in ops:
+        if op.name == "spirv.module":  # convert-gpu-to-spirv puts Vulkan shaders beside their gpu.module
+            op.move_before(clone.regions[0].blocks[0].operations[0])
+    _run(
+        scratch,
+        "gpu.module(spirv.module(spirv-lower-abi-attrs,spirv-update-vce)),gpu-module-to-binary{format=bin}",
+        f"gpu.module @{name}",
+    )
+    scratch.body.operations[0].operation.move_before(gm)  # before the scratch module is freed
+    gm.erase()
+    return kernels
+
+
+@register_pass("relax-gpu-kernels-to-spirv")
+class GpuKernelsToSpirv:
+    """Each ``gpu.module`` to the WebGPU kernel ABI, SPIR-V and a ``gpu.binary``; the layouts recorded."""
+
+    version: str = "v1.3"
+    capabilities: str = ""  # comma-separated SPIR-V capabilities the kernels may use (none: Shader only)
+    extensions: str = ""
 
     def run(self, module: ir.Operation) -> None:
+        target = f"ver={self.version} caps={self.capabilities or 'Shader'}"
+        target += f" exts={self.extensions}" if self.extensions else ""
         kernels: dict[str, dict] = {}
-        for gm in module.regions[0].blocks[0].operations:
-            if gm.operation.name != "gpu.module":
+        for gm in [op.operation for op in module.regions[0].blocks[0].operations]:
+            if gm.name != "gpu.module":
                 continue
-            module_name = ir.StringAttr(gm.operation.attributes["sym_name"]).value
-            for func in gm.regions[0].blocks[0].operations:
-                func = func.operation
-                if func.name != "gpu.func" or "gpu.kernel" not in func.attributes:
-                    continue
-                entry = ir.StringAttr(func.attributes["sym_name"]).value
-                key = f"{module_name}.{entry}"
-                size = _workgroup_size(func, key)
-                info = _rewrite_kernel(func, key)
-                func.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
-                    f"#spirv.entry_point_abi<workgroup_size = [{size[0]}, {size[1]}, {size[2]}]>"
-                )
-                kernels[key] = {"module": module_name, "entry": entry, "workgroup_size": size, **info}
+            kernels.update(_to_binary(gm, target))
         module.attributes[KERNELS_ATTR] = ir.StringAttr.get(json.dumps(kernels, sort_keys=True))
-
-
-@register_pass("relax-spirv-into-gpu-modules")
-class SpirvIntoGpuModules:
-    """Move each ``spirv.module`` that ``convert-gpu-to-spirv`` put beside its ``gpu.module`` (as it does for
-    Vulkan shaders) into it, where ``gpu-module-to-binary`` serializes it."""
-
-    def run(self, module: ir.Operation) -> None:
-        ops = [op.operation for op in module.regions[0].blocks[0].operations]
-        gpu_modules = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in ops if op.name == "gpu.module"}
-        for op in ops:
-            if op.name != "spirv.module":
-                continue
-            name = ir.StringAttr(op.attributes["sym_name"]).value if "sym_name" in op.attributes else ""
-            target = gpu_modules.get(name.removeprefix("__spv__"))
-            if target is None:
-                raise PassError(f"spirv.module '{name}' has no gpu.module of the same name")
-            body = target.regions[0].blocks[0]
-            op.move_before(body.operations[0])
