@@ -19,6 +19,7 @@ from typing import Any
 
 from mlir import ir
 
+from relax_mlir.errors import RelaxError
 from relax_mlir.pipelines.data import P, Pipeline
 from relax_mlir.pipelines.gpu import relax_to_host_gpu
 from relax_mlir.pipelines.webgpu import host_to_webgpu
@@ -90,7 +91,11 @@ class WebgpuFunction(Function):
         dev = runtime.device()
         with dev.lock:
             dev.error = None
-            result = super()._run(*args)
+            try:
+                result = super()._run(*args)
+            except RelaxError:
+                dev.check()  # a failed check after a failed launch: the launch's error is the cause
+                raise
             dev.check()
         return result
 
@@ -216,7 +221,7 @@ class WebgpuTarget(JitTarget):
         return WebgpuObject(data, signatures, kernels)
 
     def load_cached(self, key: str, stats: CompileStats, **options: Any) -> Executable | None:
-        hit = cache.load_unlinked(key)
+        hit = cache.load_unlinked(key, fields=())
         if hit is None:
             return None
         data, meta = hit

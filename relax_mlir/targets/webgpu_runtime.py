@@ -39,6 +39,7 @@ HANDLE_BASE = 1 << 60  # above every user-space address of x86-64 and AArch64
 _HANDLE_GAP = 1 << 12
 _POOL_BYTES = 1 << 30  # freed buffers kept for reuse, at most this many bytes
 _I32_MAX = 2**31 - 1
+_MIN_BUFFER = 16  # bytes: a binding of an empty tensor still holds one element of any type
 
 # SPIR-V capabilities (OpCapability operands) that need a WebGPU feature
 _CAPABILITY_FEATURES = {9: "shader-f16", 10: "shader-f64", 11: "shader-int64"}
@@ -47,6 +48,7 @@ _OP_CAPABILITY = 17
 _SCALAR_FORMATS = {
     "index": "q",
     "i64": "q",
+    "f64": "d",
     "i32": "i",
     "i16": "h",
     "i8": "b",
@@ -183,7 +185,7 @@ class Device:
     # -- memory ------------------------------------------------------------------------------------------
 
     def alloc(self, size: int) -> int:
-        rounded = max(4, (size + 3) // 4 * 4)
+        rounded = max(_MIN_BUFFER, (size + 3) // 4 * 4)
         if rounded > self.limits["max-buffer-size"]:
             raise OutOfMemoryError(
                 f"webgpu: cannot allocate {size} bytes: the adapter's largest buffer is "
@@ -231,7 +233,7 @@ class Device:
         key = (pointer, nbytes)
         buffer = self.constants.get(key)
         if buffer is None:
-            rounded = max(4, (nbytes + 3) // 4 * 4)
+            rounded = max(_MIN_BUFFER, (nbytes + 3) // 4 * 4)
             buffer = self.device.create_buffer(size=rounded, usage=self.usage)
             data = bytearray(ctypes.string_at(pointer, nbytes)) + bytes(rounded - nbytes)
             self.queue.write_buffer(buffer, 0, data)
@@ -350,14 +352,7 @@ class Device:
         at = 0
         for arg in kernel.info["args"]:
             if arg["kind"] == "scalar":
-                fmt = _SCALAR_FORMATS.get(arg["dtype"])
-                if fmt is None:
-                    raise RelaxError(f"webgpu: kernel {kernel.key} takes a scalar of type {arg['dtype']}")
-                raw = ctypes.string_at(slots[at], struct.calcsize(fmt))
-                value = struct.unpack(f"<{fmt}", raw)[0]
-                if fmt in "fe":
-                    value = struct.unpack("<i", struct.pack("<f", value))[0]
-                values[arg["params_at"]] = _i32(value, kernel.key)
+                self._scalar(kernel, arg, slots[at], values)
                 at += 1
                 continue
             rank = arg["rank"]
@@ -391,6 +386,21 @@ class Device:
         compute.end()
         self.queue.submit([encoder.finish()])
 
+    def _scalar(self, kernel: _Kernel, arg: dict, address: int, values: list[int]) -> None:
+        """One scalar argument into its params slots: 64-bit values as two words, low first."""
+        fmt = _SCALAR_FORMATS.get(arg["dtype"])
+        if fmt is None:
+            raise RelaxError(f"webgpu: kernel {kernel.key} takes a scalar of type {arg['dtype']}")
+        raw = ctypes.string_at(address, struct.calcsize(fmt))
+        at = arg["params_at"]
+        if arg["dtype"] in ("i64", "f64"):
+            values[at], values[at + 1] = struct.unpack("<ii", raw)
+            return
+        value = struct.unpack(f"<{fmt}", raw)[0]
+        if fmt in "fe":
+            value = struct.unpack("<i", struct.pack("<f", value))[0]
+        values[at] = _i32(value, kernel.key)
+
     def _bind(
         self,
         kernel: _Kernel,
@@ -411,7 +421,8 @@ class Device:
             buffer, base = found
             start = base + offset * es
         bind_at = start // self.alignment * self.alignment
-        size = min(max(4, (start - bind_at + extent * es + 3) // 4 * 4), buffer.size - bind_at)
+        # a binding holds at least one element, even of an empty tensor (buffers are large enough)
+        size = min(max(4, es, (start - bind_at + extent * es + 3) // 4 * 4), buffer.size - bind_at)
         if size > self.limits["max-storage-buffer-binding-size"]:
             raise InputError(
                 f"webgpu: kernel {kernel.key} binds {size} bytes of one tensor; the adapter binds at most "

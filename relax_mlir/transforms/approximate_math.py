@@ -17,7 +17,7 @@ from __future__ import annotations
 import math as pymath
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, math
 
 from relax_mlir.transforms.registry import register_pass
 
@@ -27,8 +27,9 @@ CONTRACT = "#arith.fastmath<contract>"
 class _Emitter:
     """Builds arith ops on values of one f32 type (scalar or vector) at the current insertion point."""
 
-    def __init__(self, ftype: ir.Type) -> None:
+    def __init__(self, ftype: ir.Type, native_exp: bool = False) -> None:
         self.ftype = ftype
+        self.native_exp = native_exp  # erf and tanh call math.exp instead of the inline expf
         f32 = ir.F32Type.get()
         i32 = ir.IntegerType.get_signless(32)
         i1 = ir.IntegerType.get_signless(1)
@@ -113,6 +114,8 @@ def _exp(e: _Emitter, x: ir.Value) -> ir.Value:
     """Cephes expf: x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-7 polynomial; 2^n is added to its
     exponent bits. n is rounded with the 1.5 * 2^23 trick and clamps are compare + select (one vmaxps
     each on x86): about 20 vector instructions."""
+    if e.native_exp:
+        return math.exp(x)
     xc = e.select(e.cmp("olt", x, e.const(EXP_FLUSH - 0.5)), e.const(EXP_FLUSH - 0.5), x)
     xc = e.select(e.cmp("ogt", xc, e.const(EXP_HI)), e.const(EXP_HI), xc)
     k = e.add(e.mul(xc, e.const(1 / pymath.log(2))), e.const(ROUND_MAGIC))
@@ -204,17 +207,25 @@ def _is_f32(t: ir.Type) -> bool:
 class ApproximateMath:
     """Replace f32 math.exp/erf/tanh (scalars and vectors) with inline polynomial approximations."""
 
+    ops: str = "exp,erf,tanh"  # which of them
+    # keep math.exp (also inside erf and tanh): where exp is native and the 1.5 * 2^23 rounding trick is
+    # not safe (GPU shader compilers may reassociate it away)
+    native_exp: bool = False
+
     def run(self, module: ir.Operation) -> None:
         found: list[ir.Operation] = []
+        names = {f"math.{name}" for name in self.ops.split(",")} - (
+            {"math.exp"} if self.native_exp else set()
+        )
 
         def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name in APPROXIMATIONS and _is_f32(op.results[0].type):
+            if op.name in names and _is_f32(op.results[0].type):
                 found.append(op)
             return ir.WalkResult.ADVANCE
 
         module.walk(visit)
         for op in found:
             with ir.InsertionPoint(op), op.location:
-                new = APPROXIMATIONS[op.name](_Emitter(op.results[0].type), op.operands[0])
+                new = APPROXIMATIONS[op.name](_Emitter(op.results[0].type, self.native_exp), op.operands[0])
             op.results[0].replace_all_uses_with(new)
             op.erase()

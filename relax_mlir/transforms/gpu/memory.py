@@ -236,7 +236,11 @@ class _Function:
         op = _producer(root)
         if op is not None:
             return op.name in ("memref.alloc", "memref.alloca", "memref.get_global")
-        return root.owner.owner == self.func and is_host(self.func) and _role(self.func, root.arg_number) == "host"
+        return (
+            root.owner.owner == self.func
+            and is_host(self.func)
+            and _role(self.func, root.arg_number) == "host"
+        )
 
     def host_copy(self, load: ir.Operation, memory: ir.Value) -> ir.Value:
         """A host copy of the device buffer behind ``memory`` for a host-side load (a data-dependent size,

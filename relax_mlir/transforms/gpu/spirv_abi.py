@@ -28,11 +28,14 @@ naming the op.
 from __future__ import annotations
 
 import json
+import math
+import struct
 
 from mlir import ir, passmanager
 from mlir.dialects import arith, memref
 
 from relax_mlir.errors import PassError
+from relax_mlir.transforms.approximate_math import ApproximateMath
 from relax_mlir.transforms.gpu.ir_util import index
 from relax_mlir.transforms.registry import register_pass
 
@@ -57,6 +60,12 @@ class _Params:
         self.count += 1
         return value
 
+    def next_i64(self) -> ir.Value:
+        """A 64-bit value from two slots, low word first."""
+        i64 = ir.IntegerType.get_signless(64)
+        low, high = arith.extui(i64, self.next_i32()), arith.extui(i64, self.next_i32())
+        return arith.ori(low, arith.shli(high, arith.constant(i64, 32)))
+
     def next_index(self, static: int | None = None) -> ir.Value:
         value = self.next_i32()
         if static is not None and static not in (_DYNAMIC, _DYNAMIC_STRIDE):
@@ -64,18 +73,19 @@ class _Params:
         return arith.index_cast(ir.IndexType.get(), value)
 
     def next_scalar(self, t: ir.Type, where: str) -> ir.Value:
-        raw = self.next_i32()
         if isinstance(t, ir.IndexType):
-            return arith.index_cast(t, raw)
+            return arith.index_cast(t, self.next_i32())
+        if isinstance(t, ir.IntegerType) and t.width == 64:
+            return self.next_i64()
+        if isinstance(t, ir.F64Type):
+            return arith.bitcast(t, self.next_i64())
         if isinstance(t, ir.IntegerType):
-            width = ir.IntegerType(t).width
-            if width == 32:
-                return raw
-            return arith.extsi(t, raw) if width > 32 else arith.trunci(t, raw)
+            raw = self.next_i32()
+            return raw if t.width == 32 else arith.trunci(t, raw)
         if isinstance(t, ir.F32Type):
-            return arith.bitcast(t, raw)
+            return arith.bitcast(t, self.next_i32())
         if isinstance(t, ir.F16Type):
-            return arith.bitcast(t, arith.trunci(ir.IntegerType.get_signless(16), raw))
+            return arith.bitcast(t, arith.trunci(ir.IntegerType.get_signless(16), self.next_i32()))
         raise PassError(f"{where}: a scalar kernel argument of type {t} cannot be passed to a WebGPU kernel")
 
 
@@ -91,78 +101,124 @@ def _linear(offset: ir.Value, strides: list[ir.Value], indices: list[ir.Value]) 
     return linear
 
 
-def _rewrite_kernel(func: ir.Operation, key: str) -> dict:
-    entry = func.regions[0].blocks[0]
-    old_args = list(entry.arguments)
-    loc = func.location
-    memrefs = [a for a in old_args if isinstance(a.type, ir.MemRefType)]
-    flats = [
-        entry.add_argument(ir.MemRefType.get([_DYNAMIC], ir.MemRefType(a.type).element_type), loc)
-        for a in memrefs
-    ]
-    params = _Params(entry.add_argument(ir.MemRefType.get([_DYNAMIC], _i32()), loc))
-    first = entry.operations[0]
-    infos: dict[int, dict] = {}  # by argument position
-    with ir.InsertionPoint(first), loc:
-        views = {}
-        positions = [i for i, a in enumerate(old_args) if isinstance(a.type, ir.MemRefType)]
-        for binding, (arg, flat) in enumerate(zip(memrefs, flats, strict=True)):
-            t = ir.MemRefType(arg.type)
-            infos[positions[binding]] = {
-                "kind": "memref",
-                "dtype": str(t.element_type),
-                "rank": t.rank,
-                "binding": binding,
-                "params_at": params.count,
-            }
-            offset = params.next_index()
-            sizes = [params.next_index(s) for s in t.shape]
-            strides = [params.next_index(s) for s in _strides(t)]
-            views[arg] = (flat, offset, sizes, strides)
-        scalars = {}
-        for i, arg in enumerate(old_args):
-            if isinstance(arg.type, ir.MemRefType):
-                continue
-            infos[i] = {"kind": "scalar", "dtype": str(arg.type), "params_at": params.count}
-            scalars[arg] = params.next_scalar(arg.type, f"kernel {key}")
-    for arg, value in scalars.items():
-        arg.replace_all_uses_with(value)
-    for arg, (flat, offset, sizes, strides) in views.items():
-        for use in list(arg.uses):
-            op = use.owner.operation
-            with ir.InsertionPoint(op), op.location:
-                if op.name == "memref.load":
-                    linear = _linear(offset, strides, list(op.operands[1:]))
-                    new = memref.load(flat, [linear])
-                    op.results[0].replace_all_uses_with(new)
-                elif op.name == "memref.store" and use.operand_number == 1:
-                    linear = _linear(offset, strides, list(op.operands[2:]))
-                    memref.store(op.operands[0], flat, [linear])
-                elif op.name == "memref.dim":
-                    constant = op.operands[1].owner
-                    if not isinstance(constant, ir.Operation) or constant.name != "arith.constant":
-                        raise PassError(f"kernel {key}: memref.dim with a run-time dimension index")
-                    dim = ir.IntegerAttr(constant.attributes["value"]).value
-                    op.results[0].replace_all_uses_with(sizes[dim])
-                else:
-                    raise PassError(
-                        f"kernel {key}: a memref argument is used by '{op.name}' ({op.location}); WebGPU "
-                        "kernels take flat buffers, and only loads, stores and dims are rewritten to them"
-                    )
-            op.erase()
-    for i in reversed(range(len(old_args))):
-        entry.erase_argument(i)
-    func.attributes["function_type"] = ir.TypeAttr.get(
-        ir.FunctionType.get([a.type for a in entry.arguments], [])
-    )
-    if "arg_attrs" in func.attributes:
-        del func.attributes["arg_attrs"]
-    # in the order of the kernel's (and the launch's) arguments
-    return {
-        "args": [infos[i] for i in range(len(old_args))],
-        "params": params.count,
-        "bindings": len(memrefs) + 1,
-    }
+def _storage_type(t: ir.Type) -> ir.Type:
+    """How elements are stored in a buffer: ``index`` as the host's 64-bit integers."""
+    return ir.IntegerType.get_signless(64) if isinstance(t, ir.IndexType) else t
+
+
+def _dim(sizes: list[ir.Value], dim: ir.Value) -> ir.Value:
+    """``sizes[dim]`` for a run-time ``dim``."""
+    constant = _producer(dim)
+    if constant is not None and constant.name == "arith.constant":
+        return sizes[ir.IntegerAttr(constant.attributes["value"]).value]
+    value = sizes[0]
+    for i in range(1, len(sizes)):
+        value = arith.select(arith.cmpi(arith.CmpIPredicate.eq, dim, index(i)), sizes[i], value)
+    return value
+
+
+def _producer(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+class _Kernel:
+    """One kernel's rewrite: its arguments become flat buffers and reads of the params buffer."""
+
+    def __init__(self, func: ir.Operation, key: str) -> None:
+        self.func, self.key = func, key
+        self.entry = func.regions[0].blocks[0]
+        inputs = len(ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).inputs)
+        self.args = list(self.entry.arguments)[:inputs]
+        self.attributions = list(self.entry.arguments)[inputs:]  # workgroup and private memory
+
+    def rewrite(self) -> dict:
+        loc = self.func.location
+        memrefs = [a for a in self.args if isinstance(a.type, ir.MemRefType)]
+        flats = [
+            self.entry.add_argument(
+                ir.MemRefType.get([_DYNAMIC], _storage_type(ir.MemRefType(a.type).element_type)), loc
+            )
+            for a in memrefs
+        ]
+        params = _Params(self.entry.add_argument(ir.MemRefType.get([_DYNAMIC], _i32()), loc))
+        # workgroup and private memory as allocations, which the SPIR-V lowering maps to its storage classes
+        with ir.InsertionPoint(self.entry.operations[0]), loc:
+            for old in self.attributions:
+                t = ir.MemRefType(old.type)
+                workgroup = "workgroup" in str(t.memory_space)
+                old.replace_all_uses_with(memref.alloc(t, [], []) if workgroup else memref.alloca(t, [], []))
+        infos: dict[int, dict] = {}  # by argument position
+        views, scalars = {}, {}
+        with ir.InsertionPoint(self.entry.operations[0]), loc:
+            positions = [i for i, a in enumerate(self.args) if isinstance(a.type, ir.MemRefType)]
+            for binding, (arg, flat) in enumerate(zip(memrefs, flats, strict=True)):
+                t = ir.MemRefType(arg.type)
+                infos[positions[binding]] = {
+                    "kind": "memref",
+                    "dtype": str(_storage_type(t.element_type)),
+                    "rank": t.rank,
+                    "binding": binding,
+                    "params_at": params.count,
+                }
+                offset = params.next_index()
+                sizes = [params.next_index(s) for s in t.shape]
+                strides = [params.next_index(s) for s in _strides(t)]
+                views[arg] = (flat, offset, sizes, strides)
+            for i, arg in enumerate(self.args):
+                if not isinstance(arg.type, ir.MemRefType):
+                    infos[i] = {"kind": "scalar", "dtype": str(arg.type), "params_at": params.count}
+                    scalars[arg] = params.next_scalar(arg.type, f"kernel {self.key}")
+        for arg, value in scalars.items():
+            arg.replace_all_uses_with(value)
+        for arg, view in views.items():
+            for use in list(arg.uses):
+                self._rewrite_use(use, *view)
+        for i in reversed(range(len(self.args) + len(self.attributions))):
+            self.entry.erase_argument(i)
+        inputs = [a.type for a in self.entry.arguments][: len(flats) + 1]
+        self.func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, []))
+        for attr in ("arg_attrs", "workgroup_attrib_attrs", "private_attrib_attrs"):
+            if attr in self.func.attributes:
+                del self.func.attributes[attr]
+        self.func.attributes["workgroup_attributions"] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), 0
+        )
+        return {  # arguments in the order of the kernel's (and the launch's)
+            "args": [infos[i] for i in range(len(self.args))],
+            "params": params.count,
+            "bindings": len(memrefs) + 1,
+        }
+
+    def _rewrite_use(
+        self,
+        use: ir.OpOperand,
+        flat: ir.Value,
+        offset: ir.Value,
+        sizes: list[ir.Value],
+        strides: list[ir.Value],
+    ) -> None:
+        op = use.owner.operation
+        element = ir.MemRefType(flat.type).element_type
+        with ir.InsertionPoint(op), op.location:
+            if op.name == "memref.load":
+                value = memref.load(flat, [_linear(offset, strides, list(op.operands[1:]))])
+                if op.results[0].type != element:  # index elements, stored as i64
+                    value = arith.index_cast(op.results[0].type, value)
+                op.results[0].replace_all_uses_with(value)
+            elif op.name == "memref.store" and use.operand_number == 1:
+                value = op.operands[0]
+                if value.type != element:
+                    value = arith.index_cast(element, value)
+                memref.store(value, flat, [_linear(offset, strides, list(op.operands[2:]))])
+            elif op.name == "memref.dim":
+                op.results[0].replace_all_uses_with(_dim(sizes, op.operands[1]))
+            else:
+                raise PassError(
+                    f"kernel {self.key}: a memref argument is used by '{op.name}' ({op.location}); WebGPU "
+                    "kernels take flat buffers, and only loads, stores and dims are rewritten to them"
+                )
+        op.erase()
 
 
 def _workgroup_size(func: ir.Operation, key: str) -> list[int]:
@@ -183,7 +239,7 @@ def _kernel_abi(gm: ir.Operation) -> dict[str, dict]:
         entry = ir.StringAttr(func.attributes["sym_name"]).value
         key = f"{module_name}.{entry}"
         size = _workgroup_size(func, key)
-        info = _rewrite_kernel(func, key)
+        info = _Kernel(func, key).rewrite()
         func.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
             f"#spirv.entry_point_abi<workgroup_size = [{size[0]}, {size[1]}, {size[2]}]>"
         )
@@ -206,16 +262,25 @@ def _to_binary(gm: ir.Operation, target: str) -> dict[str, dict]:
     scratch = ir.Module.create(gm.location)
     scratch.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
     clone = gm.clone(ir.InsertionPoint(scratch.body))
-    _run(scratch, "gpu.module(fold-memref-alias-ops,lower-affine,canonicalize,cse)", f"gpu.module @{name}")
+    _run(
+        scratch,
+        "gpu.module(scf-parallel-for-to-nested-fors,fold-memref-alias-ops,lower-affine,"
+        "math-expand-ops{ops=powf,fpowi,tan,sinh,cosh,asinh,acosh,atanh,exp2,roundeven,round},canonicalize,cse)",
+        f"gpu.module @{name}",
+    )
+    _f64_math_in_f32(clone.operation)
+    ApproximateMath(ops="erf", native_exp=True).run(scratch.operation)  # SPIR-V has no erf
     kernels = _kernel_abi(clone.operation)
+    where = f"gpu.module @{name}"
     _run(
         scratch,
         f"spirv-attach-target{{{target}}},gpu.module(canonicalize,convert-math-to-spirv),convert-gpu-to-spirv",
-        f"gpu.module @{name}",
+        where,
     )
     ops = [op.operation for op in scratch.body.operations]
     for op in ops:
         if op.name == "spirv.module":  # convert-gpu-to-spirv puts Vulkan shaders beside their gpu.module
+            _non_finite_constants_as_bits(op)
             op.move_before(clone.regions[0].blocks[0].operations[0])
     _run(
         scratch,
@@ -225,6 +290,68 @@ def _to_binary(gm: ir.Operation, target: str) -> dict[str, dict]:
     scratch.body.operations[0].operation.move_before(gm)  # before the scratch module is freed
     gm.erase()
     return kernels
+
+
+# math ops that SPIR-V's GLSL.std.450 set defines on 16- and 32-bit floats only
+_F32_ONLY_MATH = {
+    f"math.{name}"
+    for name in "exp exp2 expm1 log log2 log10 log1p powf sin cos tan asin acos atan atan2 sinh cosh tanh erf".split()
+}
+
+
+def _f64_math_in_f32(root: ir.Operation) -> None:
+    """f64 transcendental math (``powf``'s f64 ``exp(y * log(x))``) computed in f32: SPIR-V shaders have
+    it for 16- and 32-bit floats only. Results are then f32-accurate, not f64-accurate."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in _F32_ONLY_MATH and isinstance(op.results[0].type, ir.F64Type):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    f32, f64 = ir.F32Type.get(), ir.F64Type.get()
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            narrow = [arith.truncf(f32, v) for v in op.operands]
+            new = ir.Operation.create(
+                op.name,
+                results=[f32],
+                operands=narrow,
+                attributes={name: op.attributes[name] for name in op.attributes},
+            )
+            op.results[0].replace_all_uses_with(arith.extf(f64, new.results[0]))
+        op.erase()
+
+
+def _non_finite_constants_as_bits(root: ir.Operation) -> None:
+    """``spirv.Constant``s that are infinite or NaN floats as bitcasts of integer constants: naga (wgpu's
+    shader translator) rejects non-finite float literals. Done on SPIR-V, after the conversion's folding."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "spirv.Constant" and isinstance(op.results[0].type, ir.FloatType):
+            if not math.isfinite(ir.FloatAttr(op.attributes["value"]).value):
+                found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    for op in found:
+        t = op.results[0].type
+        fmt = {16: "<e", 32: "<f", 64: "<d"}[t.width]
+        bits = int.from_bytes(
+            struct.pack(fmt, ir.FloatAttr(op.attributes["value"]).value), "little", signed=True
+        )
+        integer_type = ir.IntegerType.get_signless(t.width)
+        with ir.InsertionPoint(op), op.location:
+            integer = ir.Operation.create(
+                "spirv.Constant",
+                results=[integer_type],
+                attributes={"value": ir.IntegerAttr.get(integer_type, bits)},
+            )
+            cast = ir.Operation.create("spirv.Bitcast", results=[t], operands=[integer.results[0]])
+        op.results[0].replace_all_uses_with(cast.results[0])
+        op.erase()
 
 
 @register_pass("relax-gpu-kernels-to-spirv")
