@@ -147,7 +147,17 @@ class _Kernel:
             for old in self.attributions:
                 t = ir.MemRefType(old.type)
                 workgroup = "workgroup" in str(t.memory_space)
-                old.replace_all_uses_with(memref.alloc(t, [], []) if workgroup else memref.alloca(t, [], []))
+                # Vulkan's numbering of storage classes (map-memref-spirv-storage-class): 3 workgroup, 6 function
+                space = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 3 if workgroup else 6)
+                new_type = ir.MemRefType.get(t.shape, t.element_type, t.layout, space)
+                memory = memref.alloc(new_type, [], []) if workgroup else memref.alloca(new_type, [], [])
+                for use in list(old.uses):
+                    if use.owner.name not in ("memref.load", "memref.store"):
+                        raise PassError(
+                            f"kernel {self.key}: workgroup memory used by '{use.owner.name}'; only loads and "
+                            "stores are lowered"
+                        )
+                    use.owner.operands[use.operand_number] = memory
         infos: dict[int, dict] = {}  # by argument position
         views, scalars = {}, {}
         with ir.InsertionPoint(self.entry.operations[0]), loc:
@@ -265,22 +275,26 @@ def _to_binary(gm: ir.Operation, target: str) -> dict[str, dict]:
     _run(
         scratch,
         "gpu.module(scf-parallel-for-to-nested-fors,fold-memref-alias-ops,lower-affine,"
-        "math-expand-ops{ops=powf,fpowi,tan,sinh,cosh,asinh,acosh,atanh,exp2,roundeven,round},canonicalize,cse)",
+        "math-expand-ops{ops=powf,fpowi,tan,sinh,cosh,asinh,acosh,atanh,exp2,roundeven,round},arith-expand,"
+        "canonicalize,cse)",
         f"gpu.module @{name}",
     )
     _f64_math_in_f32(clone.operation)
+    _signed_min_max_as_selects(clone.operation)
     ApproximateMath(ops="erf", native_exp=True).run(scratch.operation)  # SPIR-V has no erf
     kernels = _kernel_abi(clone.operation)
     where = f"gpu.module @{name}"
     _run(
         scratch,
-        f"spirv-attach-target{{{target}}},gpu.module(canonicalize,convert-math-to-spirv),convert-gpu-to-spirv",
+        f"spirv-attach-target{{{target}}},gpu.module(canonicalize,convert-math-to-spirv,map-memref-spirv-storage-class),"
+        "convert-gpu-to-spirv",
         where,
     )
     ops = [op.operation for op in scratch.body.operations]
     for op in ops:
         if op.name == "spirv.module":  # convert-gpu-to-spirv puts Vulkan shaders beside their gpu.module
             _non_finite_constants_as_bits(op)
+            _integer_negation_as_subtraction(op)
             op.move_before(clone.regions[0].blocks[0].operations[0])
     _run(
         scratch,
@@ -324,6 +338,31 @@ def _f64_math_in_f32(root: ir.Operation) -> None:
         op.erase()
 
 
+def _signed_min_max_as_selects(root: ir.Operation) -> None:
+    """``arith.maxsi``/``minsi`` and ``math.absi`` as compare and select: SPIR-V's integers are unsigned
+    words, and naga (wgpu's shader translator) turns GLSL.std.450 SMax/SMin/SAbs on them into unsigned
+    ``max``/``min`` (a negative operand wins a max), while signed compares it gets right."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("arith.maxsi", "arith.minsi", "math.absi"):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            a = op.operands[0]
+            if op.name == "math.absi":
+                b = arith.subi(arith.constant(a.type, 0), a)
+                predicate = arith.CmpIPredicate.sgt
+            else:
+                b = op.operands[1]
+                predicate = arith.CmpIPredicate.sgt if op.name == "arith.maxsi" else arith.CmpIPredicate.slt
+            op.results[0].replace_all_uses_with(arith.select(arith.cmpi(predicate, a, b), a, b))
+        op.erase()
+
+
 def _non_finite_constants_as_bits(root: ir.Operation) -> None:
     """``spirv.Constant``s that are infinite or NaN floats as bitcasts of integer constants: naga (wgpu's
     shader translator) rejects non-finite float literals. Done on SPIR-V, after the conversion's folding."""
@@ -351,6 +390,31 @@ def _non_finite_constants_as_bits(root: ir.Operation) -> None:
             )
             cast = ir.Operation.create("spirv.Bitcast", results=[t], operands=[integer.results[0]])
         op.results[0].replace_all_uses_with(cast.results[0])
+        op.erase()
+
+
+def _integer_negation_as_subtraction(root: ir.Operation) -> None:
+    """``spirv.SNegate`` as ``0 - x`` (``spirv.ISub``): SPIR-V integers from MLIR are unsigned words and naga
+    rejects negating an unsigned value (the signed remainder's lowering negates)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "spirv.SNegate":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    for op in found:
+        t = op.results[0].type
+        with ir.InsertionPoint(op), op.location:
+            zero_attr = (
+                ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, 0))
+                if isinstance(t, ir.VectorType)
+                else ir.IntegerAttr.get(t, 0)
+            )
+            zero = ir.Operation.create("spirv.Constant", results=[t], attributes={"value": zero_attr})
+            sub = ir.Operation.create("spirv.ISub", results=[t], operands=[zero.results[0], op.operands[0]])
+        op.results[0].replace_all_uses_with(sub.results[0])
         op.erase()
 
 
