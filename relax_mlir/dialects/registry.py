@@ -325,6 +325,9 @@ class RelaxOp(ir.OpView):
     # relax-lower-host: calls a kernel or library function in destination-passing style (it reads its
     # operands' buffers and may write a function output's destination directly)
     DPS_CALL: ClassVar[bool] = False
+    # targets that map kernels to GPU threads through flat buffers (webgpu): the op is made only by CPU
+    # passes and its kernel views CPU-packed layouts, so the target refuses it before compiling
+    CPU_ONLY: ClassVar[bool] = False
     # Hooks, defined only by the classes that have them (like ``lower``, the kernel lowering):
     # ``lower_host(self, host: HostLowering)`` (relax-lower-host) writes the op as host code.
     _ODS_REGIONS = (0, True)

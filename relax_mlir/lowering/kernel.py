@@ -135,6 +135,8 @@ class KernelBuilder:
     operand_types: list[RelaxType]
     result_types: list[TensorType]
     attrs: dict[str, Any]
+    # the lowering choices of convert-relax-to-linalg's options (``conv``: "im2col" or "direct")
+    choices: dict[str, str] = field(default_factory=dict)
     ins: list[KernelValue] = field(init=False)
     destinations: list[KernelValue] = field(init=False)  # empty when the kernel allocates its results
     allocating: bool = field(init=False)

@@ -12,7 +12,7 @@ each ``gpu.module`` to PTX (``gpu.binary``, loaded by the driver's JIT at run ti
 from __future__ import annotations
 
 from relax_mlir.pipelines.cpu import BUFFERIZE, TO_LLVM, relax_level
-from relax_mlir.pipelines.data import P, Pipeline, insert_before, passes, without
+from relax_mlir.pipelines.data import P, Pipeline, insert_before, passes, replace, without
 from relax_mlir.pipelines.registry import register_pipeline
 from relax_mlir.transforms.gpu.target import DEFAULT_CHIP
 
@@ -34,8 +34,13 @@ KERNELS_TO_NVVM = P(
 
 
 def relax_to_host_gpu() -> Pipeline:
-    """``relax-O2`` without the CPU-only passes."""
-    return without(relax_level(2), *CPU_ONLY)
+    """``relax-O2`` without the CPU-only passes; convolutions as named linalg ops, whose loops the GPU
+    mapping puts on threads (im2col runs a loop over images that would stay on the host)."""
+    return replace(
+        without(relax_level(2), *CPU_ONLY),
+        "convert-relax-to-linalg",
+        [P("convert-relax-to-linalg", conv="direct")],
+    )
 
 
 def host_to_llvm_gpu() -> Pipeline:

@@ -67,6 +67,9 @@ class Target:
         summary)."""
         return {}
 
+    def check_ops(self, op: ir.Operation) -> None:
+        """Reject, before any pass, a module using ops the target cannot compile."""
+
     def check_signatures(self, signatures: dict[str, dict]) -> None:
         """Reject, before lowering, entry points the target cannot expose."""
 
@@ -96,6 +99,7 @@ class Target:
         with make_context(), ir.Location.unknown():
             t = time.perf_counter()
             op = steps.parse(source, source_name)
+            self.check_ops(op)
             steps.run(op, pipeline if pipeline is not None else self.relax_pipeline(opt_level))
             stats.stages["relax to host"] = time.perf_counter() - t
             if on_stage:

@@ -19,7 +19,8 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.errors import RelaxError
+from relax_mlir.dialects.registry import op_class
+from relax_mlir.errors import CompileError, RelaxError
 from relax_mlir.pipelines.data import P, Pipeline
 from relax_mlir.pipelines.gpu import relax_to_host_gpu
 from relax_mlir.pipelines.webgpu import host_to_webgpu
@@ -198,6 +199,24 @@ class WebgpuTarget(JitTarget):
                 "Everything from relax to LLVM host code and SPIR-V kernels for WebGPU",
             )
         }
+
+    def check_ops(self, op: ir.Operation) -> None:
+        """Refuse ops whose kernels only the CPU targets lower (``CPU_ONLY``), naming the first one."""
+        found: list[ir.Operation] = []
+
+        def visit(inner: ir.Operation) -> ir.WalkResult:
+            cls = op_class(inner)
+            if cls is not None and cls.CPU_ONLY:
+                found.append(inner)
+                return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
+
+        op.walk(visit)
+        if found:
+            raise CompileError(
+                f"{steps.where(found[0].location)}the webgpu target cannot compile '{found[0].name}': its kernel "
+                "reads a CPU-packed layout (made by CPU-only passes such as relax-pack-weights)"
+            )
 
     def codegen(
         self,

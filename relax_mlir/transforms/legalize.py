@@ -35,9 +35,12 @@ def lowerable_ops() -> list[str]:
 
 @register_pass("convert-relax-to-linalg")
 class ConvertRelaxToLinalg:
-    """Rewrite relax compute ops into call_tir of linalg kernels (``ops=a,b`` lowers only those)."""
+    """Rewrite relax compute ops into call_tir of linalg kernels (``ops=a,b`` lowers only those;
+    ``conv=direct`` lowers convolutions to named linalg convolutions instead of im2col + matmul per image,
+    for targets that map loops onto GPU threads)."""
 
     ops: str = ""
+    conv: str = "im2col"
 
     def run(self, module: ir.Operation) -> None:
         selected = self._selected()
@@ -61,7 +64,7 @@ class ConvertRelaxToLinalg:
             if cls is None or not hasattr(cls, "lower") or (selected and cls.NAME not in selected):
                 continue
             try:
-                k, results = _write_kernel(cls, op)
+                k, results = _write_kernel(cls, op, {"conv": self.conv})
             except RelaxError as e:
                 op.location.emit_error(f"'{op.name}' op cannot be lowered: {e}")
                 failed = True
@@ -80,10 +83,14 @@ class ConvertRelaxToLinalg:
                 f"convert-relax-to-linalg: no lowering for op(s) {', '.join(unknown)}; "
                 f"lowerable ops: {', '.join(lowerable_ops())}"
             )
+        if self.conv not in ("im2col", "direct"):
+            raise PassFailed(f"convert-relax-to-linalg: conv must be 'im2col' or 'direct', got '{self.conv}'")
         return names
 
 
-def _write_kernel(cls: type[RelaxOp], op: ir.Operation) -> tuple[KernelBuilder, list]:
+def _write_kernel(
+    cls: type[RelaxOp], op: ir.Operation, choices: dict[str, str]
+) -> tuple[KernelBuilder, list]:
     view: RelaxOp = op.opview  # type: ignore[assignment]
     operand_types = view.operand_types()
     result_types = [relax_type(r.type) for r in op.results]
@@ -91,7 +98,7 @@ def _write_kernel(cls: type[RelaxOp], op: ir.Operation) -> tuple[KernelBuilder, 
         if not isinstance(t, TensorType) or t.shape is None or t.dtype is None:
             raise RelaxError(f"result #{i} has type {t}; lowering needs a tensor of known rank and dtype")
     _check_storage_dtypes(cls, [*operand_types, *result_types])
-    k = KernelBuilder(cls.NAME, list(operand_types), result_types, view.attr_values())  # type: ignore[arg-type]
+    k = KernelBuilder(cls.NAME, list(operand_types), result_types, view.attr_values(), choices)  # type: ignore[arg-type]
     results = cls.lower(k)  # type: ignore[attr-defined]
     return k, k.unless_empty(results)
 

@@ -2,7 +2,8 @@
 
 Lowering: the result is zero-filled. Without groups and with a constant kernel size, the convolution is
 im2col + one ``linalg.matmul`` per image (``_im2col_conv``, in an ``scf.forall`` over the images), which
-the matmul schedule tiles and vectorizes. Otherwise the input is zero-padded with ``tensor.pad`` and one
+the matmul schedule tiles and vectorizes (``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips
+it: the loop over images would run on the host). Otherwise the input is zero-padded with ``tensor.pad`` and one
 named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw`` (groups = 1, symbolic
 kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel per group), else
 ``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups; ``transforms/schedules/conv.py`` tiles
@@ -154,7 +155,8 @@ class ConvOp(RelaxOp):
             # an empty dim would also fail MLIR 22's extract_slice verifier (offset 0 >= size 0)
             return [k.collapse(acc, [[0], [1], [2, 3]]) if sp == 1 else acc]
         attrs = _window_attrs(strides, dilation)
-        if groups == 1 and all(d is not None and d.is_const for d in w.shape[2:]):
+        im2col = k.choices.get("conv", "im2col") == "im2col"
+        if im2col and groups == 1 and all(d is not None and d.is_const for d in w.shape[2:]):
             r = _im2col_conv(k, x, w, acc, strides, dilation, pads, zero)
             return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
         xp = _pad(k, x, [0, 0, pads[0], pads[1]], [0, 0, pads[2], pads[3]], zero)

@@ -117,6 +117,7 @@ class MatmulPackedOp(RelaxOp):
 
     NAME = "matmul_packed"
     FUSION = "matmul"
+    CPU_ONLY = True
     OPERANDS = (Operand("lhs"), Operand("packed"))
     ATTRS = (Attr("n", "int"),)
 

@@ -28,7 +28,7 @@ can read the memory because ``relax-gpu-managed-memory`` makes it managed memory
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, gpu, scf
+from mlir.dialects import arith, gpu, memref, scf
 
 from relax_mlir.transforms.gpu.ir_util import collect, delinearize, index, kernels
 from relax_mlir.transforms.registry import register_pass
@@ -82,6 +82,28 @@ def _map_parallel(loop: ir.Operation, block: int) -> None:
     for op in list(old.operations)[:-1]:  # all but scf.reduce
         op.operation.move_before(yield_op)
     loop.erase()
+
+
+def launch_copy(source: ir.Value, target: ir.Value, block: int) -> None:
+    """Copy the memref ``source`` into ``target`` (same shape, any layouts) with one thread per element, at
+    the insertion point (host copies of strided device memory)."""
+    t = ir.MemRefType(source.type)
+    loc = ir.Location.unknown()
+    dims = [memref.dim(source, index(i)) for i in range(t.rank)]
+    total = index(1)
+    for d in dims:
+        total = arith.muli(total, d)
+    guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, total, index(0)))
+    with ir.InsertionPoint(guard.then_block):
+        _, body = _launch(arith.ceildivui(total, index(block)), block, loc)
+        scf.YieldOp([])
+    with ir.InsertionPoint(body.operations[len(body.operations) - 1]):
+        k = arith.addi(arith.muli(body.arguments[0], index(block)), body.arguments[3])
+        inside = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, k, total))
+        with ir.InsertionPoint(inside.then_block):
+            position = delinearize(k, dims) if dims else []
+            memref.store(memref.load(source, position), target, position)
+            scf.YieldOp([])
 
 
 def _map_serial(op: ir.Operation) -> None:

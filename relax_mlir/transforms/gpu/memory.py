@@ -23,9 +23,11 @@ from mlir.dialects import gpu, memref
 
 from relax_mlir.errors import PassError
 from relax_mlir.transforms.gpu.ir_util import collect, functions, index, inside_launch, is_host, returns
+from relax_mlir.transforms.gpu.loops import launch_copy
 from relax_mlir.transforms.lower_host import ROLE_ATTR
 from relax_mlir.transforms.registry import register_pass
 
+COPY_BLOCK = 256  # threads per workgroup of the kernels that copy strided device memory
 _VIEWS = {
     "memref.subview",
     "memref.expand_shape",
@@ -92,6 +94,21 @@ def _contiguous(t: ir.MemRefType) -> bool:
         if expected is None or stride != expected:
             return False
         expected = None if size == ir.ShapedType.get_dynamic_size() else expected * size
+    return True
+
+
+def _host_only(value: ir.Value) -> bool:
+    """Whether only host code reads and writes the buffer ``value`` (and its views): no kernel, call or
+    return gets it."""
+    for use in value.uses:
+        user = use.owner.operation
+        if user.name in _VIEWS:
+            if not _host_only(user.results[0]):
+                return False
+        elif user.name in ("func.call", "func.return", "gpu.launch_func") or inside_launch(user):
+            return False
+        elif user.name == "gpu.launch":
+            return False
     return True
 
 
@@ -165,8 +182,14 @@ class _Function:
             self.freed_at_exit.append(staged)
 
     def allocations_to_managed(self) -> None:
+        host_only = set()
+        if self.device:  # buffers only the host touches stay host memory (a shape written into a tensor)
+            allocations = collect(self.func, {"memref.alloc", "memref.alloca"})
+            host_only = {op for op in allocations if not inside_launch(op) and _host_only(op.results[0])}
         for op in collect(self.func, {"memref.alloc", "memref.alloca", "memref.dealloc"}):
-            if inside_launch(op):
+            if inside_launch(op) or op in host_only:
+                continue
+            if op.name == "memref.dealloc" and _producer(_root(op.operands[0])) in host_only:
                 continue
             with ir.InsertionPoint(op), op.location:
                 if op.name == "memref.dealloc":
@@ -211,14 +234,11 @@ class _Function:
             if inside_launch(op):
                 continue
             if op.name == "memref.copy":
-                for value in op.operands:
-                    if not _contiguous(ir.MemRefType(value.type)):
-                        raise PassError(
-                            f"@{_function_name(op)}: the host copies a strided view of device memory "
-                            f"({value.type}); the webgpu target copies only whole contiguous buffers"
-                        )
                 with ir.InsertionPoint(op), op.location:
-                    _memcpy(op.operands[0], op.operands[1])
+                    if all(_contiguous(ir.MemRefType(v.type)) for v in op.operands):
+                        _memcpy(op.operands[0], op.operands[1])
+                    else:  # a strided view (a slice of a cache): a kernel copies it
+                        launch_copy(op.operands[0], op.operands[1], COPY_BLOCK)
                 op.erase()
                 continue
             memory = op.operands[1 if op.name == "memref.store" else 0]

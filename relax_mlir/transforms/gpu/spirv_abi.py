@@ -274,7 +274,8 @@ def _to_binary(gm: ir.Operation, target: str) -> dict[str, dict]:
     clone = gm.clone(ir.InsertionPoint(scratch.body))
     _run(
         scratch,
-        "gpu.module(scf-parallel-for-to-nested-fors,fold-memref-alias-ops,lower-affine,"
+        "gpu.module(scf-parallel-for-to-nested-fors,resolve-ranked-shaped-type-result-dims,fold-memref-alias-ops,"
+        "lower-affine,"
         "math-expand-ops{ops=powf,fpowi,tan,sinh,cosh,asinh,acosh,atanh,exp2,roundeven,round},arith-expand,"
         "canonicalize,cse)",
         f"gpu.module @{name}",
