@@ -128,26 +128,31 @@ def load(key: str) -> dict[str, Function] | None:
         if entry is None:
             return None
         data, meta = entry
-        weights = meta.get("weights")
-        memory = None
-        if weights is not None:
-            _expect(
-                isinstance(weights, list)
-                and len(weights) == 3
-                and isinstance(weights[0], str)
-                and _WEIGHTS_NAME.fullmatch(weights[0]) is not None
-                and all(_is_size(x) for x in weights[1:]),
-                "malformed weights record",
-            )
-            memory = _map(cache_dir() / weights[0])
-            _expect(
-                len(memory) == weights[1] and zlib.crc32(memory) == weights[2],
-                f"{weights[0]} does not match its size and checksum",
-            )
-        return _link(data, meta, memory)
+        return _link(data, meta, _weights(meta))
     except (_Damaged, *_DAMAGE) as e:
         _damaged(key, e)
         return None
+
+
+def _weights(meta: dict[str, Any]) -> np.ndarray | None:
+    """The weights an entry points at, mapped from their file and checked; None when it has none."""
+    weights = meta.get("weights")
+    if weights is None:
+        return None
+    _expect(
+        isinstance(weights, list)
+        and len(weights) == 3
+        and isinstance(weights[0], str)
+        and _WEIGHTS_NAME.fullmatch(weights[0]) is not None
+        and all(_is_size(x) for x in weights[1:]),
+        "malformed weights record",
+    )
+    memory = _map(cache_dir() / weights[0])
+    _expect(
+        len(memory) == weights[1] and zlib.crc32(memory) == weights[2],
+        f"{weights[0]} does not match its size and checksum",
+    )
+    return memory
 
 
 def store(key: str, data: bytes, signatures: dict[str, Any], weights: list[Weight]) -> dict[str, Function]:
@@ -157,6 +162,16 @@ def store(key: str, data: bytes, signatures: dict[str, Any], weights: list[Weigh
 
     Weights files are named by their contents, so entries of one model (compiled with other options or
     other relax_mlir sources) share them, and one already there and intact is not written again."""
+    meta, memory = _store(key, data, {"signatures": signatures}, weights)
+    return _link(data, meta, memory)
+
+
+def _store(
+    key: str, data: bytes, meta: dict[str, Any], weights: list[Weight]
+) -> tuple[dict[str, Any], np.ndarray | None]:
+    """Write the weights, the object and ``meta`` (with the object's and weights' records) of entry
+    ``key``; the metadata and the weights' memory (mapped from the file, or in memory where the cache
+    cannot be written)."""
     chunks, layout, offset = [], [], 0
     for w in weights:
         chunks.append(b"\0" * (-offset % w.alignment))
@@ -170,10 +185,10 @@ def store(key: str, data: bytes, signatures: dict[str, Any], weights: list[Weigh
         checksum = zlib.crc32(chunk, checksum)
     blob = cache_dir() / f"{digest.hexdigest()[:32]}.weights"
     meta = {
+        **meta,
         "object": _object_record(data),
         "weights": [blob.name, offset, checksum] if weights else None,
         "pointers": layout,
-        "signatures": signatures,
     }
     try:
         blob.parent.mkdir(parents=True, exist_ok=True)
@@ -189,24 +204,25 @@ def store(key: str, data: bytes, signatures: dict[str, Any], weights: list[Weigh
             memory = np.frombuffer(mmap.mmap(-1, offset), np.uint8)  # page-aligned, like a mapped file
             for (_, start), w in zip(layout, weights, strict=True):
                 memory[start : start + len(w.data)] = np.frombuffer(w.data, np.uint8)
-    return _link(data, meta, memory)
+    return meta, memory
 
 
-def store_unlinked(key: str, data: bytes, meta: dict[str, Any]) -> None:
+def store_unlinked(
+    key: str, data: bytes, meta: dict[str, Any], weights: list[Weight] | None = None
+) -> tuple[dict[str, Any], np.ndarray | None]:
     """Write entry ``key`` for an object this process does not link when it is built (a CUDA build, which
-    loads only where a GPU is): the object, then ``meta`` with its size and checksum. Where the cache
-    cannot be written, warn (the build goes on without an entry)."""
-    try:
-        cache_dir().mkdir(parents=True, exist_ok=True)
-        _write(cache_dir() / f"{key}.o", [data])
-        _write(cache_dir() / f"{key}.json", [_sealed({**meta, "object": _object_record(data)})])
-    except OSError as e:
-        _unusable(e)
+    loads only where a GPU is; a webgpu build, linked on first use): the weights, the object, then ``meta``
+    with their records. Where the cache cannot be written, warn (the build goes on without an entry).
+    Returns the metadata written and the weights' memory (None without weights)."""
+    return _store(key, data, meta, weights or [])
 
 
-def load_unlinked(key: str, fields: tuple[str, ...] = ("ptx",)) -> tuple[bytes, dict[str, Any]] | None:
-    """The object and metadata of an entry written by ``store_unlinked``, or None: no entry, or a damaged
-    one (with a warning). Each of ``fields`` must be a dict of strings in the metadata (CUDA's PTX)."""
+def load_unlinked(
+    key: str, fields: tuple[str, ...] = ("ptx",)
+) -> tuple[bytes, dict[str, Any], np.ndarray | None] | None:
+    """The object, metadata and weights' memory of an entry written by ``store_unlinked``, or None: no
+    entry, or a damaged one (with a warning). Each of ``fields`` must be a dict of strings in the metadata
+    (CUDA's PTX)."""
     try:
         entry = _read_entry(key)
         if entry is None:
@@ -218,10 +234,12 @@ def load_unlinked(key: str, fields: tuple[str, ...] = ("ptx",)) -> tuple[bytes, 
                 isinstance(record, dict) and all(isinstance(v, str) for v in record.values()),
                 f"malformed {name} record",
             )
+        memory = _weights(meta)
+        pointers(meta, memory)
     except (_Damaged, *_DAMAGE) as e:
         _damaged(key, e)
         return None
-    return data, meta
+    return data, meta, memory
 
 
 def _read_entry(key: str) -> tuple[bytes, dict[str, Any]] | None:
@@ -320,7 +338,13 @@ def _map(path: Path) -> np.ndarray:
 def _link(data: bytes, meta: dict[str, Any], memory: np.ndarray | None) -> dict[str, Function]:
     """Link the object, point its weight globals into ``memory`` (by ``meta["pointers"]``), wrap its
     functions (by ``meta["signatures"]``)."""
-    layout = meta.get("pointers")
+    loaded = LoadedObject(data, pointers(meta, memory), memory)
+    return {name: Function(name, sig, loaded) for name, sig in meta["signatures"].items()}
+
+
+def pointers(meta: dict[str, Any], memory: np.ndarray | None) -> dict[str, int]:
+    """The address in ``memory`` of each weight global of an entry (``meta["pointers"]``), checked."""
+    layout = meta.get("pointers", [])
     size = 0 if memory is None else len(memory)
     _expect(
         isinstance(layout, list)
@@ -331,8 +355,7 @@ def _link(data: bytes, meta: dict[str, Any], memory: np.ndarray | None) -> dict[
         "malformed weight pointers",
     )
     base = 0 if memory is None else memory.ctypes.data
-    loaded = LoadedObject(data, {symbol: base + offset for symbol, offset in layout}, memory)
-    return {name: Function(name, sig, loaded) for name, sig in meta["signatures"].items()}
+    return {symbol: base + offset for symbol, offset in layout}
 
 
 def _write(path: Path, chunks: list[Any]) -> None:

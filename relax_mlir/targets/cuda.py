@@ -165,7 +165,7 @@ class CudaTarget(JitTarget):
         hit = cache.load_unlinked(key)
         if hit is None:
             return None
-        data, meta = hit
+        data, meta, _ = hit
         return CudaExecutable(data, meta["signatures"], meta["ptx"], chip, stats)
 
     def executable(

@@ -604,7 +604,7 @@ class WasmTarget(JitTarget):
         hit = cache.load_unlinked(key, fields=())
         if hit is None:
             return None
-        data, meta = hit
+        data, meta, _ = hit
         return WasmExecutable(data, meta["signatures"], stats)
 
     def executable(self, key: str, artifact: WasmModule, stats: CompileStats, **options: Any) -> Executable:

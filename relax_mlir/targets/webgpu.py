@@ -14,6 +14,7 @@ import base64
 import json
 import re
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,7 @@ from relax_mlir.errors import CompileError, RelaxError
 from relax_mlir.pipelines.data import P, Pipeline
 from relax_mlir.pipelines.gpu import relax_to_host_gpu
 from relax_mlir.pipelines.webgpu import host_to_webgpu
-from relax_mlir.runtime import cache
+from relax_mlir.runtime import cache, weights
 from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.loader import LoadedObject
 from relax_mlir.targets import gpu_host, steps
@@ -105,12 +106,20 @@ class WebgpuExecutable(Executable):
     """The compiled functions of a module for the webgpu target; they load on first use."""
 
     def __init__(
-        self, data: bytes, signatures: dict[str, dict], kernels: dict[str, KernelInfo], stats: Any
+        self,
+        data: bytes,
+        signatures: dict[str, dict],
+        kernels: dict[str, KernelInfo],
+        stats: Any,
+        weights: dict[str, int] | None = None,
+        memory: Any = None,
     ) -> None:
         self.object = data
         self.signatures = signatures
         self.kernels = kernels
         self.stats = stats
+        self.weights = weights or {}  # weight global -> address in ``memory`` (kept out of the object)
+        self.memory = memory
         self._functions: dict[str, Function] | None = None
         self._loaded: LoadedObject | None = None
 
@@ -130,9 +139,13 @@ class WebgpuExecutable(Executable):
                     module.spirv,
                     {key: _layout(k) for key, k in self.kernels.items() if k.module == module.module},
                 )
-            loaded = LoadedObject(self.object)
+            loaded = LoadedObject(self.object, self.weights, self.memory)
+            owner = dev.new_owner()
+            # the device buffers of this object's modules and constants go when the object goes
+            weakref.finalize(loaded, dev.release, owner)
             dev.error = None
-            ctypes_call(loaded.address(gpu_host.LOAD_MODULES))
+            with dev.loading(owner):
+                ctypes_call(loaded.address(gpu_host.LOAD_MODULES))
             dev.check()
             self._loaded = loaded
         self._functions = {name: WebgpuFunction(name, sig, loaded) for name, sig in self.signatures.items()}
@@ -163,11 +176,13 @@ def _layout(kernel: KernelInfo) -> dict:
 
 @dataclass
 class WebgpuObject:
-    """What a webgpu build produces: the host object, the entry points' signatures, the kernels."""
+    """What a webgpu build produces: the host object, the entry points' signatures, the kernels, the
+    weights taken out of the object."""
 
     data: bytes
     signatures: dict[str, dict]
     kernels: dict[str, KernelInfo]
+    weights: list[Any]
 
 
 def _meta(artifact: WebgpuObject) -> dict:
@@ -235,19 +250,25 @@ class WebgpuTarget(JitTarget):
             del op.attributes[KERNELS_ATTR]
         kernels = _kernels(layouts, _spirv_modules(op))
         t = time.perf_counter()
-        data = gpu_host.object_code(steps.as_module(op), opt_level, runtime_prefix=runtime.PREFIX)
+        llvm_module = steps.as_module(op)
+        blobs = weights.externalize(llvm_module)  # large constants: out of the object (and its relocations)
+        stats.stages["weights"] = time.perf_counter() - t
+        t = time.perf_counter()
+        data = gpu_host.object_code(llvm_module, opt_level, runtime_prefix=runtime.PREFIX)
         stats.stages["llvm codegen"] = time.perf_counter() - t
-        return WebgpuObject(data, signatures, kernels)
+        return WebgpuObject(data, signatures, kernels, blobs)
 
     def load_cached(self, key: str, stats: CompileStats, **options: Any) -> Executable | None:
         hit = cache.load_unlinked(key, fields=())
         if hit is None:
             return None
-        data, meta = hit
+        data, meta, memory = hit
         layouts = meta["kernels"]
         spirv = {info["module"]: base64.b64decode(info["spirv"]) for info in layouts.values()}
-        return WebgpuExecutable(data, meta["signatures"], _kernels(layouts, spirv), stats)
+        pointers = cache.pointers(meta, memory)
+        return WebgpuExecutable(data, meta["signatures"], _kernels(layouts, spirv), stats, pointers, memory)
 
     def executable(self, key: str, artifact: WebgpuObject, stats: CompileStats, **options: Any) -> Executable:
-        cache.store_unlinked(key, artifact.data, _meta(artifact))
-        return WebgpuExecutable(artifact.data, artifact.signatures, artifact.kernels, stats)
+        meta, memory = cache.store_unlinked(key, artifact.data, _meta(artifact), artifact.weights)
+        pointers = cache.pointers(meta, memory)
+        return WebgpuExecutable(artifact.data, artifact.signatures, artifact.kernels, stats, pointers, memory)

@@ -21,12 +21,14 @@ function returns (``check()``).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import ctypes
 import hashlib
 import os
 import struct
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +88,7 @@ class _Buffer:
 @dataclass
 class _Kernel:
     key: str
+    owner: int
     info: dict
     pipeline: Any
     layout: Any  # the bind group layout
@@ -93,6 +96,7 @@ class _Kernel:
 
 @dataclass
 class _Module:
+    owner: int
     shader: Any
     kernels: dict[str, dict]  # entry -> kernel info
     functions: dict[str, int] = field(default_factory=dict)
@@ -109,7 +113,9 @@ class Device:
         self.next_handle = HANDLE_BASE
         self.pool: dict[int, list[Any]] = {}
         self.pool_bytes = 0
-        self.constants: dict[tuple[int, int], Any] = {}
+        self.constants: dict[tuple[int, int, int], Any] = {}  # (owner, address, bytes) -> buffer
+        self.owners = 0  # loaded objects so far; modules and constants belong to one
+        self.owner = 0  # the object whose modules are being loaded
         self.registered: dict[bytes, dict[str, dict]] = {}  # sha256 of a SPIR-V module -> its kernels
         self.modules: dict[int, _Module] = {}
         self.functions: dict[int, _Kernel] = {}
@@ -228,9 +234,33 @@ class Device:
             raise RelaxError(f"webgpu: {pointer:#x} is outside every device buffer")
         return entry.buffer, pointer - base
 
-    def constant(self, pointer: int, nbytes: int) -> Any:
-        """A device copy of host memory that never changes (a constant global), uploaded once."""
-        key = (pointer, nbytes)
+    def new_owner(self) -> int:
+        self.owners += 1
+        return self.owners
+
+    @contextlib.contextmanager
+    def loading(self, owner: int) -> Iterator[None]:
+        """Modules loaded in this context belong to ``owner`` (a loaded object)."""
+        self.owner = owner
+        try:
+            yield
+        finally:
+            self.owner = 0
+
+    def release(self, owner: int) -> None:
+        """Free the modules, pipelines and constants of an object that was unloaded."""
+        with self.lock:
+            for key in [k for k in self.constants if k[0] == owner]:
+                self.constants.pop(key).destroy()
+            for handle in [h for h, m in self.modules.items() if m.owner == owner]:
+                module = self.modules.pop(handle)
+                for function in module.functions.values():
+                    self.functions.pop(function, None)
+
+    def constant(self, owner: int, pointer: int, nbytes: int) -> Any:
+        """A device copy of host memory that never changes (a constant global or weight of the object
+        ``owner``), uploaded once."""
+        key = (owner, pointer, nbytes)
         buffer = self.constants.get(key)
         if buffer is None:
             rounded = max(_MIN_BUFFER, (nbytes + 3) // 4 * 4)
@@ -300,7 +330,7 @@ class Device:
             ) from None
         handle = self.next_id
         self.next_id += 1
-        self.modules[handle] = _Module(shader, {info["entry"]: info for info in kernels.values()})
+        self.modules[handle] = _Module(self.owner, shader, {info["entry"]: info for info in kernels.values()})
         return handle
 
     def function(self, module: int, name: str) -> int:
@@ -332,7 +362,7 @@ class Device:
             raise CompileError(f"webgpu: the adapter rejected kernel {info['module']}.{name}: {e}") from None
         handle = self.next_id
         self.next_id += 1
-        self.functions[handle] = _Kernel(f"{info['module']}.{name}", info, pipeline, layout)
+        self.functions[handle] = _Kernel(f"{info['module']}.{name}", mod.owner, info, pipeline, layout)
         mod.functions[name] = handle
         return handle
 
@@ -416,7 +446,7 @@ class Device:
         extent = 0 if 0 in sizes else 1 + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True))
         found = self.find(aligned)
         if found is None:  # a constant global of the host code
-            buffer, start = self.constant(aligned + offset * es, max(extent * es, 1)), 0
+            buffer, start = self.constant(kernel.owner, aligned + offset * es, max(extent * es, 1)), 0
         else:
             buffer, base = found
             start = base + offset * es
