@@ -195,7 +195,66 @@ def _tanh(e: _Emitter, x: ir.Value) -> ir.Value:
     return e.select(is_small, small, signed)
 
 
-APPROXIMATIONS = {"math.exp": _exp, "math.erf": _erf, "math.tanh": _tanh}
+# Cephes' asinf and atanf polynomials
+ASIN_P = (4.2163199048e-2, 2.4181311049e-2, 4.5470025998e-2, 7.4953002686e-2, 1.6666752422e-1)
+ATAN_P = (8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1)
+HALF_PI = pymath.pi / 2
+
+
+def _abs(e: _Emitter, x: ir.Value) -> ir.Value:
+    return arith.MaximumFOp(x, e.sub(e.const(0.0), x)).result
+
+
+def _with_sign_of(e: _Emitter, value: ir.Value, x: ir.Value) -> ir.Value:
+    return e.select(e.cmp("olt", x, e.const(0.0)), e.sub(e.const(0.0), value), value)
+
+
+def _asin_abs(e: _Emitter, a: ir.Value) -> ir.Value:
+    """asin(a) for a in [0, 1]: a + a z P(z) with z = a^2 up to 0.5, else pi/2 - 2 asin(sqrt((1 - a) / 2))."""
+    big = e.cmp("ogt", a, e.const(0.5))
+    z = e.select(big, e.mul(e.const(0.5), e.sub(e.const(1.0), a)), e.mul(a, a))
+    t = e.select(big, math.sqrt(z), a)
+    r = e.add(t, e.mul(e.mul(t, z), e.horner(z, ASIN_P)))
+    return e.select(big, e.sub(e.const(HALF_PI), e.add(r, r)), r)
+
+
+def _asin(e: _Emitter, x: ir.Value) -> ir.Value:
+    """Cephes asinf (about 2 ulp on [-1, 1]; nan outside, from sqrt)."""
+    return _with_sign_of(e, _asin_abs(e, _abs(e, x)), x)
+
+
+def _acos(e: _Emitter, x: ir.Value) -> ir.Value:
+    """acos(x) = pi/2 - asin(x) near 0; 2 asin(sqrt((1 - |x|) / 2)) (or pi minus it) beyond 0.5, so that
+    results near 0 and pi keep their relative accuracy."""
+    a = _abs(e, x)
+    outer = e.add(*(2 * [_asin_abs(e, math.sqrt(e.mul(e.const(0.5), e.sub(e.const(1.0), a))))]))
+    outer = e.select(e.cmp("olt", x, e.const(0.0)), e.sub(e.const(pymath.pi), outer), outer)
+    inner = e.sub(e.const(HALF_PI), _with_sign_of(e, _asin_abs(e, a), x))
+    return e.select(e.cmp("ogt", a, e.const(0.5)), outer, inner)
+
+
+def _atan(e: _Emitter, x: ir.Value) -> ir.Value:
+    """Cephes atanf: |x| reduced to [0, tan(pi/8)] with pi/2 - atan(1/|x|) or pi/4 + atan((|x|-1)/(|x|+1))."""
+    a = _abs(e, x)
+    far = e.cmp("ogt", a, e.const(2.414213562373095))
+    mid = e.cmp("ogt", a, e.const(0.4142135623730950))
+    reduced = e.select(
+        far, e.div(e.const(-1.0), a), e.select(mid, e.div(e.sub(a, e.const(1.0)), e.add(a, e.const(1.0))), a)
+    )
+    base = e.select(far, e.const(HALF_PI), e.select(mid, e.const(pymath.pi / 4), e.const(0.0)))
+    z = e.mul(reduced, reduced)
+    r = e.add(base, e.add(reduced, e.mul(e.mul(reduced, z), e.horner(z, ATAN_P))))
+    return _with_sign_of(e, r, x)
+
+
+APPROXIMATIONS = {
+    "math.exp": _exp,
+    "math.erf": _erf,
+    "math.tanh": _tanh,
+    "math.asin": _asin,
+    "math.acos": _acos,
+    "math.atan": _atan,
+}
 
 
 def _is_f32(t: ir.Type) -> bool:
@@ -207,7 +266,7 @@ def _is_f32(t: ir.Type) -> bool:
 class ApproximateMath:
     """Replace f32 math.exp/erf/tanh (scalars and vectors) with inline polynomial approximations."""
 
-    ops: str = "exp,erf,tanh"  # which of them
+    ops: str = "exp,erf,tanh"  # which of them (also asin, acos, atan: for GPU shaders, whose own are loose)
     # keep math.exp (also inside erf and tanh): where exp is native and the 1.5 * 2^23 rounding trick is
     # not safe (GPU shader compilers may reassociate it away)
     native_exp: bool = False
