@@ -61,3 +61,8 @@ class WasmTrapError(RelaxError):
 
 class CacheWarning(UserWarning):
     """The compile cache is damaged or cannot be used; the compile goes on (recompiling, or without it)."""
+
+
+class ShaderTranslationError(CompileError):
+    """A GPU kernel cannot be translated to another shading language (SPIR-V to WGSL for browsers): the
+    message names the kernel and gives the reason (a capability WGSL lacks, or naga's own error)."""
