@@ -174,6 +174,18 @@ def spirv_to_wgsl(spirv: bytes, name: str = "kernel") -> str:
     return out
 
 
+def wgsl_entry_point(wgsl: str, entry: str) -> str:
+    """The name naga gave SPIR-V entry point ``entry`` in ``wgsl`` (it appends ``_`` to names ending in a
+    digit or clashing with a WGSL keyword: ``mul_i32`` becomes ``mul_i32_``)."""
+    names = re.findall(r"@compute\b[^;{]*?\bfn\s+(\w+)\s*\(", wgsl)
+    if entry in names:
+        return entry
+    close = [n for n in names if n.rstrip("_") == entry.rstrip("_")]
+    if len(close) == 1 or len(names) == 1:
+        return (close or names)[0]
+    raise ShaderTranslationError(f"entry point {entry} not found in naga's WGSL (entry points: {names})")
+
+
 def kernel_layout(kernel: Any) -> dict[str, Any]:
     """A kernel's entry in ``kernels.json``: entry point, workgroup size and the kernel ABI's layout.
 
@@ -209,7 +221,8 @@ def write_kernels(kernels: Mapping[str, Any], directory: str | Path) -> dict[str
     """Write ``<key>.spv``, ``<key>.wgsl`` (where translation succeeds) and ``kernels.json``; return the latter.
 
     ``kernels`` maps ``"module.entry"`` to the webgpu target's ``KernelInfo`` (``exe.kernels``). A kernel
-    WGSL cannot express gets ``"wgsl": null`` and ``"wgsl_error"`` (the reason) in ``kernels.json``.
+    WGSL cannot express gets ``"wgsl": null`` and ``"wgsl_error"`` (the reason) in ``kernels.json``; the
+    others get ``"wgsl_entry"``, the entry point's name in the WGSL (naga may rename it).
     Raises ``CompileError`` if node or naga-wasm is missing.
     """
     out = Path(directory)
@@ -227,6 +240,7 @@ def write_kernels(kernels: Mapping[str, Any], directory: str | Path) -> dict[str
         else:
             (out / f"{stem}.wgsl").write_text(text)
             entry["wgsl"] = f"{stem}.wgsl"
+            entry["wgsl_entry"] = wgsl_entry_point(text, kernel.entry)
         entries[key] = entry
     manifest = {"format": 1, "translator": f"naga {naga_version()} (naga-wasm)", "kernels": entries}
     (out / "kernels.json").write_text(json.dumps(manifest, indent=1) + "\n")
