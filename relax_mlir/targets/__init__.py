@@ -25,6 +25,7 @@ import relax_mlir.targets.aot  # noqa: E402, F401  isort: skip
 import relax_mlir.targets.cpu  # noqa: E402, F401  isort: skip
 import relax_mlir.targets.cuda  # noqa: E402, F401  isort: skip
 import relax_mlir.targets.wasm  # noqa: E402, F401  isort: skip
+import relax_mlir.targets.webgpu  # noqa: E402, F401  isort: skip
 
 __all__ = ["TARGETS", "CompileStats", "JitTarget", "Target", "compile", "compile_library", "get_target"]
 __all__ += ["register_target"]

@@ -24,7 +24,7 @@ from relax_mlir.runtime import cache
 from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.libs import mlir_library
 from relax_mlir.runtime.loader import LoadedObject
-from relax_mlir.targets import ptx as codegen
+from relax_mlir.targets import gpu_host as codegen
 from relax_mlir.targets import steps
 from relax_mlir.targets.base import CompileStats, JitTarget, register_target
 from relax_mlir.transforms.gpu.target import DEFAULT_CHIP, check_chip

@@ -8,6 +8,12 @@ managed memory on entry (inputs and in-place parameters copied in) and destinati
 are copied back before every return (``relax.role`` on the arguments, from ``relax-lower-host``). Constants
 (``memref.get_global``) are copied into managed memory once per call, at the function's entry. Tensors a
 host function returns (data-dependent outputs) are copied into ordinary memory, which the runtime frees.
+
+``relax-gpu-device-memory`` is the same for devices whose memory the host cannot address (WebGPU): buffers
+are device allocations (``gpu.alloc``), every copy the host does becomes ``gpu.memcpy`` (the runtime tells
+host from device pointers), and constants are not staged: kernels get the global itself, which the runtime
+uploads once and keeps on the device. Host code that reads or writes device memory (a data-dependent size
+read back to size an allocation) is refused with a ``PassError`` naming the function and the op.
 """
 
 from __future__ import annotations
@@ -16,8 +22,19 @@ from mlir import ir
 from mlir.dialects import gpu, memref
 
 from relax_mlir.transforms.gpu.ir_util import collect, functions, index, inside_launch, is_host, returns
+from relax_mlir.errors import PassError
 from relax_mlir.transforms.lower_host import ROLE_ATTR
 from relax_mlir.transforms.registry import register_pass
+
+_VIEWS = {
+    "memref.subview",
+    "memref.expand_shape",
+    "memref.collapse_shape",
+    "memref.reinterpret_cast",
+    "memref.cast",
+    "memref.view",
+    "memref.transpose",
+}
 
 
 def _dims(value: ir.Value) -> list[ir.Value]:
@@ -31,8 +48,38 @@ def _identity(t: ir.MemRefType) -> ir.MemRefType:
     return ir.MemRefType.get(t.shape, t.element_type, memory_space=t.memory_space)
 
 
-def _managed(t: ir.MemRefType, sizes: list[ir.Value], symbols: list[ir.Value] | None = None) -> ir.Value:
-    return gpu.alloc(t, None, [], sizes, symbols or [], host_shared=True)
+def _managed(
+    t: ir.MemRefType, sizes: list[ir.Value], symbols: list[ir.Value] | None = None, device: bool = False
+) -> ir.Value:
+    if not device:
+        return gpu.alloc(t, None, [], sizes, symbols or [], host_shared=True)
+    # device memory: gpu.alloc is only lowered in its asynchronous form
+    token = ir.Type.parse("!gpu.async.token")
+    start = gpu.WaitOp(token, []).results[0]
+    alloc = gpu.AllocOp(t, token, [start], sizes, symbols or [])
+    gpu.WaitOp(None, [alloc.results[1]])
+    return alloc.results[0]
+
+
+def _memcpy(source: ir.Value, target: ir.Value) -> None:
+    """Copy between host and device memory (``gpu.memcpy`` is only lowered in its asynchronous form)."""
+    token = ir.Type.parse("!gpu.async.token")
+    start = gpu.WaitOp(token, []).results[0]
+    done = gpu.memcpy(token, [start], target, source)
+    gpu.WaitOp(None, [done])
+
+
+def _root(value: ir.Value) -> ir.Value:
+    """The buffer a view of memory is a view of."""
+    while isinstance(value.owner, ir.Operation) and value.owner.name in _VIEWS:
+        value = value.owner.operands[0]
+    return value
+
+
+def _function_name(op: ir.Operation) -> str:
+    while op is not None and op.name != "func.func":
+        op = op.parent
+    return ir.StringAttr(op.attributes["sym_name"]).value if op is not None else "?"
 
 
 def _free(value: ir.Value) -> None:
@@ -51,8 +98,9 @@ def _role(func: ir.Operation, i: int) -> str | None:
 
 
 class _Function:
-    def __init__(self, func: ir.Operation) -> None:
+    def __init__(self, func: ir.Operation, device: bool = False) -> None:
         self.func = func
+        self.device = device  # device memory the host cannot address, instead of managed memory
         self.entry = func.regions[0].blocks[0]
         self.freed_at_exit: list[ir.Value] = []
         self.copied_back: list[tuple[ir.Value, ir.Value]] = []  # (managed, argument)
@@ -69,18 +117,21 @@ class _Function:
             if role == "host":
                 continue
             with self.at_entry(), self.func.location:
-                staged = _managed(_identity(arg.type), _dims(arg))
-                copy_in = memref.copy(arg, staged).operation if role != "output" else None
-            uses = [
-                u
-                for u in arg.uses
-                if u.owner.name != "memref.dim" and (copy_in is None or u.owner.operation != copy_in)
-            ]
+                staged = _managed(_identity(arg.type), _dims(arg), device=self.device)
+                copy_in = self.copy(arg, staged) if role != "output" else []
+            uses = [u for u in arg.uses if u.owner.name != "memref.dim" and u.owner.operation not in copy_in]
             for use in uses:
                 use.owner.operands[use.operand_number] = staged
             self.freed_at_exit.append(staged)
             if role in ("output", "inplace"):
                 self.copied_back.append((staged, arg))
+
+    def copy(self, source: ir.Value, target: ir.Value) -> list[ir.Operation]:
+        """Copy ``source`` into ``target`` at the insertion point; the ops that use ``source``."""
+        if not self.device:
+            return [memref.copy(source, target).operation]
+        _memcpy(source, target)
+        return [u.owner.operation for u in source.uses if u.owner.name == "gpu.memcpy"]
 
     def globals_to_managed(self) -> None:
         for op in collect(self.func, {"memref.get_global"}):
@@ -104,7 +155,10 @@ class _Function:
                     continue
                 alloc = op.opview
                 staged = _managed(
-                    ir.MemRefType(op.results[0].type), list(alloc.dynamicSizes), list(alloc.symbolOperands)
+                    ir.MemRefType(op.results[0].type),
+                    list(alloc.dynamicSizes),
+                    list(alloc.symbolOperands),
+                    device=self.device,
                 )
             op.results[0].replace_all_uses_with(staged)
             if op.name == "memref.alloca":
@@ -118,7 +172,7 @@ class _Function:
                     continue
                 with ir.InsertionPoint(ret), ret.location:
                     host = memref.alloc(_identity(value.type), _dims(value), [])
-                    memref.copy(value, host)
+                    self.copy(value, host)
                     _free(value)
                 ret.operands[i] = host
 
@@ -126,9 +180,48 @@ class _Function:
         for ret in returns(self.func):
             with ir.InsertionPoint(ret), ret.location:
                 for staged, arg in self.copied_back:
-                    memref.copy(staged, arg)
+                    self.copy(staged, arg)
                 for staged in self.freed_at_exit:
                     _free(staged)
+
+
+    def host_copies_to_device(self) -> None:
+        """Device mode: the host's own copies become ``gpu.memcpy``; its loads and stores of device
+        memory are refused."""
+        for op in collect(self.func, {"memref.copy", "memref.load", "memref.store"}):
+            if inside_launch(op):
+                continue
+            if op.name == "memref.copy":
+                for value in op.operands:
+                    if not ir.MemRefType(value.type).layout.is_identity:
+                        raise PassError(
+                            f"@{_function_name(op)}: the host copies a strided view of device memory "
+                            f"({value.type}); the webgpu target copies only whole contiguous buffers"
+                        )
+                with ir.InsertionPoint(op), op.location:
+                    _memcpy(op.operands[0], op.operands[1])
+                op.erase()
+                continue
+            target = _root(op.operands[1 if op.name == "memref.store" else 0])
+            if isinstance(target.owner, ir.Operation) and target.owner.name == "gpu.alloc":
+                raise PassError(
+                    f"@{_function_name(op)}: host code {'writes' if op.name == 'memref.store' else 'reads'} "
+                    f"device memory ({op.name} at {op.location}): a data-dependent size or a host-side "
+                    "computation, which needs memory both the host and the device address; the webgpu "
+                    "target has none"
+                )
+
+    def check_constant_globals(self) -> None:
+        """Device mode: kernels read globals directly (uploaded once), so none may be written."""
+        module = self.func.parent
+        for op in collect(self.func, {"memref.get_global"}):
+            name = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+            table = ir.SymbolTable(module)
+            if "constant" not in table[name].attributes:
+                raise PassError(
+                    f"@{_function_name(op)} uses the mutable global @{name}; on the webgpu target kernels "
+                    "read globals uploaded once, so only constant globals are supported"
+                )
 
 
 @register_pass("relax-gpu-managed-memory")
@@ -144,3 +237,20 @@ class GpuManagedMemory:
                 f.returned_to_host_memory()
                 f.stage_arguments()
             f.finish()
+
+
+@register_pass("relax-gpu-device-memory")
+class GpuDeviceMemory:
+    """Allocate host-side buffers on the device, copy arguments in and out with gpu.memcpy, read constants
+    in place; refuse host code that reads device memory (for devices the host cannot address: WebGPU)."""
+
+    def run(self, module: ir.Operation) -> None:
+        for func in list(functions(module)):
+            f = _Function(func, device=True)
+            f.check_constant_globals()
+            f.allocations_to_managed()
+            if is_host(func):
+                f.returned_to_host_memory()
+                f.stage_arguments()
+            f.finish()
+            f.host_copies_to_device()

@@ -1,9 +1,10 @@
-"""From host code and kernels to a host object that launches PTX kernels through MLIR's CUDA runtime.
+"""From host code and kernels to a host object that launches its kernels through ``mgpu*`` runtime calls.
 
-The pipeline that gets there is ``pipelines/gpu.py``'s ``host_to_gpu(chip)`` (each ``gpu.module``
-serialized to PTX, loaded by the driver's JIT at run time, so one build runs on the chosen chip and newer
-ones); ``ptx()`` reads the PTX back out. ``object_code()`` compiles the host side with ``llc``: the
-ExecutionEngine cannot, because it resolves the CUDA runtime's symbols, which need a driver.
+The CUDA target (``pipelines/gpu.py``'s ``host_to_gpu(chip)``) serializes each ``gpu.module`` to PTX, loaded
+by the driver's JIT at run time, so one build runs on the chosen chip and newer ones; ``ptx()`` reads the
+PTX back out. The webgpu target serializes SPIR-V, and its runtime (``targets/webgpu_runtime.py``) implements
+the same calls under another prefix. ``object_code()`` compiles the host side with ``llc``: the
+ExecutionEngine cannot, because it resolves the runtime's symbols when it compiles.
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ def ptx(module: ir.Operation) -> dict[str, str]:
         match = re.search(r'assembly = "((?:[^"\\]|\\.)*)"', text)
         if match is None:
             raise CompileError(f"gpu.binary @{name} holds no PTX assembly")
-        out[name] = _unescape(match.group(1))
+        out[name] = unescape(match.group(1))
     return out
 
 
-def _unescape(s: str) -> str:
+def unescape(s: str) -> str:
     """MLIR string-attribute escapes (``\\0A``, ``\\09``, ``\\22``, ``\\\\``) back to text."""
     return re.sub(
         r"\\([0-9A-Fa-f]{2}|\\)", lambda m: "\\" if m.group(1) == "\\" else chr(int(m.group(1), 16)), s
@@ -67,9 +68,12 @@ def _explicit_constructors(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def object_code(module: ir.Module, opt_level: int) -> bytes:
-    """The host object of an LLVM-level module (PTX embedded, kernels launched via libmlir_cuda_runtime)."""
+def object_code(module: ir.Module, opt_level: int, runtime_prefix: str = "mgpu") -> bytes:
+    """The host object of an LLVM-level module (kernels embedded, launched via libmlir_cuda_runtime's
+    ``mgpu*`` functions, or the same functions named with ``runtime_prefix``)."""
     text = _explicit_constructors(str(llvm.translate_module_to_llvmir(module.operation)))
+    if runtime_prefix != "mgpu":
+        text = re.sub(r"@mgpu(\w+)", rf"@{runtime_prefix}\1", text)
     with tempfile.TemporaryDirectory(prefix="relax_mlir_cuda_") as tmp:
         ll, obj = Path(tmp) / "host.ll", Path(tmp) / "host.o"
         ll.write_text(text)
@@ -87,5 +91,5 @@ def object_code(module: ir.Module, opt_level: int) -> bytes:
             text=True,
         )
         if done.returncode != 0:
-            raise CompileError(f"llc failed on the CUDA host code:\n{done.stderr.strip()}")
+            raise CompileError(f"llc failed on the GPU host code:\n{done.stderr.strip()}")
         return obj.read_bytes()
