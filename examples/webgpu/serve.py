@@ -7,7 +7,9 @@ Without ``--kernels`` the example relax function ``exp(a + b)`` (symbolic length
 ``relax_mlir.compile(..., target="webgpu")`` and its kernels are written with ``write_kernels`` (a temporary
 directory unless ``--out``). A tiny static server on the loopback interface serves ``index.html`` and
 ``app.mjs`` from this folder and the kernels under ``/kernels/``; open the printed URL in a browser with
-WebGPU (``?n=1000&kernel=<key>``; headless Chromium needs ``--enable-unsafe-webgpu``).
+WebGPU (headless Chromium needs ``--enable-unsafe-webgpu``). The page takes the kernel's scalar arguments
+as the host code computes them (``?scalars=``): the example's one kernel loops ``for i in range(start,
+bound, step)`` and takes ``bound, step, start``, so ``?n=1000&scalars=1000,1,0`` runs it on 1000 elements.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             kernels = args.out or Path(tmp)
             manifest = build(kernels)
             print(f"wrote {len(manifest['kernels'])} kernel(s) to {kernels}", flush=True)
+            print("the example's kernel on 1000 elements: ?n=1000&scalars=1000,1,0", flush=True)
         if not (kernels / "kernels.json").exists():
             print(
                 f"error: {kernels / 'kernels.json'} not found (write it with wgsl.write_kernels)",

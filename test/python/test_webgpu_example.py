@@ -1,11 +1,12 @@
-"""examples/webgpu: headless Chromium runs a kernel's WGSL with WebGPU (SwiftShader), numpy checks it.
+"""examples/webgpu: headless Chromium runs a compiled kernel's WGSL with WebGPU (SwiftShader), numpy checks it.
 
-The kernels (``spirv_kernels.py``, hand-made with the webgpu target's kernel ABI) are written by
-``wgsl.write_kernels``; ``serve.py --kernels`` serves them with the page. The page fills every argument
-with ``inputValue`` (recomputed here), runs the kernel and writes the output's sum, sum of |y|, samples
-(and every value up to 4096) and the adapter it got into ``#result``. Headless Chromium has a WebGPU
+``serve.py`` compiles its example ``exp(a + b)`` with ``target="webgpu"`` and writes the kernels with
+``wgsl.write_kernels``. The page fills every buffer with ``inputValue`` (recomputed here), passes the
+scalars and grid that the host code chose for the same call on lavapipe (recorded from the webgpu
+runtime, ``test_wgsl.recorded_launches``), runs the kernel and writes the output's sum, sum of |y|,
+samples (and every value up to 4096) and the adapter it got into ``#result``. Headless Chromium has a WebGPU
 adapter only with ``--enable-unsafe-webgpu`` (then Dawn's SwiftShader Vulkan, a CPU device); the screenshot
-goes to ``test/artifacts/webgpu_<kernel>.png``. Without chromium, node + naga-wasm or an adapter the test
+goes to ``test/artifacts/webgpu_example.png``. Without chromium, node + naga-wasm or an adapter the test
 skips, unless ``$RELAX_MLIR_REQUIRE_TOOLCHAINS=1``.
 """
 
@@ -18,14 +19,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
-import spirv_kernels
 from headless import Chromium
-from test_wgsl import REFERENCE, inputs
+from test_wgsl import EXAMPLE, EXAMPLES, native_launch, only_kernel, page_params, scalars_of
 from toolchains import missing_toolchain
 
-from relax_mlir.errors import CompileError
-from relax_mlir.targets import wgsl
+from relax_mlir.errors import CompileError, DeviceUnavailableError
+from relax_mlir.targets import webgpu_runtime, wgsl
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test" / "artifacts"
@@ -45,21 +44,20 @@ def check(result: dict, expected: np.ndarray) -> None:
     np.testing.assert_allclose(values, expected[index.astype(int)], rtol=2e-6)
 
 
-@pytest.mark.parametrize("name", sorted(REFERENCE))
-def test_webgpu_page_runs_the_kernel_in_chromium(name: str, tmp_path: Path) -> None:
+def test_webgpu_page_runs_the_compiled_kernel_in_chromium(tmp_path: Path) -> None:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         missing_toolchain("chromium not found (Debian: chromium; scripts/install-system-deps.sh)")
-    kernels = {f"ew.{k}": spirv_kernels.kernel(k) for k in ("add_exp", "mul_i32", "add_i64")}
     try:
-        wgsl.write_kernels(kernels, tmp_path)
-    except CompileError as e:
+        wgsl.naga_version()
+        webgpu_runtime.device()  # the host code's launches are recorded on lavapipe
+    except (CompileError, DeviceUnavailableError) as e:
         missing_toolchain(str(e))
     server = subprocess.Popen(
         [
             sys.executable,
             str(ROOT / "examples" / "webgpu" / "serve.py"),
-            "--kernels",
+            "--out",
             str(tmp_path),
             "--port",
             "0",
@@ -70,29 +68,32 @@ def test_webgpu_page_runs_the_kernel_in_chromium(name: str, tmp_path: Path) -> N
     try:
         url = next((line.split()[1] for line in server.stdout if line.startswith("serving ")), "")
         assert url.startswith("http://127.0.0.1:"), f"server did not start (exit {server.poll()})"
+        key, _ = only_kernel(EXAMPLE)
+        entry = json.loads((tmp_path / "kernels.json").read_text())["kernels"][key]
+        reference = EXAMPLES["exp_add_f32"][2]
         with Chromium(browser, flags=WEBGPU_FLAGS) as chromium:
             for n in SIZES:
-                page = chromium.open(f"{url}?kernel=ew.{name}&n={n}&auto=1")
+                (a, b), launch = native_launch("exp_add_f32", n)
+                scalars = scalars_of(entry, launch)
+                grid = launch["grid"] if launch else [0, 1, 1]
+                query = f"kernel={key}&n={n}&scalars={','.join(map(str, scalars))}&grid={','.join(map(str, grid))}"
+                page = chromium.open(f"{url}?{query}&auto=1")
                 result = json.loads(
                     page.wait_for("document.getElementById('result').textContent", timeout=300)
                 )
                 if "adapter" in result.get("message", "") or "navigator.gpu" in result.get("message", ""):
                     missing_toolchain(f"headless chromium has no WebGPU adapter: {result['message']}")
-                print(
-                    f"n={n}: adapter {result.get('adapter', {}).get('architecture')}, {result.get('ms')} ms"
-                )
-                a, b = inputs(kernels[f"ew.{name}"].args[0]["dtype"], n, 2)
-                check(result, REFERENCE[name](a, b))
-                assert result["adapter"]["vendor"] and result["grid"] == [-(-n // 64), 1, 1]
-            shot = page.screenshot(ARTIFACTS / f"webgpu_{name}.png")
+                adapter = result.get("adapter", {})
+                print(f"n={n}: {adapter.get('vendor')} {adapter.get('architecture')}, {result.get('ms')} ms")
+                check(result, reference(a, b))
+                assert result["params"] == page_params(entry, n, scalars) and result["grid"] == grid
+                assert result["adapter"]["vendor"]
+            shot = page.screenshot(ARTIFACTS / "webgpu_example.png")
             assert shot.stat().st_size > 10_000
-            # a kernel without WGSL: the page says why
-            page = chromium.open(f"{url}?kernel=ew.add_i64&auto=1")
+            # without the scalars the host code computes, the page says which it needs
+            page = chromium.open(f"{url}?kernel={key}&auto=1")
             result = json.loads(page.wait_for("document.getElementById('result').textContent", timeout=120))
-            assert (
-                "has no WGSL" in result["message"]
-                and "Int64: WGSL has no 64-bit integers" in result["message"]
-            )
+            assert "takes 3 scalar(s) (index, index, index); ?scalars= gave 0" in result["message"], result
     finally:
         server.terminate()
         server.wait(timeout=30)
