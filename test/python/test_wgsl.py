@@ -147,6 +147,13 @@ def test_write_kernels(naga: str, tmp_path: Path) -> None:
     assert "Int64: WGSL has no 64-bit integers" in manifest["kernels"][bad]["wgsl_error"]
 
 
+def test_f16_kernel_needs_the_shader_f16_feature(naga: str, tmp_path: Path) -> None:
+    key, kernel = only_kernel(BINARY.replace("OP", "add").replace("T>", "f16>"))
+    entry = wgsl.write_kernels({key: kernel}, tmp_path)["kernels"][key]
+    assert entry["features"] == ["shader-f16"] and "Float16" in entry["capabilities"]
+    assert (tmp_path / entry["wgsl"]).read_text().startswith("enable f16;")
+
+
 # -- the WGSL runs through wgpu (wgpu-native) on the webgpu target's device (lavapipe here) ----------------
 
 
