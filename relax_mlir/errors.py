@@ -35,6 +35,11 @@ class CompileError(RelaxError):
     """A module could not be compiled; the message holds the located diagnostics."""
 
 
+class ShaderTranslationError(CompileError):
+    """A GPU kernel cannot be translated to another shading language (SPIR-V to WGSL for browsers): the
+    message names the kernel and gives the reason (a capability WGSL lacks, or naga's own error)."""
+
+
 class BuilderError(RelaxError):
     """The builder API was used out of order or mixed values of different functions (an op after
     ``bb.ret``, ``bb.ret`` twice, a value of another function or builder)."""

@@ -88,6 +88,31 @@ def check_wasm() -> str:
     return "" if out.tolist() == [1.0, 1.0, 1.0] else f"wasm32: the module computed {out.tolist()}"
 
 
+def minimal_compute_spirv() -> bytes:
+    """A SPIR-V 1.3 module with one empty compute entry point ``main`` (``@workgroup_size(1, 1, 1)``)."""
+    import struct
+
+    words = [0x07230203, 0x00010300, 0, 5, 0]
+    words += [2 << 16 | 17, 1]  # OpCapability Shader
+    words += [3 << 16 | 14, 0, 1]  # OpMemoryModel Logical GLSL450
+    words += [5 << 16 | 15, 5, 1, *struct.unpack("<2I", b"main\0\0\0\0")]  # OpEntryPoint GLCompute %1 "main"
+    words += [6 << 16 | 16, 1, 17, 1, 1, 1]  # OpExecutionMode %1 LocalSize 1 1 1
+    words += [2 << 16 | 19, 2, 3 << 16 | 33, 3, 2]  # %2 = OpTypeVoid; %3 = OpTypeFunction %2
+    words += [5 << 16 | 54, 2, 1, 0, 3, 2 << 16 | 248, 4, 1 << 16 | 253, 1 << 16 | 56]  # main: return
+    return struct.pack(f"<{len(words)}I", *words)
+
+
+def check_wgsl() -> str:
+    """Translate a minimal SPIR-V compute shader to WGSL with naga-wasm in node (targets/wgsl.py)."""
+    from relax_mlir.targets import wgsl
+
+    try:
+        text = wgsl.spirv_to_wgsl(minimal_compute_spirv())
+    except Exception as e:  # noqa: BLE001  (report every failure, whatever its type)
+        return f"wgsl: {e}"
+    return "" if "@compute @workgroup_size(1, 1, 1)" in text else f"wgsl: naga wrote {text!r}"
+
+
 def main() -> int:
     problems: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -105,10 +130,14 @@ def main() -> int:
         problems.append(problem)
     if problem := check_wasm():
         problems.append(problem)
+    if problem := check_wgsl():
+        problems.append(problem)
     for problem in problems:
         print(f"check-toolchains: error: {problem}", file=sys.stderr)
     if not problems:
-        print(f"check-toolchains: ok: C for {', '.join(aot.AOT_TARGETS)}, libomp, ptxas, chromium, wasm32")
+        print(
+            f"check-toolchains: ok: C for {', '.join(aot.AOT_TARGETS)}, libomp, ptxas, chromium, wasm32, wgsl"
+        )
     return 1 if problems else 0
 
 

@@ -10,8 +10,10 @@
 # Debian 12 (bookworm) package versions; run as root (or with sudo available). A package written without
 # a version (libc6-dev) must match the installed libc6, so any installed version is taken. A pinned
 # version that the archive no longer serves (a Debian point release replaced it) falls back to the
-# archive's version with a warning. scripts/check_toolchains.py proves the result works.
+# archive's version with a warning. Then scripts/install-js-deps.sh installs the pinned node packages
+# (naga-wasm, the WGSL translator) with `npm ci`. scripts/check_toolchains.py proves the result works.
 set -euo pipefail
+JS_DEPS="$(dirname "$0")/install-js-deps.sh"
 
 PACKAGES=(
   "libomp5-14=1:14.0.6-12"
@@ -35,6 +37,7 @@ for spec in "${PACKAGES[@]}"; do
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-system-deps: already installed: ${PACKAGES[*]}"
+  bash "$JS_DEPS"
   exit 0
 fi
 
@@ -57,3 +60,4 @@ for spec in "${missing[@]}"; do
 done
 "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${install[@]}"
 echo "install-system-deps: installed ${install[*]}"
+bash "$JS_DEPS"

@@ -1,7 +1,8 @@
 """Headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``: no port).
 
 ``with Chromium(binary) as browser: page = browser.open(url)``; then ``page.evaluate(js)``,
-``page.wait_for(js)`` and ``page.screenshot(path)``. Messages are JSON separated by NUL bytes: the
+``page.wait_for(js)`` and ``page.screenshot(path)``; ``flags`` adds command-line switches (WebGPU needs
+``--enable-unsafe-webgpu``). Messages are JSON separated by NUL bytes: the
 browser reads commands on fd 3 and writes replies and events on fd 4.
 """
 
@@ -21,7 +22,9 @@ from typing import Any
 class Chromium:
     """A headless browser process with a DevTools connection."""
 
-    def __init__(self, binary: str, width: int = 1000, height: int = 720) -> None:
+    def __init__(
+        self, binary: str, width: int = 1000, height: int = 720, flags: tuple[str, ...] = ()
+    ) -> None:
         to_browser, self._commands = os.pipe()
         self._replies, from_browser = os.pipe()
 
@@ -33,6 +36,7 @@ class Chromium:
         args = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe"]
         self._profile = tempfile.mkdtemp(prefix="relax_chromium_")
         args += [f"--window-size={width},{height}", "--no-first-run", f"--user-data-dir={self._profile}"]
+        args += list(flags)
         self.process = subprocess.Popen(
             [*args, "about:blank"],
             preexec_fn=wire,
