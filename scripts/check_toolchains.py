@@ -113,6 +113,26 @@ def check_wgsl() -> str:
     return "" if "@compute @workgroup_size(1, 1, 1)" in text else f"wgsl: naga wrote {text!r}"
 
 
+def check_webgpu() -> str:
+    """Open a WebGPU adapter (lavapipe: Debian's mesa-vulkan-drivers) and run a compiled kernel on it."""
+    import numpy as np
+
+    import relax_mlir
+
+    program = """func.func @main(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
+  %y = "relax.exp"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+  return %y : !relax.tensor<["n"], f32>
+}"""
+    try:
+        exe = relax_mlir.compile(program, target="webgpu", use_cache=False)
+        x = np.linspace(-2, 2, 1001, dtype=np.float32)
+        if not np.allclose(exe(x), np.exp(x), rtol=1e-5):
+            return "webgpu: exp on the adapter disagrees with numpy"
+    except Exception as e:  # noqa: BLE001  (report every failure, whatever its type)
+        return f"webgpu: {e}"
+    return ""
+
+
 def main() -> int:
     problems: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -132,11 +152,13 @@ def main() -> int:
         problems.append(problem)
     if problem := check_wgsl():
         problems.append(problem)
+    if problem := check_webgpu():
+        problems.append(problem)
     for problem in problems:
         print(f"check-toolchains: error: {problem}", file=sys.stderr)
     if not problems:
         print(
-            f"check-toolchains: ok: C for {', '.join(aot.AOT_TARGETS)}, libomp, ptxas, chromium, wasm32, wgsl"
+            f"check-toolchains: ok: C for {', '.join(aot.AOT_TARGETS)}, libomp, ptxas, chromium, wasm32, wgsl, webgpu"
         )
     return 1 if problems else 0
 

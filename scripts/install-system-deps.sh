@@ -23,6 +23,7 @@ PACKAGES=(
   "libc6-dev-arm64-cross=2.36-8cross1"
   "qemu-user=1:7.2+dfsg-7+deb12u18+b3"
   "chromium=156.0.8078.108-1~deb12u1"
+  "mesa-vulkan-drivers=22.3.6-1+deb12u2"
 )
 
 missing=()

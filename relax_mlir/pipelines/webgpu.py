@@ -17,6 +17,7 @@ from relax_mlir.pipelines.cpu import BUFFERIZE
 from relax_mlir.pipelines.data import P, Pipeline, passes
 from relax_mlir.pipelines.gpu import host_to_llvm_gpu
 from relax_mlir.pipelines.registry import register_pipeline
+from relax_mlir.transforms.gpu.memory import MAX_GRID_X
 
 # what the SPIR-V lowering may use; spirv-update-vce keeps what each kernel needs
 CAPABILITIES = (
@@ -36,7 +37,7 @@ def host_to_webgpu(block_size: int = 256) -> Pipeline:
         *BUFFERIZE,
         P("relax-gpu-prepare-kernels", reduce_rows=False),
         P("func.func", nested=passes("convert-linalg-to-parallel-loops")),
-        P("relax-gpu-map-loops", block_size=block_size),
+        P("relax-gpu-map-loops", block_size=block_size, max_grid_x=MAX_GRID_X),
         P("relax-gpu-device-memory"),
         P("gpu-kernel-outlining"),
         KERNELS_TO_SPIRV,

@@ -37,17 +37,47 @@ from relax_mlir.transforms.registry import register_pass
 _SERIAL = {"scf.for", "scf.while", "scf.if", "scf.parallel", "memref.store", "affine.for", "affine.store"}
 
 
-def _launch(grid: ir.Value, block: int, loc: ir.Location) -> tuple[gpu.LaunchOp, ir.Block]:
-    """A ``gpu.launch`` with ``grid`` x 1 x 1 blocks of ``block`` x 1 x 1 threads; returns it and its body."""
+def _launch(
+    grid: ir.Value, block: int, loc: ir.Location, grid_y: ir.Value | None = None
+) -> tuple[gpu.LaunchOp, ir.Block]:
+    """A ``gpu.launch`` with ``grid`` x ``grid_y`` (1) x 1 blocks of ``block`` x 1 x 1 threads; returns it and
+    its body."""
     one = index(1)
-    launch = gpu.LaunchOp((grid, one, one), (index(block), one, one), loc=loc)
+    launch = gpu.LaunchOp((grid, grid_y or one, one), (index(block), one, one), loc=loc)
     body = launch.regions[0].blocks[0]
     with ir.InsertionPoint(body):
         gpu.TerminatorOp()
     return launch, body
 
 
-def _map_parallel(loop: ir.Operation, block: int) -> None:
+def _guarded_launch(
+    total: ir.Value, block: int, max_grid_x: int, loc: ir.Location
+) -> tuple[ir.Value, ir.Operation]:
+    """At the insertion point, when ``total`` > 0, a launch of one thread per index ``k`` < ``total``, in
+    blocks of ``block`` threads; the blocks fold into a 2-D grid of at most ``max_grid_x`` columns when
+    that is set (WebGPU allows 65535 workgroups per dimension). Returns ``k`` and the op before which the
+    guarded body goes."""
+    guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, total, index(0)))
+    with ir.InsertionPoint(guard.then_block):
+        blocks = arith.ceildivui(total, index(block))
+        if max_grid_x:
+            grid_x = arith.minui(blocks, index(max_grid_x))
+            _, body = _launch(grid_x, block, loc, arith.ceildivui(blocks, grid_x))
+        else:
+            _, body = _launch(blocks, block, loc)
+        scf.YieldOp([])
+    with ir.InsertionPoint(body.operations[len(body.operations) - 1]):
+        block_id = body.arguments[0]
+        if max_grid_x:  # block ids (0-2), thread ids (3-5), grid sizes (6-8), block sizes (9-11)
+            block_id = arith.addi(arith.muli(body.arguments[1], body.arguments[6]), block_id)
+        k = arith.addi(arith.muli(block_id, index(block)), body.arguments[3])
+        inside = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, k, total))
+        with ir.InsertionPoint(inside.then_block):
+            yield_op = scf.YieldOp([])
+    return k, yield_op
+
+
+def _map_parallel(loop: ir.Operation, block: int, max_grid_x: int = 0) -> None:
     """Replace an ``scf.parallel`` without reductions by a launch of one thread per iteration."""
     loc = loop.location
     old = loop.regions[0].blocks[0]
@@ -60,18 +90,7 @@ def _map_parallel(loop: ir.Operation, block: int) -> None:
         total = counts[0]
         for c in counts[1:]:
             total = arith.muli(total, c)
-        nonempty = arith.cmpi(arith.CmpIPredicate.ugt, total, index(0))
-        guard = scf.IfOp(nonempty)
-        with ir.InsertionPoint(guard.then_block):
-            grid = arith.ceildivui(total, index(block))
-            launch, body = _launch(grid, block, loc)
-            scf.YieldOp([])
-        terminator = body.operations[len(body.operations) - 1]
-        with ir.InsertionPoint(terminator):
-            k = arith.addi(arith.muli(body.arguments[0], index(block)), body.arguments[3])
-            inside = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, k, total))
-            with ir.InsertionPoint(inside.then_block):
-                yield_op = scf.YieldOp([])
+        k, yield_op = _guarded_launch(total, block, max_grid_x, loc)
         with ir.InsertionPoint(yield_op):
             positions = delinearize(k, counts)
             ivs = [
@@ -84,26 +103,18 @@ def _map_parallel(loop: ir.Operation, block: int) -> None:
     loop.erase()
 
 
-def launch_copy(source: ir.Value, target: ir.Value, block: int) -> None:
+def launch_copy(source: ir.Value, target: ir.Value, block: int, max_grid_x: int = 0) -> None:
     """Copy the memref ``source`` into ``target`` (same shape, any layouts) with one thread per element, at
     the insertion point (host copies of strided device memory)."""
     t = ir.MemRefType(source.type)
-    loc = ir.Location.unknown()
     dims = [memref.dim(source, index(i)) for i in range(t.rank)]
     total = index(1)
     for d in dims:
         total = arith.muli(total, d)
-    guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, total, index(0)))
-    with ir.InsertionPoint(guard.then_block):
-        _, body = _launch(arith.ceildivui(total, index(block)), block, loc)
-        scf.YieldOp([])
-    with ir.InsertionPoint(body.operations[len(body.operations) - 1]):
-        k = arith.addi(arith.muli(body.arguments[0], index(block)), body.arguments[3])
-        inside = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, k, total))
-        with ir.InsertionPoint(inside.then_block):
-            position = delinearize(k, dims) if dims else []
-            memref.store(memref.load(source, position), target, position)
-            scf.YieldOp([])
+    k, yield_op = _guarded_launch(total, block, max_grid_x, ir.Location.unknown())
+    with ir.InsertionPoint(yield_op):
+        position = delinearize(k, dims) if dims else []
+        memref.store(memref.load(source, position), target, position)
 
 
 def _map_serial(op: ir.Operation) -> None:
@@ -169,6 +180,7 @@ class GpuMapLoops:
     """Map each kernel's parallel loops to GPU blocks and threads (other loops to one-thread launches)."""
 
     block_size: int = 256
+    max_grid_x: int = 0  # fold the blocks into a 2-D grid of at most this many columns (0: no limit)
 
     def run(self, module: ir.Operation) -> None:
         for func in kernels(module):
@@ -177,6 +189,6 @@ class GpuMapLoops:
                 if op.name == "scf.for":
                     op = _parallel_inside_loops(op) or op
                 if op.name == "scf.parallel" and not _has_reductions(op):
-                    _map_parallel(op, self.block_size)
+                    _map_parallel(op, self.block_size, self.max_grid_x)
                 elif op.name in _SERIAL and not any(_used(r) for r in op.results) and not _launches(op):
                     _map_serial(op)

@@ -28,6 +28,7 @@ from relax_mlir.transforms.lower_host import ROLE_ATTR
 from relax_mlir.transforms.registry import register_pass
 
 COPY_BLOCK = 256  # threads per workgroup of the kernels that copy strided device memory
+MAX_GRID_X = 65535  # WebGPU's guaranteed workgroups per dimension
 _VIEWS = {
     "memref.subview",
     "memref.expand_shape",
@@ -238,7 +239,7 @@ class _Function:
                     if all(_contiguous(ir.MemRefType(v.type)) for v in op.operands):
                         _memcpy(op.operands[0], op.operands[1])
                     else:  # a strided view (a slice of a cache): a kernel copies it
-                        launch_copy(op.operands[0], op.operands[1], COPY_BLOCK)
+                        launch_copy(op.operands[0], op.operands[1], COPY_BLOCK, MAX_GRID_X)
                 op.erase()
                 continue
             memory = op.operands[1 if op.name == "memref.store" else 0]
