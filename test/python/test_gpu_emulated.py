@@ -9,6 +9,7 @@ and distinct values per symbol (dims mixed up). The transformer block is checked
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,9 +185,12 @@ def _tolerance(name: str) -> tuple[float, float]:
     return (1e-5, 1e-5) if module in _SUMMING_MODULES else (1e-5, 1e-6)
 
 
-def check_program(program: str, name: str, options: dict[str, Any] = FORWARD) -> Compared:
-    """Run ``program`` emulated and on the CPU at every assignment of its symbols; compare everything."""
-    emulated, cpu = _emulated(program, options), _cpu(program)
+def check_program(
+    program: str, name: str, options: dict[str, Any] = FORWARD, build: Callable[[str], Executable] | None = None
+) -> Compared:
+    """Run ``program`` emulated (or compiled by ``build``: ``test_webgpu.py``'s webgpu target) and on the CPU
+    at every assignment of its symbols; compare everything."""
+    emulated, cpu = (build(program) if build else _emulated(program, options)), _cpu(program)
     fn = emulated.functions["main"]
     seen = Compared()
     for label, env in _assignments(name, _symbols(fn)):

@@ -231,7 +231,9 @@ class _Function:
     def host_copies_to_device(self) -> None:
         """Device mode: the host's own copies become ``gpu.memcpy``; its loads of device memory read a
         host copy; its stores to device memory are refused."""
-        for op in collect(self.func, {"memref.copy", "memref.load", "memref.store"}):
+        # ops whose host code reads the memory of an operand: memref.load, memref.reshape (its shape)
+        reads = {"memref.load": 0, "memref.reshape": 1}
+        for op in collect(self.func, {"memref.copy", "memref.store", *reads}):
             if inside_launch(op):
                 continue
             if op.name == "memref.copy":
@@ -242,7 +244,8 @@ class _Function:
                         launch_copy(op.operands[0], op.operands[1], COPY_BLOCK, MAX_GRID_X)
                 op.erase()
                 continue
-            memory = op.operands[1 if op.name == "memref.store" else 0]
+            at = reads.get(op.name, 1)
+            memory = op.operands[at]
             if self.host_memory(_root(memory)):
                 continue
             if op.name == "memref.store":
@@ -250,7 +253,7 @@ class _Function:
                     f"@{_function_name(op)}: host code writes device memory ({op.location}); the webgpu "
                     "target's host cannot address device memory"
                 )
-            op.operands[0] = self.host_copy(op, memory)
+            op.operands[at] = self.host_copy(op, memory)
 
     def host_memory(self, root: ir.Value) -> bool:
         """Whether ``root`` is memory of the host: its own allocation, a constant, a host-role argument."""
@@ -264,8 +267,9 @@ class _Function:
         )
 
     def host_copy(self, load: ir.Operation, memory: ir.Value) -> ir.Value:
-        """A host copy of the device buffer behind ``memory`` for a host-side load (a data-dependent size,
-        an index check), made before the top-level op that holds the load, and the load's view of it."""
+        """A host copy of the device buffer behind ``memory`` for a host-side read (a data-dependent size,
+        an index check, a reshape's shape), made before the top-level op that holds the read, and the
+        read's view of it."""
         top = load
         while top.parent != self.func:
             top = top.parent
@@ -298,6 +302,20 @@ class _Function:
             clone.operands[0] = view
             view = clone.results[0]
         return view
+
+    def check_library_calls(self) -> None:
+        """Device mode: host code may not hand memory to a library function (a ``call_dps_library``): it
+        would read device memory on the host."""
+        table = ir.SymbolTable(self.func.parent)
+        for op in collect(self.func, {"func.call"}):
+            callee = table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+            if callee.regions[0].blocks or not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
+                continue
+            raise PassError(
+                f"@{_function_name(op)} calls the library function @{ir.StringAttr(callee.attributes['sym_name']).value} "
+                f"on tensors ({op.location}); library calls run on the host, which cannot address the webgpu "
+                "target's device memory"
+            )
 
     def check_constant_globals(self) -> None:
         """Device mode: kernels read globals directly (uploaded once), so none may be written."""
@@ -336,6 +354,7 @@ class GpuDeviceMemory:
         for func in list(functions(module)):
             f = _Function(func, device=True)
             f.check_constant_globals()
+            f.check_library_calls()
             f.allocations_to_managed()
             if is_host(func):
                 f.returned_to_host_memory()
