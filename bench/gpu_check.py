@@ -2,6 +2,12 @@
 
     python3 bench/gpu_check.py                       # every op + the block for sm_80, writes bench/GPU_CHECK.md
     python3 bench/gpu_check.py --chip sm_90 --ops exp,add --no-block --repeat 20 --out /tmp/check.md
+    python3 bench/gpu_check.py --target webgpu       # any WebGPU adapter (Vulkan, Metal, D3D12; lavapipe)
+
+``--target webgpu`` does the same through ``target="webgpu"`` on the adapter wgpu picks
+(``$RELAX_MLIR_WEBGPU_ADAPTER`` chooses another), reports the adapter, and times each kernel of the block
+(one profiled call per shape: every dispatch waits for the queue). On lavapipe, Mesa's Vulkan driver on the
+CPU, the times are a sanity figure, not GPU performance.
 
 First everything is built (no GPU needed): each op's docstring IR example (``op_examples.example_program``)
 for ``target="cuda"`` and for the CPU (``opt_level=1``, the reference), and the transformer block
@@ -174,27 +180,31 @@ class Built:
     error: str = ""
 
 
-def build_op(name: str, chip: str) -> Built:
-    """Op ``name``'s IR example for ``target="cuda"`` and the CPU reference at opt_level 1."""
+def _kernel_count(device: Any) -> int:
+    return len(device.kernels) if hasattr(device, "kernels") else len(device.ptx)
+
+
+def build_op(name: str, chip: str, target: str = "cuda") -> Built:
+    """Op ``name``'s IR example for ``target`` (``cuda`` or ``webgpu``) and the CPU reference at opt_level 1."""
     try:
         program = example_program(name)
-        device = relax_mlir.compile(program, target="cuda", chip=chip)
+        device = relax_mlir.compile(program, target=target, chip=chip)
         cpu = relax_mlir.compile(program, opt_level=1)
     except Exception as e:  # noqa: BLE001  (recorded as a failed row)
         return Built(name, error=f"build: {type(e).__name__}: {_first_line(e)}")
-    return Built(name, device, cpu, len(device.ptx))
+    return Built(name, device, cpu, _kernel_count(device))
 
 
-def build_block(chip: str) -> Built:
+def build_block(chip: str, target: str = "cuda") -> Built:
     """The builder's transformer block for the GPU and the CPU (default opt_level)."""
     from relax_mlir.examples.models import transformer_block  # noqa: PLC0415
 
     try:
-        device = relax_mlir.compile(transformer_block(**BLOCK), target="cuda", chip=chip)
+        device = relax_mlir.compile(transformer_block(**BLOCK), target=target, chip=chip)
         cpu = relax_mlir.compile(transformer_block(**BLOCK))
     except Exception as e:  # noqa: BLE001
         return Built("transformer_block", error=f"build: {type(e).__name__}: {_first_line(e)}")
-    return Built("transformer_block", device, cpu, len(device.ptx))
+    return Built("transformer_block", device, cpu, _kernel_count(device))
 
 
 def _first_line(e: BaseException) -> str:
@@ -212,6 +222,7 @@ class Row:
     name: str
     kernels: int = 0
     cases: dict[str, bool] = field(default_factory=dict)
+    kernel_ms: dict[str, float] = field(default_factory=dict)  # webgpu: per kernel, one profiled call
     max_error: float = 0.0
     device_ms: float | None = None
     cpu_ms: float | None = None
@@ -280,14 +291,33 @@ def check_block(built: Built, repeat: int) -> list[Row]:
         row.numpy_ms = median_ms(
             reference.transformer_block, [x, BLOCK["heads"], weights], min(repeat, REFERENCE_REPEAT)
         )
+        row.kernel_ms = kernel_times(built.device, args)
     return rows
+
+
+def kernel_times(device: Any, args: Sequence[Any]) -> dict[str, float]:
+    """Milliseconds per kernel of one call (webgpu executables; empty for others), slowest first."""
+    if not hasattr(device, "kernels"):
+        return {}
+    from relax_mlir.targets import webgpu_runtime  # noqa: PLC0415
+
+    with webgpu_runtime.device().profile() as timings:
+        device(*args)
+    totals = {key: 1e3 * sum(times) for key, times in timings.items()}
+    return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
 
 
 # -- report ------------------------------------------------------------------------------------------------
 
 
-def device_name() -> str:
-    """The GPU's name from ``nvidia-smi``, or ``unknown``."""
+def device_name(target: str = "cuda") -> str:
+    """The GPU's name: the WebGPU adapter, or ``nvidia-smi``'s; ``unknown``."""
+    if target == "webgpu":
+        from relax_mlir.targets import webgpu_runtime  # noqa: PLC0415
+
+        dev = webgpu_runtime.device()
+        info = dev.adapter.info
+        return f"{dev.summary}; {info.get('description', '')} (vendor {info.get('vendor', '?')}, {info.get('adapter_type', '?')})"
     tool = shutil.which("nvidia-smi")
     if tool is None:
         return "unknown (nvidia-smi not found)"
@@ -319,7 +349,12 @@ def summary(ops: Sequence[Row], blocks: Sequence[Row]) -> str:
 
 
 def write_report(
-    path: Path, chip: str, ops: Sequence[Row], blocks: Sequence[Row], argv: Sequence[str]
+    path: Path,
+    chip: str,
+    ops: Sequence[Row],
+    blocks: Sequence[Row],
+    argv: Sequence[str],
+    target: str = "cuda",
 ) -> None:
     """The markdown report: device, chip, one row per op and per block shape, a summary line."""
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -328,8 +363,8 @@ def write_report(
         "",
         f"Generated by `python3 bench/gpu_check.py {' '.join(argv)}`".rstrip() + f" on {now}.",
         "",
-        f"- device: {device_name()}",
-        f"- chip: {chip}",
+        f"- target: {target}; device: {device_name(target)}",
+        *([f"- chip: {chip}"] if target == "cuda" else []),
         f"- host: {platform.node()} ({platform.machine()}), numpy {np.__version__}",
         f"- ops: every symbol = {' and '.join(map(str, SIZES))}; GPU vs CPU target (opt_level 1), "
         f"rtol {OP_RTOL}, atol {OP_ATOL} (exact for ints and bools); times at every symbol = {SIZES[-1]}",
@@ -341,7 +376,7 @@ def write_report(
     if ops:
         cases = [f"n={s}" for s in SIZES]
         lines += [
-            "| op | PTX kernels | " + " | ".join(cases) + " | max abs error | GPU ms | CPU ms | note |",
+            "| op | kernels | " + " | ".join(cases) + " | max abs error | GPU ms | CPU ms | note |",
             "| --- | ---: | " + " | ".join("---" for _ in cases) + " | ---: | ---: | ---: | --- |",
         ]
         for r in ops:
@@ -357,7 +392,7 @@ def write_report(
             f"`examples.reference.transformer_block` (float64 numpy, timed at most {REFERENCE_REPEAT} times), "
             f"rtol {BLOCK_RTOL}, atol {BLOCK_ATOL}; CPU is the relax executable at the default opt_level.",
             "",
-            "| shape | PTX kernels | vs numpy | max abs error | GPU ms | CPU relax ms | numpy ms | note |",
+            "| shape | kernels | vs numpy | max abs error | GPU ms | CPU relax ms | numpy ms | note |",
             "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |",
         ]
         for r in blocks:
@@ -366,6 +401,12 @@ def write_report(
                 f"{_ms(r.device_ms)} | {_ms(r.cpu_ms)} | {_ms(r.numpy_ms)} | {r.note.replace('|', '/')} |"
             )
         lines.append("")
+        for r in blocks:
+            if r.kernel_ms:
+                lines += [f"Kernels of {r.name} (one profiled call; each dispatch waits for the queue):", ""]
+                lines += ["| kernel | ms |", "| --- | ---: |"]
+                lines += [f"| {k} | {ms:.3f} |" for k, ms in r.kernel_ms.items()]
+                lines.append("")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines))
 
@@ -375,6 +416,9 @@ def write_report(
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--target", choices=("cuda", "webgpu"), default="cuda", help="GPU target (default cuda)"
+    )
     parser.add_argument("--chip", default="sm_80", help="CUDA chip to build for (default sm_80)")
     parser.add_argument("--ops", help="comma-separated ops to check (default: every op)")
     parser.add_argument("--no-block", action="store_true", help="skip the transformer block")
@@ -400,11 +444,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parse(argv)
     start = time.perf_counter()
-    built = [build_op(op, args.chip) for op in args.ops]
-    block = None if args.no_block else build_block(args.chip)
+    built = [build_op(op, args.chip, args.target) for op in args.ops]
+    block = None if args.no_block else build_block(args.chip, args.target)
     programs = [b for b in [*built, *([block] if block else [])] if not b.error]
     print(
-        f"built {len(programs)} programs ({sum(b.kernels for b in programs)} PTX kernels) for {args.chip} "
+        f"built {len(programs)} programs ({sum(b.kernels for b in programs)} kernels) for "
+        f"{args.chip if args.target == 'cuda' else args.target} "
         f"in {time.perf_counter() - start:.1f} s",
         flush=True,
     )
@@ -414,8 +459,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if programs:  # the first load finds out whether there is a GPU
             programs[0].device.load()
-        else:
+        elif args.target == "cuda":
             load_cuda_runtime()
+        print(f"device: {device_name(args.target)}", flush=True)
         op_rows = []
         for b in built:
             row = check_op(b, args.repeat)
@@ -437,7 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DeviceUnavailableError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    write_report(args.out, args.chip, op_rows, block_rows, argv)
+    write_report(args.out, args.chip, op_rows, block_rows, argv, args.target)
     line = summary(op_rows, block_rows)
     print(f"{line}\nwrote {args.out}")
     return 0 if all(r.passed for r in [*op_rows, *block_rows]) else 1

@@ -14,8 +14,8 @@ integers and floats are used as SPIR-V capabilities, which the runtime checks ag
 from __future__ import annotations
 
 from relax_mlir.pipelines.cpu import BUFFERIZE
-from relax_mlir.pipelines.data import P, Pipeline, passes
-from relax_mlir.pipelines.gpu import host_to_llvm_gpu
+from relax_mlir.pipelines.data import P, Pipeline, passes, replace
+from relax_mlir.pipelines.gpu import host_to_llvm_gpu, relax_to_host_gpu
 from relax_mlir.pipelines.registry import register_pipeline
 from relax_mlir.transforms.gpu.memory import MAX_GRID_X
 
@@ -29,6 +29,19 @@ EXTENSIONS = "SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage"
 KERNELS_TO_SPIRV = P(
     "relax-gpu-kernels-to-spirv", version="v1.3", capabilities=CAPABILITIES, extensions=EXTENSIONS
 )
+
+
+# WebGPU's default maxStorageBufferBindingSize: storages sized by upper bounds stay below it (a buffer is real
+# memory on a GPU, not a lazily mapped range as on the CPU or in CUDA's managed memory)
+MAX_STATIC_BYTES = 128 << 20
+
+
+def relax_to_host_webgpu() -> Pipeline:
+    """The CUDA target's relax level, with memory planned for real device buffers: a tensor whose upper
+    bound is over ``MAX_STATIC_BYTES`` (attention scores at b=16, s=2048: 2 GiB) gets its actual size."""
+    return replace(
+        relax_to_host_gpu(), "relax-plan-memory", [P("relax-plan-memory", max_static_bytes=MAX_STATIC_BYTES)]
+    )
 
 
 def host_to_webgpu(block_size: int = 256) -> Pipeline:
@@ -45,6 +58,11 @@ def host_to_webgpu(block_size: int = 256) -> Pipeline:
     ]
 
 
+register_pipeline(
+    "relax-to-host-webgpu",
+    relax_to_host_webgpu(),
+    "Relax to host code for WebGPU: the GPU relax level, storages of bounded size",
+)
 register_pipeline(
     "host-to-webgpu",
     host_to_webgpu(),

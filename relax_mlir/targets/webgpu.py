@@ -23,8 +23,7 @@ from mlir import ir
 from relax_mlir.dialects.registry import op_class
 from relax_mlir.errors import CompileError, RelaxError
 from relax_mlir.pipelines.data import P, Pipeline
-from relax_mlir.pipelines.gpu import relax_to_host_gpu
-from relax_mlir.pipelines.webgpu import host_to_webgpu
+from relax_mlir.pipelines.webgpu import host_to_webgpu, relax_to_host_webgpu
 from relax_mlir.runtime import cache, weights
 from relax_mlir.runtime.executable import Executable, Function
 from relax_mlir.runtime.loader import LoadedObject
@@ -202,7 +201,7 @@ class WebgpuTarget(JitTarget):
     lowering_stage = "to llvm and spir-v"
 
     def relax_pipeline(self, opt_level: int) -> Pipeline:
-        return relax_to_host_gpu()
+        return relax_to_host_webgpu()
 
     def lowering_pipeline(self, opt_level: int, **options: Any) -> Pipeline:
         return host_to_webgpu()
@@ -210,7 +209,7 @@ class WebgpuTarget(JitTarget):
     def named_pipelines(self) -> dict[str, tuple[Pipeline, str]]:
         return {
             "webgpu": (
-                [P("relax-to-host-gpu"), P("host-to-webgpu")],
+                [P("relax-to-host-webgpu"), P("host-to-webgpu")],
                 "Everything from relax to LLVM host code and SPIR-V kernels for WebGPU",
             )
         }

@@ -28,6 +28,7 @@ import os
 import struct
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,6 +121,7 @@ class Device:
         self.modules: dict[int, _Module] = {}
         self.functions: dict[int, _Kernel] = {}
         self.next_id = 1
+        self.timings: dict[str, list[float]] | None = None  # per kernel, while ``profile()`` is on
         self._open()
 
     def _open(self) -> None:
@@ -168,6 +170,7 @@ class Device:
         self.queue = self.device.queue
         usage = wgpu.BufferUsage
         self.usage = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST
+        self.sync_buffer = self.device.create_buffer(size=_MIN_BUFFER, usage=self.usage)
 
     @property
     def summary(self) -> str:
@@ -233,6 +236,21 @@ class Device:
         if pointer - base > entry.buffer.size:
             raise RelaxError(f"webgpu: {pointer:#x} is outside every device buffer")
         return entry.buffer, pointer - base
+
+    @contextlib.contextmanager
+    def profile(self) -> Iterator[dict[str, list[float]]]:
+        """Time every dispatch in this context (each waits for the queue: slower, for measuring only):
+        seconds per kernel key, one entry per dispatch."""
+        self.timings = {}
+        try:
+            yield self.timings
+        finally:
+            self.timings = None
+
+    def _wait(self) -> None:
+        """Wait until the queue is idle (a read waits for all submitted work; wgpu 0.32's
+        ``on_submitted_work_done`` fails)."""
+        self.read(self.sync_buffer, 0, 4)
 
     def new_owner(self) -> int:
         self.owners += 1
@@ -408,6 +426,9 @@ class Device:
             }
         )
         group = self.device.create_bind_group(layout=kernel.layout, entries=entries)
+        if self.timings is not None:
+            self._wait()
+            start = time.perf_counter()
         encoder = self.device.create_command_encoder()
         compute = encoder.begin_compute_pass()
         compute.set_pipeline(kernel.pipeline)
@@ -415,6 +436,9 @@ class Device:
         compute.dispatch_workgroups(*grid)
         compute.end()
         self.queue.submit([encoder.finish()])
+        if self.timings is not None:
+            self._wait()
+            self.timings.setdefault(kernel.key, []).append(time.perf_counter() - start)
 
     def _scalar(self, kernel: _Kernel, arg: dict, address: int, values: list[int]) -> None:
         """One scalar argument into its params slots: 64-bit values as two words, low first."""

@@ -111,6 +111,8 @@ class FunctionPlan:
     storages: list[Storage]
     points: list[Expr]  # bytes live at each program point (planned buffers only)
     skipped: str = ""  # why the whole function is not planned
+    # a tensor whose bound is larger gets a storage of its own size, not of its bound (0: no limit)
+    max_static_bytes: int = 0
 
     @property
     def planned(self) -> list[Buffer]:
@@ -328,6 +330,8 @@ def assign(plan: FunctionPlan) -> None:
 
 def _choose(plan: FunctionPlan, size: Expr, free: list[int]) -> int:
     bound = size.upper_bound(plan.bounds)
+    if bound is not None and plan.max_static_bytes and bound > plan.max_static_bytes:
+        bound = None  # sized by the tensor's own formula, like a tensor of unbounded symbols
     storages = plan.storages
     if bound is not None:
         static = [s for s in free if storages[s].static]
@@ -360,8 +364,11 @@ def _choose(plan: FunctionPlan, size: Expr, free: list[int]) -> int:
     return len(storages) - 1
 
 
-def plan_function(func: ir.Operation, kernels: Mapping[str, ir.FunctionType]) -> FunctionPlan:
+def plan_function(
+    func: ir.Operation, kernels: Mapping[str, ir.FunctionType], max_static_bytes: int = 0
+) -> FunctionPlan:
     plan = analyze(func, kernels)
+    plan.max_static_bytes = max_static_bytes
     if not plan.skipped:
         assign(plan)
     return plan
@@ -471,6 +478,9 @@ class PlanMemory:
     """Plan storages for the intermediates of relax functions (liveness, symbolic sizes, upper bounds)."""
 
     report: bool = False
+    # storages sized by upper bounds stay at most this large (0: no limit); a larger bound is planned by
+    # the tensor's own size (devices whose buffers are real memory, not lazily mapped: WebGPU)
+    max_static_bytes: int = 0
 
     def run(self, module: ir.Operation) -> None:
         kernels = _kernels(module)
@@ -479,7 +489,7 @@ class PlanMemory:
             f = op.operation
             if not is_relax_function(f):
                 continue
-            plan = plan_function(f, kernels)
+            plan = plan_function(f, kernels, self.max_static_bytes)
             record(f, plan)
             plans.append(plan)
         if self.report:
