@@ -281,7 +281,6 @@ def _to_binary(gm: ir.Operation, target: str) -> dict[str, dict]:
         f"gpu.module @{name}",
     )
     _f64_math_in_f32(clone.operation)
-    _signed_min_max_as_selects(clone.operation)
     # SPIR-V has no erf; Vulkan lets drivers' tanh, asin, acos and atan be far off (lavapipe: asin 4e-4
     # absolute, tanh 500 ulp near 0), so those are polynomials; exp stays the driver's (3 + 2|x| ulp): the
     # inline expf's 1.5 * 2^23 rounding trick does not survive shader compilers
@@ -298,7 +297,7 @@ def _to_binary(gm: ir.Operation, target: str) -> dict[str, dict]:
     for op in ops:
         if op.name == "spirv.module":  # convert-gpu-to-spirv puts Vulkan shaders beside their gpu.module
             _non_finite_constants_as_bits(op)
-            _integer_negation_as_subtraction(op)
+            _signed_ops_on_signed_types(op)
             op.move_before(clone.regions[0].blocks[0].operations[0])
     _run(
         scratch,
@@ -342,31 +341,6 @@ def _f64_math_in_f32(root: ir.Operation) -> None:
         op.erase()
 
 
-def _signed_min_max_as_selects(root: ir.Operation) -> None:
-    """``arith.maxsi``/``minsi`` and ``math.absi`` as compare and select: SPIR-V's integers are unsigned
-    words, and naga (wgpu's shader translator) turns GLSL.std.450 SMax/SMin/SAbs on them into unsigned
-    ``max``/``min`` (a negative operand wins a max), while signed compares it gets right."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in ("arith.maxsi", "arith.minsi", "math.absi"):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    for op in found:
-        with ir.InsertionPoint(op), op.location:
-            a = op.operands[0]
-            if op.name == "math.absi":
-                b = arith.subi(arith.constant(a.type, 0), a)
-                predicate = arith.CmpIPredicate.sgt
-            else:
-                b = op.operands[1]
-                predicate = arith.CmpIPredicate.sgt if op.name == "arith.maxsi" else arith.CmpIPredicate.slt
-            op.results[0].replace_all_uses_with(arith.select(arith.cmpi(predicate, a, b), a, b))
-        op.erase()
-
-
 def _non_finite_constants_as_bits(root: ir.Operation) -> None:
     """``spirv.Constant``s that are infinite or NaN floats as bitcasts of integer constants: naga (wgpu's
     shader translator) rejects non-finite float literals. Done on SPIR-V, after the conversion's folding."""
@@ -397,28 +371,67 @@ def _non_finite_constants_as_bits(root: ir.Operation) -> None:
         op.erase()
 
 
-def _integer_negation_as_subtraction(root: ir.Operation) -> None:
-    """``spirv.SNegate`` as ``0 - x`` (``spirv.ISub``): SPIR-V integers from MLIR are unsigned words and naga
-    rejects negating an unsigned value (the signed remainder's lowering negates)."""
+# SPIR-V ops that read their integer operands (or write their integer result) as signed numbers
+_SIGNED_OPS = {
+    f"spirv.{name}"
+    for name in (
+        "SDiv SRem SMod SNegate ShiftRightArithmetic ConvertSToF ConvertFToS SConvert SMulExtended "
+        "SLessThan SLessThanEqual SGreaterThan SGreaterThanEqual "
+        "GL.SAbs GL.SMax GL.SMin GL.SClamp GL.SSign GL.FindSMsb"
+    ).split()
+}
+
+
+def _signed(t: ir.Type) -> ir.Type | None:
+    """The signed twin of a signless integer type (or vector of them); None for any other type."""
+    if isinstance(t, ir.VectorType):
+        element = _signed(t.element_type)
+        return None if element is None else ir.VectorType.get(t.shape, element)
+    if isinstance(t, ir.IntegerType) and t.is_signless and t.width > 1:
+        return ir.IntegerType.get_signed(t.width)
+    return None
+
+
+def _signed_ops_on_signed_types(root: ir.Operation) -> None:
+    """Give SPIR-V's signed integer ops signed operand and result types, with bitcasts around them.
+
+    MLIR writes its signless integers as unsigned SPIR-V types (``OpTypeInt 32 0``); naga (wgpu's shader
+    translator) then turns ``OpSDiv``, ``OpSRem``, ``GLSL.std.450 SMax`` ... on them into *unsigned*
+    division, remainder and max (-7 / 2 became 2147483644), and rejects ``OpSNegate`` on them. With
+    signed types the translated shader computes what the SPIR-V op means."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "spirv.SNegate":
+        if op.name in _SIGNED_OPS:
             found.append(op)
         return ir.WalkResult.ADVANCE
 
     root.walk(visit)
     for op in found:
-        t = op.results[0].type
         with ir.InsertionPoint(op), op.location:
-            zero_attr = (
-                ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, 0))
-                if isinstance(t, ir.VectorType)
-                else ir.IntegerAttr.get(t, 0)
+            operands = []
+            for i, value in enumerate(op.operands):
+                signed = _signed(value.type)
+                shift_amount = op.name == "spirv.ShiftRightArithmetic" and i == 1
+                if signed is None or shift_amount:
+                    operands.append(value)
+                    continue
+                operands.append(
+                    ir.Operation.create("spirv.Bitcast", results=[signed], operands=[value]).results[0]
+                )
+            results = [_signed(r.type) or r.type for r in op.results]
+            new = ir.Operation.create(
+                op.name,
+                results=results,
+                operands=operands,
+                attributes={n: op.attributes[n] for n in op.attributes},
             )
-            zero = ir.Operation.create("spirv.Constant", results=[t], attributes={"value": zero_attr})
-            sub = ir.Operation.create("spirv.ISub", results=[t], operands=[zero.results[0], op.operands[0]])
-        op.results[0].replace_all_uses_with(sub.results[0])
+            for old, value in zip(op.results, new.results, strict=True):
+                if value.type != old.type:
+                    value = ir.Operation.create(
+                        "spirv.Bitcast", results=[old.type], operands=[value]
+                    ).results[0]
+                old.replace_all_uses_with(value)
         op.erase()
 
 
