@@ -7,8 +7,9 @@ address (``relax-gpu-device-memory``), kernels take flat storage buffers and one
 shader environment (``convert-gpu-to-spirv``: 32-bit indices) and serialized into a ``gpu.binary`` that the
 host loads through ``mgpuModuleLoad`` (``targets/webgpu_runtime.py`` implements the ``mgpu*`` calls on wgpu).
 
-Sub-32-bit integers are emulated in 32-bit words (WGSL has no 8-bit storage); 16-bit floats, 64-bit
-integers and floats are used as SPIR-V capabilities, which the runtime checks against the adapter's features.
+8- and 16-bit integers are emulated in 32-bit words (WGSL has neither, nor does naga take them from SPIR-V);
+16-bit floats, 64-bit integers and floats are used as SPIR-V capabilities, which the runtime checks against the
+adapter's features. A kernel gets 16-bit storage only when it holds f16 (it cannot then also hold i16).
 """
 
 from __future__ import annotations

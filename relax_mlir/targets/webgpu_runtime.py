@@ -152,7 +152,7 @@ class Device:
                 + " (on Linux without a GPU: apt-get install mesa-vulkan-drivers)"
             )
         self.adapter = adapter
-        self.features = {f for f in ("shader-f16", "shader-f64", "shader-int64") if f in adapter.features}
+        self.features = {f for f in _CAPABILITY_FEATURES.values() if f in adapter.features}
         limits = {
             k: adapter.limits[k]
             for k in (

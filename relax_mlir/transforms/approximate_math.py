@@ -247,6 +247,16 @@ def _atan(e: _Emitter, x: ir.Value) -> ir.Value:
     return _with_sign_of(e, r, x)
 
 
+def _asinh(e: _Emitter, x: ir.Value) -> ir.Value:
+    """sign(x) log(|x| + sqrt(x^2 + 1)): odd by construction (``math-expand-ops``' log(x + sqrt(x^2 + 1))
+    cancels to -inf for large negative x); |x| beyond 2^62 as log(2|x|), whose square would overflow."""
+    a = _abs(e, x)
+    big = e.cmp("ogt", a, e.const(2.0**62))
+    inner = e.add(a, math.sqrt(e.add(e.mul(a, a), e.const(1.0))))
+    r = math.log(e.select(big, e.add(a, a), inner))
+    return _with_sign_of(e, r, x)
+
+
 APPROXIMATIONS = {
     "math.exp": _exp,
     "math.erf": _erf,
@@ -254,6 +264,7 @@ APPROXIMATIONS = {
     "math.asin": _asin,
     "math.acos": _acos,
     "math.atan": _atan,
+    "math.asinh": _asinh,
 }
 
 
@@ -266,7 +277,9 @@ def _is_f32(t: ir.Type) -> bool:
 class ApproximateMath:
     """Replace f32 math.exp/erf/tanh (scalars and vectors) with inline polynomial approximations."""
 
-    ops: str = "exp,erf,tanh"  # which of them (also asin, acos, atan: for GPU shaders, whose own are loose)
+    ops: str = (
+        "exp,erf,tanh"  # which of them (also asin, acos, atan, asinh: for GPU shaders, whose own are loose)
+    )
     # keep math.exp (also inside erf and tanh): where exp is native and the 1.5 * 2^23 rounding trick is
     # not safe (GPU shader compilers may reassociate it away)
     native_exp: bool = False

@@ -186,7 +186,10 @@ def _tolerance(name: str) -> tuple[float, float]:
 
 
 def check_program(
-    program: str, name: str, options: dict[str, Any] = FORWARD, build: Callable[[str], Executable] | None = None
+    program: str,
+    name: str,
+    options: dict[str, Any] = FORWARD,
+    build: Callable[[str], Executable] | None = None,
 ) -> Compared:
     """Run ``program`` emulated (or compiled by ``build``: ``test_webgpu.py``'s webgpu target) and on the CPU
     at every assignment of its symbols; compare everything."""

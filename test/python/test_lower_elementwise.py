@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+import oprun
 import pytest
 from oprun import compile_fn
 
@@ -22,6 +23,7 @@ from relax_mlir.frontend.onnx.registry import NUMPY_TO_RELAX
 
 SIZES = (0, 1, 5, 9)
 COLS = 16
+WEBGPU_ATOL = 1e-6  # shader math's absolute accuracy on webgpu (Vulkan: 2^-21 for log and exp near 1)
 FLOAT_SPECIALS = (0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 2.0, -3.0, 1.0, -1.0, np.inf, -np.inf, np.nan)
 
 ARITH = ("add", "subtract", "multiply", "divide", "floor_divide", "mod", "fmod", "power", "maximum",
@@ -48,7 +50,9 @@ def floats(
     high=4.0,
     specials=FLOAT_SPECIALS,
 ) -> np.ndarray:
-    """Uniform values with about a third replaced by ``specials``."""
+    """Uniform values with about a third replaced by ``specials`` (finite ones only on webgpu)."""
+    if oprun.FINITE_ONLY:
+        specials = tuple(v for v in specials if np.isfinite(v))
     x = rng.uniform(low, high, size=shape)
     if specials:
         pick = rng.random(shape) < 0.35
@@ -114,10 +118,14 @@ def test_binary_f32(name: str) -> None:
             want = _float_ref(name)(x, y)
         if name == "power":
             assert_close(exe(x, y), want, rtol=1e-6, what=f"power n={n}")
+        elif name in ("mod", "fmod") and oprun.TARGET == "webgpu":
+            # Vulkan defines a shader's float remainder as x - y * trunc(x / y), not exactly
+            assert_close(exe(x, y), want, rtol=1e-6, atol=WEBGPU_ATOL, what=f"{name} n={n}")
         else:
             assert_same(exe(x, y), want, f"{name} n={n}")
 
 
+@pytest.mark.skipif(oprun.FINITE_ONLY, reason=oprun.NOT_FINITE)
 def test_power_special_values() -> None:
     """Every pair of special values against C's pow (numpy): signs, 0 ** 0, negative bases, infinities."""
     exe = compile_fn({"x": rb.tensor(["n", 1]), "y": rb.tensor([1, "m"])}, R.power)
@@ -350,6 +358,10 @@ def _unary_check(name: str, got: np.ndarray, x: np.ndarray, what: str) -> None:
         want = ref(x.astype(np.float64)).astype(x.dtype)
     if rtol == 0:
         assert_same(got, want, what)
+    elif oprun.TARGET == "webgpu" and x.dtype == np.float32:
+        # Vulkan holds a driver's log and exp near 1 to 2^-21 absolute, not to ulps (lavapipe: mish's
+        # softplus of tiny values)
+        assert_close(got, want, rtol=rtol, atol=max(atol, WEBGPU_ATOL), what=what)
     elif x.dtype == np.float16:
         assert_close(got, want, rtol=4e-3, atol=1e-3, what=what)
     else:

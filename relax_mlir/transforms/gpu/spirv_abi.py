@@ -276,20 +276,32 @@ def _to_binary(gm: ir.Operation, target: str) -> dict[str, dict]:
         scratch,
         "gpu.module(scf-parallel-for-to-nested-fors,resolve-ranked-shaped-type-result-dims,fold-memref-alias-ops,"
         "lower-affine,"
-        "math-expand-ops{ops=powf,fpowi,tan,sinh,cosh,asinh,acosh,atanh,exp2,roundeven,round},arith-expand,"
+        "math-expand-ops{ops=powf,fpowi,tan,sinh,cosh,acosh,atanh,exp2,roundeven,round},arith-expand,"
+        "math-extend-to-supported-types{target-type=f32},"
         "canonicalize,cse)",
         f"gpu.module @{name}",
     )
     _f64_math_in_f32(clone.operation)
+    _widen_narrow_integers(clone.operation)
+    _widen_conversions(clone.operation)
+    _signed_remainder_by_division(clone.operation)
     # SPIR-V has no erf; Vulkan lets drivers' tanh, asin, acos and atan be far off (lavapipe: asin 4e-4
     # absolute, tanh 500 ulp near 0), so those are polynomials; exp stays the driver's (3 + 2|x| ulp): the
     # inline expf's 1.5 * 2^23 rounding trick does not survive shader compilers
-    ApproximateMath(ops="erf,tanh,asin,acos,atan", native_exp=True).run(scratch.operation)
+    ApproximateMath(ops="erf,tanh,asin,acos,atan,asinh", native_exp=True).run(scratch.operation)
     kernels = _kernel_abi(clone.operation)
     where = f"gpu.module @{name}"
+    text = str(clone)
+    if "f16" not in text:  # 16-bit storage (for f16) would keep i16 from being emulated in words
+        target = target.replace(",StorageBuffer16BitAccess", "").replace(",SPV_KHR_16bit_storage", "")
+    elif "xi16>" in text:
+        raise PassError(
+            f"{where}: a webgpu kernel cannot hold both f16 and 16-bit integer tensors (16-bit storage would "
+            "need 16-bit integers, which wgpu's shader translator does not take)"
+        )
     _run(
         scratch,
-        f"spirv-attach-target{{{target}}},gpu.module(canonicalize,convert-math-to-spirv,map-memref-spirv-storage-class),"
+        f"spirv-attach-target{{{target}}},gpu.module(convert-math-to-spirv,map-memref-spirv-storage-class),"
         "convert-gpu-to-spirv",
         where,
     )
@@ -312,7 +324,9 @@ def _to_binary(gm: ir.Operation, target: str) -> dict[str, dict]:
 # math ops that SPIR-V's GLSL.std.450 set defines on 16- and 32-bit floats only
 _F32_ONLY_MATH = {
     f"math.{name}"
-    for name in "exp exp2 expm1 log log2 log10 log1p powf sin cos tan asin acos atan atan2 sinh cosh tanh erf".split()
+    for name in (
+        "exp exp2 expm1 log log2 log10 log1p powf sin cos tan asin acos atan atan2 sinh cosh tanh erf sqrt rsqrt cbrt"
+    ).split()
 }
 
 
@@ -338,6 +352,130 @@ def _f64_math_in_f32(root: ir.Operation) -> None:
                 attributes={name: op.attributes[name] for name in op.attributes},
             )
             op.results[0].replace_all_uses_with(arith.extf(f64, new.results[0]))
+        op.erase()
+
+
+# arith ops on integers, and how their operands widen: "s" sign-extends, "u" zero-extends, "" either
+_WIDENED = {
+    **dict.fromkeys(("arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori"), ""),
+    **dict.fromkeys(("arith.divsi", "arith.remsi", "arith.maxsi", "arith.minsi", "arith.shrsi"), "s"),
+    **dict.fromkeys(("arith.divui", "arith.remui", "arith.maxui", "arith.minui", "arith.shrui"), "u"),
+    "arith.shli": "",
+    "arith.cmpi": "",  # by predicate
+}
+_SIGNED_PREDICATES = {2, 3, 4, 5}  # slt, sle, sgt, sge
+
+
+def _narrow(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and t.width < 32
+
+
+def _zero_extend(value: ir.Value, to: ir.Type) -> ir.Value:
+    """``value`` (i1, i8 or i16) zero-extended to ``to`` (i32 or wider), masked explicitly: MLIR's word
+    emulation loads i8 and i16 sign-extended and then takes ``extui`` of them as a no-op."""
+    i32 = ir.IntegerType.get_signless(32)
+    wide = arith.extui(i32, value)
+    width = ir.IntegerType(value.type).width
+    if width > 1:
+        wide = arith.andi(wide, arith.constant(i32, (1 << width) - 1))
+    if to.width < 32:
+        return arith.trunci(to, wide)
+    return wide if to.width == 32 else arith.extui(to, wide)
+
+
+def _signed_remainder_by_division(root: ir.Operation) -> None:
+    """``arith.remsi`` as ``x - (x / y) * y``: MLIR's SPIR-V lowering takes the sign from ``x == |x|``,
+    which holds for INT_MIN, so INT_MIN % 13 came out 11 instead of -11."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "arith.remsi":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    for op in found:
+        x, y = op.operands
+        with ir.InsertionPoint(op), op.location:
+            op.results[0].replace_all_uses_with(arith.subi(x, arith.muli(arith.divsi(x, y), y)))
+        op.erase()
+
+
+def _widen_conversions(root: ir.Operation) -> None:
+    """Conversions between floats and i1/i8/i16, and extensions of those to 64 bits, through i32 (the
+    sub-32-bit emulation converts them wrong: ui8 251 became f16 inf, ui8 238 became i64 4294967278)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("arith.uitofp", "arith.sitofp") and _narrow(op.operands[0].type):
+            found.append(op)
+        elif op.name in ("arith.fptoui", "arith.fptosi") and _narrow(op.results[0].type):
+            found.append(op)
+        elif op.name == "arith.extui" and _narrow(op.operands[0].type):
+            found.append(op)
+        elif op.name == "arith.extsi" and _narrow(op.operands[0].type) and op.results[0].type.width > 32:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    i32 = ir.IntegerType.get_signless(32)
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            value = op.operands[0]
+            if op.name == "arith.uitofp":
+                new = arith.uitofp(op.results[0].type, _zero_extend(value, i32))
+            elif op.name == "arith.sitofp":
+                new = arith.sitofp(op.results[0].type, arith.extsi(i32, value))
+            elif op.name == "arith.extui":  # ui8 238 -> i64 came out 4294967278
+                new = _zero_extend(value, op.results[0].type)
+            elif op.name == "arith.extsi":
+                new = arith.extsi(op.results[0].type, arith.extsi(i32, value))
+            elif op.name == "arith.fptoui":
+                new = arith.trunci(op.results[0].type, arith.fptoui(i32, value))
+            else:
+                new = arith.trunci(op.results[0].type, arith.fptosi(i32, value))
+        op.results[0].replace_all_uses_with(new)
+        op.erase()
+
+
+def _widen_narrow_integers(root: ir.Operation) -> None:
+    """Integer arithmetic on i1, i8 and i16 done in i32, truncated back: MLIR's SPIR-V lowering emulates
+    sub-32-bit integers in 32-bit words (WGSL has no 8- or 16-bit integers) but not for unsigned division,
+    comparison, min/max and remainder ("bitwidth emulation is not implemented yet on unsigned op"). Logic
+    on i1 (and, or, xor) stays boolean."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in _WIDENED and _narrow(op.operands[0].type):
+            if not (op.name in ("arith.andi", "arith.ori", "arith.xori") and op.operands[0].type.width == 1):
+                found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    i32 = ir.IntegerType.get_signless(32)
+    for op in found:
+        kind = _WIDENED[op.name]
+        if op.name == "arith.cmpi":
+            kind = "s" if ir.IntegerAttr(op.attributes["predicate"]).value in _SIGNED_PREDICATES else "u"
+        with ir.InsertionPoint(op), op.location:
+            wide = []
+            for i, value in enumerate(op.operands):
+                signed = kind == "s" and not (op.name == "arith.shrsi" and i == 1)
+                if value.type.width == 1 or not signed:  # booleans are 0 or 1; shift amounts unsigned
+                    wide.append(_zero_extend(value, i32))
+                else:
+                    wide.append(arith.extsi(i32, value))
+            result_type = op.results[0].type
+            new = ir.Operation.create(
+                op.name,
+                results=[ir.IntegerType.get_signless(1) if op.name == "arith.cmpi" else i32],
+                operands=wide,
+                attributes={n: op.attributes[n] for n in op.attributes},
+            )
+            value = new.results[0]
+            if op.name != "arith.cmpi":  # shifts by less than the narrow width agree after truncation
+                value = arith.trunci(result_type, value)
+            op.results[0].replace_all_uses_with(value)
         op.erase()
 
 
