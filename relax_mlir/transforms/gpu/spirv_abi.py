@@ -588,5 +588,6 @@ class GpuKernelsToSpirv:
         for gm in [op.operation for op in module.regions[0].blocks[0].operations]:
             if gm.name != "gpu.module":
                 continue
-            kernels.update(_to_binary(gm, target))
+            with gm.location:
+                kernels.update(_to_binary(gm, target))
         module.attributes[KERNELS_ATTR] = ir.StringAttr.get(json.dumps(kernels, sort_keys=True))
