@@ -331,6 +331,16 @@ def device_name(target: str = "cuda") -> str:
     return ", ".join(names) if done.returncode == 0 and names else "unknown"
 
 
+def cpu_model() -> str:
+    """The host CPU's model name (lavapipe and the CPU reference both run on it)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    for line in cpuinfo.read_text().splitlines() if cpuinfo.exists() else []:
+        key, _, value = line.partition(":")
+        if key.strip() == "model name":
+            return value.strip()
+    return platform.processor() or "unknown CPU"
+
+
 def _ms(value: float | None) -> str:
     return "" if value is None else f"{value:.3f}"
 
@@ -365,7 +375,7 @@ def write_report(
         "",
         f"- target: {target}; device: {device_name(target)}",
         *([f"- chip: {chip}"] if target == "cuda" else []),
-        f"- host: {platform.node()} ({platform.machine()}), numpy {np.__version__}",
+        f"- host: {platform.node()} ({platform.machine()}, {cpu_model()}), numpy {np.__version__}",
         f"- ops: every symbol = {' and '.join(map(str, SIZES))}; GPU vs CPU target (opt_level 1), "
         f"rtol {OP_RTOL}, atol {OP_ATOL} (exact for ints and bools); times at every symbol = {SIZES[-1]}",
         "- times: median ms of whole calls from Python after one warm-up",

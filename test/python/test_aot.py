@@ -347,7 +347,7 @@ def test_unsupported_and_bad_options(tmp_path: Path) -> None:
     with pytest.raises(CompileError, match="@main: output #0 .* depend on the data .* nonzero"):
         compile_library(str(nonzero), tmp_path / "libnz.so")
     with pytest.raises(
-        RelaxError, match="unknown target 'riscv'; available targets: aarch64, cpu, cuda, wasm32, x86_64"
+        RelaxError, match="unknown target 'riscv'; available targets: aarch64, cpu, cuda, wasm32, webgpu, x86_64"
     ):
         compile_library("module {}", tmp_path / "x.so", target="riscv")
     with pytest.raises(RelaxError, match="the module has no relax function to compile"):

@@ -100,7 +100,7 @@ def test_transformer_block_runs_matmuls_through_shared_memory(tmp_path: Path) ->
 def test_bad_target_and_chip_are_clear_errors() -> None:
     program = example_program("exp")
     with pytest.raises(
-        RelaxError, match="unknown target 'rocm'; available targets: aarch64, cpu, cuda, wasm32, x86_64"
+        RelaxError, match="unknown target 'rocm'; available targets: aarch64, cpu, cuda, wasm32, webgpu, x86_64"
     ):
         relax_mlir.compile(program, target="rocm")
     with pytest.raises(RelaxError, match="unknown CUDA chip 'volta'"):

@@ -25,7 +25,7 @@ from relax_mlir.targets.aot import aot_pipeline
 from relax_mlir.targets.cpu import CpuTarget
 
 ROOT = Path(__file__).resolve().parents[2]
-KNOWN = "available targets: aarch64, cpu, cuda, wasm32, x86_64"
+KNOWN = "available targets: aarch64, cpu, cuda, wasm32, webgpu, x86_64"
 
 # the named pipelines as text (math goes to libm before the vector lowering: f64 erf on vectors)
 OLD_PIPELINES = {
@@ -83,9 +83,11 @@ OLD_PIPELINES = {
         "relax-parallelize-kernels,relax-schedule-kernels"
     ),
     "relax-to-host": "relax-O3",
+    # since the webgpu target: convolutions as named linalg ops on GPU targets (im2col looped over images
+    # on the host)
     "relax-to-host-gpu": (
         "relax-verify,relax-infer-shapes,relax-canonicalize,relax-fold-constants{opt-level=2},"
-        "relax-cse,relax-dce,relax-fuse-ops,convert-relax-to-linalg,relax-fuse-kernels,"
+        "relax-cse,relax-dce,relax-fuse-ops,convert-relax-to-linalg{conv=direct},relax-fuse-kernels,"
         "relax-plan-memory,relax-lower-host"
     ),
 }
@@ -109,7 +111,7 @@ def toy() -> Iterator[str]:
 
 
 def test_registry_lists_every_target() -> None:
-    assert sorted(TARGETS) == ["aarch64", "cpu", "cuda", "wasm32", "x86_64"]
+    assert sorted(TARGETS) == ["aarch64", "cpu", "cuda", "wasm32", "webgpu", "x86_64"]
     assert all(get_target(name).name == name for name in TARGETS)
 
 

@@ -22,7 +22,7 @@
 // LLVM-NOT: cblas
 
 // RUN: not %python %S/../../../tools/relax-compile %s --target riscv -o %t.so 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: relax-compile: error: unknown target 'riscv'; available targets: aarch64, cpu, cuda, wasm32, x86_64
+// TARGET: relax-compile: error: unknown target 'riscv'; available targets: aarch64, cpu, cuda, wasm32, webgpu, x86_64
 
 // RUN: not %python %S/../../../tools/relax-compile %s --cpu bogus -o %t.so 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: relax-compile: error: unknown CPU 'bogus' for x86_64; llc knows: {{.*}}x86-64-v2
