@@ -510,9 +510,12 @@ def device() -> Device:
     return _DEVICE
 
 
-def _guard(dev: Device, fn: Any, default: Any = None) -> Any:
+def _guard(dev: Device, fn: Any, default: Any = None, always: bool = False) -> Any:
+    """``fn`` as a callback: after a failure in this call the rest are skipped (but frees, ``always``),
+    and no exception unwinds through compiled code: the first is kept for ``Device.check``."""
+
     def call(*args: Any) -> Any:
-        if dev.error is not None:
+        if dev.error is not None and not always:
             return default
         try:
             return fn(*args)
@@ -563,6 +566,6 @@ def _install(dev: Device) -> None:
     }
     for name, (prototype, fn) in calls.items():
         default = token if name in ("StreamCreate", "EventCreate") else None
-        callback = prototype(_guard(dev, fn, default))
+        callback = prototype(_guard(dev, fn, default, always=name == "MemFree"))
         _CALLBACKS[name] = callback  # kept alive as long as the process
         llvm.add_symbol(PREFIX + name, ctypes.cast(callback, ctypes.c_void_p).value)

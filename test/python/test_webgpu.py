@@ -26,7 +26,7 @@ from toolchains import missing_toolchain
 
 import relax_mlir
 from relax_mlir.dialects.op_examples import example_program
-from relax_mlir.errors import CompileError, DeviceUnavailableError, InputError
+from relax_mlir.errors import CompileError, DeviceUnavailableError, InputError, OutOfMemoryError
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import transformer_block
 from relax_mlir.examples.onnx_gpt import gpt_model
@@ -316,3 +316,20 @@ def test_every_op_test_passes_on_webgpu() -> None:
     assert " passed" in done.stdout and " failed" not in done.stdout
     skipped = int(next((w.split()[0] for w in done.stdout.split(",") if "skipped" in w), "0").split()[-1])
     assert skipped <= 20, done.stdout[-2000:]  # the documented limits, not a silent regression
+
+
+def test_an_allocation_larger_than_the_adapter_allows_is_an_error_that_leaks_nothing() -> None:
+    t_in, t_out = '!relax.tensor<["n", 1], f32>', '!relax.tensor<["n", 4], f32>'
+    exe = webgpu(
+        f"func.func @main(%x: {t_in}) -> {t_out} {{\n"
+        f'  %y = "relax.broadcast_to"(%x) {{shape = ["n", 4]}} : ({t_in}) -> {t_out}\n'
+        f"  return %y : {t_out}\n}}\n"
+    )
+    dev = webgpu_runtime.device()
+    exe(np.ones((2, 1), np.float32))
+    live = len(dev.buffers)
+    n = dev.limits["max-buffer-size"] // 16 + 1  # the input fits, the 4x output does not
+    with pytest.raises(OutOfMemoryError, match="cannot allocate .* the adapter's largest buffer is"):
+        exe(np.ones((n, 1), np.float32))
+    assert len(dev.buffers) == live  # the input staged before the failure was freed
+    np.testing.assert_array_equal(exe(np.full((3, 1), 2, np.float32)), np.full((3, 4), 2, np.float32))
