@@ -22,19 +22,25 @@ from relax_mlir.runtime.toolchain import find_tool
 from relax_mlir.targets.codegen import llvm_level
 
 
-def ptx(module: ir.Operation) -> dict[str, str]:
-    """The PTX of every ``gpu.binary`` in an LLVM-level module, by kernel module name."""
+def binaries(module: ir.Operation, kind: str) -> dict[str, str]:
+    """The object of every ``gpu.binary`` in a module, by kernel module name: its ``kind = "..."`` string
+    (``assembly``: PTX text; ``bin``: SPIR-V bytes as latin-1 characters)."""
     out = {}
     for op in module.regions[0].blocks[0].operations:
         if op.operation.name != "gpu.binary":
             continue
         name = ir.StringAttr(op.operation.attributes["sym_name"]).value
         text = str(op.operation.attributes["objects"])
-        match = re.search(r'assembly = "((?:[^"\\]|\\.)*)"', text)
+        match = re.search(kind + r' = "((?:[^"\\]|\\.)*)"', text)
         if match is None:
-            raise CompileError(f"gpu.binary @{name} holds no PTX assembly")
+            raise CompileError(f"gpu.binary @{name} holds no object of kind '{kind}'")
         out[name] = unescape(match.group(1))
     return out
+
+
+def ptx(module: ir.Operation) -> dict[str, str]:
+    """The PTX of every ``gpu.binary`` in an LLVM-level module, by kernel module name."""
+    return binaries(module, "assembly")
 
 
 def unescape(s: str) -> str:

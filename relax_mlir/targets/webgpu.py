@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import time
 import weakref
 from dataclasses import dataclass
@@ -57,17 +56,7 @@ class KernelInfo:
 
 def _spirv_modules(module: ir.Operation) -> dict[str, bytes]:
     """The SPIR-V of every ``gpu.binary``, by module name."""
-    out = {}
-    for op in module.regions[0].blocks[0].operations:
-        if op.operation.name != "gpu.binary":
-            continue
-        name = ir.StringAttr(op.operation.attributes["sym_name"]).value
-        text = str(op.operation.attributes["objects"])
-        match = re.search(r'"((?:[^"\\]|\\.)*)">\]$', text)
-        if match is None:
-            raise RuntimeError(f"gpu.binary @{name} holds no SPIR-V: {text[:200]}")
-        out[name] = gpu_host.unescape(match.group(1)).encode("latin-1")
-    return out
+    return {name: text.encode("latin-1") for name, text in gpu_host.binaries(module, "bin").items()}
 
 
 def _kernels(layouts: dict[str, dict], spirv: dict[str, bytes]) -> dict[str, KernelInfo]:
