@@ -27,6 +27,7 @@ _VIEWS = frozenset(
         "memref.expand_shape",
         "memref.reinterpret_cast",
         "memref.reshape",
+        "memref.view",
     }
 )
 _FRESH = frozenset({"memref.alloc", "func.call"})
@@ -44,11 +45,12 @@ def _root(v: ir.Value) -> ir.Value:
     return v
 
 
-def _distinct_fresh(memrefs: list[ir.Value]) -> bool:
+def _fresh_roots(memrefs: list[ir.Value]) -> list[ir.Value] | None:
+    """The fresh buffer each of ``memrefs`` is a view of, or None when one is not a view of a fresh buffer."""
     roots = [_root(m) for m in memrefs]
     if any((op := _defining_op(r)) is None or op.name not in _FRESH for r in roots):
-        return False
-    return len(set(roots)) == len(roots)
+        return None
+    return roots
 
 
 @register_pass("relax-split-deallocs")
@@ -67,10 +69,15 @@ class SplitDeallocs:
         for op in found:
             d = op.opview
             memrefs, conditions, retained = list(d.memrefs), list(d.conditions), list(d.retained)
-            if len(memrefs) < 2 or not _distinct_fresh(memrefs):
+            roots = _fresh_roots(memrefs) if len(memrefs) >= 2 else None
+            if roots is None:
                 continue
             with ir.InsertionPoint(op), op.location:
-                parts = [bufferization.DeallocOp([m], [c], retained) for m, c in zip(memrefs, conditions)]
+                # views of one buffer (a planned storage and a view of it) are freed once, if any owns it
+                groups: dict[ir.Value, tuple[ir.Value, ir.Value]] = {}
+                for m, c, r in zip(memrefs, conditions, roots):
+                    groups[r] = (groups[r][0], arith.ori(groups[r][1], c)) if r in groups else (m, c)
+                parts = [bufferization.DeallocOp([m], [c], retained) for m, c in groups.values()]
                 for j, old in enumerate(op.results):
                     owned = parts[0].results[j]
                     for p in parts[1:]:
