@@ -204,6 +204,9 @@ class _Importer:
                 for i, t in derived:
                     self.env[user[i][1]] = self._derive(values[user[i][0]], user[i][0], t, bare)
                 self._range_checks(bare)
+                for node in self.ep.graph.nodes:  # guards on the inputs' symbols: checked before any kernel
+                    if node.op == "call_function" and target_name(node.target) in _ASSERTS:
+                        self._assert(node)
                 for target, node, value, as_param in weights:
                     self.env[node] = values[target] if as_param else self._constant(target, value)
                 outputs = self._convert_graph()
@@ -324,7 +327,7 @@ class _Importer:
         if name in _IGNORED:
             return None
         if name in _ASSERTS:
-            return self._assert(node)
+            return None  # emitted at the entry (run)
         if name == "operator.getitem":
             return self.env[node.args[0]][node.args[1]]
         if isinstance(val, (torch.SymInt, int)) and not isinstance(val, bool):
@@ -348,8 +351,10 @@ class _Importer:
             raise TorchImportError(f"{self._where(node)}: internal error: {type(e).__name__}: {e}") from e
 
     def _sync(self, value: Any, val: Any) -> Any:
-        """``value`` with the type torch recorded (``val``): cast to its dtype, and a match_cast (checked at run
-        time) where the deduced dims are spelled differently from torch's (``min(n, 4)`` for ``n``)."""
+        """``value`` with the type torch recorded (``val``): cast to its dtype, and reshaped where the deduced
+        dims are spelled differently (``min(n, 1)`` for a slice that torch's guards prove is 1). A reshape
+        checks the element count without branching; a match_cast's branch in the middle of the body would
+        make buffers cross it (DESIGN.md section 6)."""
         if not isinstance(value, ir.Value) or not isinstance(val, torch.Tensor):
             return value
         t = relax_type(value.type)
@@ -358,7 +363,7 @@ class _Importer:
         if isinstance(t, TensorType) and t.dtype != dtype:
             value = R.astype(value, dtype)
         if not isinstance(t, TensorType) or t.shape != dims:
-            value = R.match_cast(value, TensorType(dims, dtype))
+            value = R.reshape(value, [d.value if d.is_const else format_dim(d) for d in dims])
         return value
 
     def _where(self, node: torch.fx.Node) -> str:

@@ -20,6 +20,7 @@ from relax_mlir.frontend.torch.registry import (
     dims,
     dtype_of,
     norm_axis,
+    scalar,
     spell,
 )
 from relax_mlir.frontend.torch.symbols import to_expr
@@ -88,6 +89,23 @@ def _index(v: Any, size: Expr) -> Expr:
     return e
 
 
+def take_range(x: ir.Value, axis: int, begin: Expr, length: Expr, step: int = 1) -> ir.Value:
+    """``x`` at ``begin, begin + step, ...`` (``length`` of them) along ``axis``: a slice whose result dim is
+    exactly ``length``, where a strided_slice would deduce ``min(n, 1)`` or ``max(n - 1, 0)`` (it cannot know
+    the bounds are in range; torch's guards do)."""
+    indices = R.arange(0, format_dim(length * step), step, "i64")
+    if begin != const(0):
+        indices = R.add(indices, scalar(begin, "i64"))
+    return R.take(x, indices, axis)
+
+
+def slice_axis(x: ir.Value, axis: int, begin: Expr, length: Expr, step: int = 1) -> ir.Value:
+    """A slice of ``length`` elements along ``axis`` whose type says ``length``."""
+    end = begin + (length - 1) * step + 1 if step != 1 else begin + length
+    y = R.strided_slice(x, [axis], [format_dim(begin)], [format_dim(end)], [step])
+    return y if dims(y)[axis] == length else take_range(x, axis, begin, length, step)
+
+
 @converter("aten.slice.Tensor", "aten.slice_copy.Tensor")
 def _slice(ctx: NodeContext) -> ir.Value:
     x = ctx.tensor(0)
@@ -100,8 +118,7 @@ def _slice(ctx: NodeContext) -> ir.Value:
     begin = const(0) if start is None else _index(start, shape[axis])
     if begin.is_const and shape[axis].is_const:
         begin = const(min(max(begin.value, 0), shape[axis].value))
-    end = begin + (length - 1) * step + 1 if step != 1 else begin + length
-    return R.strided_slice(x, [axis], [format_dim(begin)], [format_dim(end)], [step])
+    return slice_axis(x, axis, begin, length, step)
 
 
 @converter("aten.select.int", "aten.select_copy.int")
@@ -111,6 +128,8 @@ def _select(ctx: NodeContext) -> ir.Value:
     axis = norm_axis(ctx.arg(1), len(shape))
     i = _index(ctx.arg(2), shape[axis])
     y = R.strided_slice(x, [axis], [format_dim(i)], [format_dim(i + 1)], [1])
+    if dims(y)[axis] != const(1):
+        return R.take(x, scalar(i, "i64"), axis)
     return R.reshape(y, spell(out_shape(ctx)))
 
 
@@ -145,7 +164,7 @@ def _split(ctx: NodeContext) -> list[ir.Value]:
     for piece in pieces:
         shape = shape_of_val(ctx, piece)
         length = const(1) if "unbind" in name else shape[axis]
-        y = R.strided_slice(x, [axis], [format_dim(begin)], [format_dim(begin + length)], [1])
+        y = slice_axis(x, axis, begin, length)
         out.append(R.reshape(y, spell(shape)) if "unbind" in name else y)
         begin = begin + length
     return out
@@ -241,8 +260,6 @@ def _filled(ctx: NodeContext, value: Any) -> ir.Value:
     dtype = ctx.out_dtype
     if isinstance(value, Expr):
         if not value.is_const:
-            from relax_mlir.frontend.torch.registry import scalar  # noqa: PLC0415
-
             return R.broadcast_to(scalar(value, dtype), spell(out_shape(ctx)))
         value = value.value
     if isinstance(value, ir.Value):
