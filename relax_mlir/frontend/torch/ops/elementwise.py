@@ -187,7 +187,6 @@ _UNARY = {
     "round": R.round,
     "sign": R.sign,
     "mish": R.mish,
-    "bitwise_not": R.bitwise_not,
 }
 
 
@@ -206,6 +205,12 @@ for _name, _fn in _UNARY.items():
 def _logical_not(ctx: NodeContext) -> ir.Value:
     x = ctx.tensor(0)
     return R.logical_not(x if dtype_of(x) == "i1" else R.not_equal(x, scalar(0, dtype_of(x))))
+
+
+@converter("aten.bitwise_not.default")
+def _bitwise_not(ctx: NodeContext) -> ir.Value:
+    x = ctx.tensor(0)
+    return R.logical_not(x) if dtype_of(x) == "i1" else R.bitwise_not(x)
 
 
 @converter("aten.reciprocal.default")
