@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install -e '.[torch]')")
@@ -175,3 +176,53 @@ def test_derived_dim_guard() -> None:
         exe(torch.randn(2, 10, 3).numpy())
     with pytest.raises(InputError, match="chunks >= 2"):  # torch's own range: it specializes 1
         exe(torch.randn(2, 4, 3).numpy())
+
+
+def _bench_llm():  # noqa: ANN202
+    """bench/bench_llm.py as a module (its PyTorch twin ``TorchLlama`` of relax_mlir.llm's model)."""
+    import importlib.util  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "bench_llm.py"
+    spec = importlib.util.spec_from_file_location("bench_llm", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Prefill(torch.nn.Module):
+    """The twin's prefill (empty cache, positions from 0) as a module torch.export can trace."""
+
+    def __init__(self, ref) -> None:  # noqa: ANN001
+        super().__init__()
+        self.ref = ref
+
+    def forward(self, tokens):
+        return self.ref.forward(tokens, self.ref.new_cache(tokens.shape[0]), 0)
+
+
+def test_llm_torch_twin_imports_and_matches() -> None:
+    """relax_mlir.llm's model, exported from its PyTorch twin in bench/bench_llm.py (weights as lifted
+    constants, the KV cache written with slice assignments), matches eager PyTorch and relax_mlir.llm's
+    numpy reference."""
+    from relax_mlir.llm import LlamaConfig, random_weights  # noqa: PLC0415
+    from relax_mlir.llm.reference import forward  # noqa: PLC0415
+
+    cfg = LlamaConfig(
+        vocab_size=64, hidden_size=32, layers=2, heads=4, kv_heads=2, ffn_size=48, max_context=64, max_batch=2
+    )
+    weights = random_weights(cfg, seed=0, scale=0.1)
+    model = Prefill(_bench_llm().TorchLlama(cfg, weights))
+    batch, seq = Dim("batch", max=cfg.max_batch), Dim("seq", min=2, max=cfg.max_context - 1)
+    tokens = torch.randint(0, cfg.vocab_size, (2, 5))
+    module, exe = import_and_compile(model, (tokens,), {"tokens": {0: batch, 1: seq}})
+    assert main_types(module) == [
+        '!relax.tensor<["batch", "seq"], i64>',
+        '!relax.tensor<["batch", "seq", 64], f32>',
+    ]
+    for b, s in [(1, 2), (2, 9), (1, 63)]:
+        tokens = torch.randint(0, cfg.vocab_size, (b, s))
+        compare(exe, model, (tokens,), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(
+            exe(tokens.numpy()), forward(cfg, weights, tokens.numpy()), rtol=1e-4, atol=1e-4
+        )

@@ -257,3 +257,25 @@ def test_creation_and_casts() -> None:
     assert main_types(module)[1] == '!relax.tensor<["n"], i64>'
     for bs, nn in [(1, 1), (3, 8), (2, 33)]:
         compare(exe, Creation(), (torch.randn(bs, nn),))
+
+
+class SliceAssign(torch.nn.Module):
+    def forward(self, x, u):
+        b = x.shape[0]
+        y = x.clone()
+        y[:, 1:4] = u
+        z = torch.zeros(b, 24)
+        z[:, 2 : 2 + x.shape[1]] = x
+        w = torch.zeros(b, 9)
+        w[:, ::3] = u
+        return y, z, w
+
+
+def test_slice_assignment() -> None:
+    """In-place slice writes (``copy_`` on a slice) are functionalized to ``slice_scatter``."""
+    b, n = Dim("b", max=16), Dim("n", min=4, max=22)
+    _, exe = import_and_compile(
+        SliceAssign(), (torch.randn(2, 6), torch.randn(2, 3)), {"x": {0: b, 1: n}, "u": {0: b}}
+    )
+    for bs, nn in [(1, 4), (3, 7), (5, 22)]:
+        compare(exe, SliceAssign(), (torch.randn(bs, nn), torch.randn(bs, 3)))

@@ -90,6 +90,19 @@ def unsupported_nodes(ep: ExportedProgram) -> list[torch.fx.Node]:
     return [n for n in ep.graph.nodes if not _is_supported(n)]
 
 
+def _is_mutating(node: torch.fx.Node) -> bool:
+    schema = getattr(node.target, "_schema", None)
+    return node.op == "call_function" and schema is not None and schema.is_mutable
+
+
+def _functionalize(ep: ExportedProgram) -> ExportedProgram:
+    """The program without in-place ops on intermediates (``x[:, a:b] = y`` becomes ``slice_scatter``):
+    torch's inference IR, with no op decomposed (an empty decomposition table)."""
+    if any(_is_mutating(n) for n in ep.graph.nodes):
+        ep = ep.run_decompositions({})
+    return ep
+
+
 def _decompose_unsupported(ep: ExportedProgram) -> ExportedProgram:
     """Decompose (with torch's core-ATen table) only the ops that have no converter, until none is left
     or none of those left has a decomposition."""
@@ -134,7 +147,7 @@ def from_exported_program(
     if params_as not in ("constants", "parameters"):
         raise TorchImportError(f"params_as must be 'constants' or 'parameters', got {params_as!r}")
     _load_converters()
-    ep = _decompose_unsupported(ep)
+    ep = _decompose_unsupported(_functionalize(ep))
     missing = unsupported_nodes(ep)
     if missing:
         _raise_unsupported(missing)

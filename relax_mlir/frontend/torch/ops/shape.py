@@ -280,22 +280,40 @@ def _zeros(ctx: NodeContext) -> ir.Value:
 
 @converter("aten.slice_scatter.default")
 def _slice_scatter(ctx: NodeContext) -> ir.Value:
-    """``x`` with ``src`` written into a step-1 slice along ``dim``: the concat of the parts around it."""
+    """``x`` with ``src`` written into positions ``begin, begin + step, ...`` along ``dim``: a ``where`` over
+    the axis positions, picking ``src`` (gathered at ``(i - begin) / step``) inside the slice. Every type
+    stays exact, where a concat of the parts around the slice would be ``seq + max(64 - seq, 0)``."""
     x, src = ctx.tensor(0), ctx.tensor(1)
     shape = dims(x)
-    axis = norm_axis(ctx.arg(2, "dim", 0), len(shape))
-    if ctx.arg(5, "step", 1) != 1:
-        raise ConversionError("slice_scatter with a step other than 1 is not supported")
-    start = ctx.arg(3, "start", None)
+    rank = len(shape)
+    axis = norm_axis(ctx.arg(2, "dim", 0), rank)
+    start, step = ctx.arg(3, "start", None), int(ctx.arg(5, "step", 1))
     begin = const(0) if start is None else _index(start, shape[axis])
-    end = begin + dims(src)[axis]
-    parts = []
-    if begin != const(0):
-        parts.append(R.strided_slice(x, [axis], [0], [format_dim(begin)], [1]))
-    parts.append(src if dtype_of(src) == dtype_of(x) else R.astype(src, dtype_of(x)))
-    if end != shape[axis]:
-        parts.append(R.strided_slice(x, [axis], [format_dim(end)], [format_dim(shape[axis])], [1]))
-    return parts[0] if len(parts) == 1 else R.concat(parts, axis)
+    length = dims(src)[axis]
+    if dtype_of(src) != dtype_of(x):
+        src = R.astype(src, dtype_of(x))
+    pos = R.arange(0, format_dim(shape[axis]), 1, "i64")
+    offset = R.subtract(pos, scalar(begin, "i64")) if begin != const(0) else pos
+    inside = R.logical_and(
+        R.greater_equal(offset, scalar(0, "i64")), R.less(offset, scalar(length * step, "i64"))
+    )
+    if step != 1:
+        inside = R.logical_and(inside, R.equal(R.mod(offset, scalar(step, "i64")), scalar(0, "i64")))
+        offset = R.floor_divide(offset, scalar(step, "i64"))
+    index = R.minimum(R.maximum(offset, scalar(0, "i64")), scalar(length - 1, "i64"))
+    picked = R.take(src, index, axis)
+    trailing = [const(1)] * (rank - axis - 1)
+    mask = R.reshape(inside, spell([shape[axis], *trailing])) if trailing else inside
+    return R.where(mask, picked, x)
 
 
 _ = torch  # torch is imported for the type of fake values (shape_of_val)
+
+
+@converter("aten.copy.default")
+def _copy(ctx: NodeContext) -> ir.Value:
+    """The functional ``copy``: ``src`` in ``self``'s dtype, broadcast to its shape."""
+    src, dtype = ctx.tensor(1), ctx.out_dtype
+    src = src if dtype_of(src) == dtype else R.astype(src, dtype)
+    shape = out_shape(ctx)
+    return src if dims(src) == shape else R.broadcast_to(src, spell(shape))
