@@ -775,8 +775,12 @@ class _OpError(Exception):
 
 
 def _location(op: ir.Operation) -> str:
+    """``file:line:col: `` of an op's file location; just ``name: `` for line 0 (a location that names what
+    a check is about rather than a source line, e.g. an importer's guard)."""
     loc = op.location
     if loc.is_a_file():
+        if loc.start_line == 0:
+            return f"{loc.filename}: "
         return f"{loc.filename}:{loc.start_line}:{loc.start_col}: "
     return ""
 

@@ -34,7 +34,7 @@ from relax_mlir.frontend.torch.registry import (
     relax_dtype,
     target_name,
 )
-from relax_mlir.frontend.torch.symbols import check_of, spelled, to_expr
+from relax_mlir.frontend.torch.symbols import check_of, guard_checks, spelled, to_expr
 from relax_mlir.shape_infer.expr import Expr, const, floordiv, format_dim, smax, sym
 
 # ops that only assert what the relax types already say, or have no effect on values
@@ -217,6 +217,7 @@ class _Importer:
                 for i, t in derived:
                     self.env[user[i][1]] = self._derive(values[user[i][0]], user[i][0], t, bare)
                 self._range_checks(bare)
+                self._guard_code_checks({name: t.shape for name, _, t in user})
                 for node in self.ep.graph.nodes:  # guards on the inputs' symbols: checked before any kernel
                     if node.op == "call_function" and target_name(node.target) in _ASSERTS:
                         self._assert(node)
@@ -284,6 +285,14 @@ class _Importer:
             lower = vr.lower
             if user in bound and getattr(lower, "is_Integer", False) and int(lower) > 0:
                 self._check(sym(user), smax(sym(user), int(lower)), f"{user} >= {int(lower)}")
+
+    def _guard_code_checks(self, input_dims: Mapping[str, Any]) -> None:
+        """Run-time checks of the guards torch kept as Python source (``_guards_code``: ``torch._check``s and
+        what tracing assumed, e.g. ``L['x'].size()[1] % 4 == 0``), where they are over the input dims."""
+        for code in getattr(self.ep, "_guards_code", None) or []:
+            text = re.sub(r"L\['(\w+)'\]\.size\(\)\[(\d+)\]", lambda m: f"{m[1]}.shape[{m[2]}]", code)
+            for actual, expected in guard_checks(code, input_dims):
+                self._check(actual, expected, text)
 
     def _check(self, actual: Expr, expected: Expr, text: str, node: torch.fx.Node | None = None) -> None:
         """A run-time check that ``actual == expected``; its InputError names guard ``text``."""

@@ -8,7 +8,7 @@ that a run-time ``match_cast`` compares.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from relax_mlir.errors import UnsupportedOpError
@@ -93,3 +93,73 @@ def _replace_word(text: str, old: str, new: str) -> str:
     import re  # noqa: PLC0415
 
     return re.sub(rf"\b{re.escape(old)}\b", new, text)
+
+
+def guard_checks(code: str, input_dims: Mapping[str, Sequence[Expr]]) -> list[tuple[Expr, Expr]]:
+    """The checks of one guard torch.export kept as Python source (``ep._guards_code``, e.g.
+    ``(L['x'].size()[1] % 4) == 0``), over the dims of the inputs (``input_dims[name]``): each holds when
+    its two sides are equal. Parts that cannot be written so (``!=``, strides) give no check."""
+    import ast  # noqa: PLC0415
+
+    try:
+        tree = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return []
+    parts = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
+    checks = []
+    for part in parts:
+        if not isinstance(part, ast.Compare):
+            continue
+        try:
+            terms = [_guard_expr(t, input_dims) for t in (part.left, *part.comparators)]
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+        for op, a, b in zip(part.ops, terms, terms[1:]):
+            check = _compare(op, a, b)
+            if check is not None and check[0] != check[1]:
+                checks.append(check)
+    return checks
+
+
+def _compare(op: Any, a: Expr, b: Expr) -> tuple[Expr, Expr] | None:
+    import ast  # noqa: PLC0415
+
+    if isinstance(op, ast.Eq):
+        return a - b, const(0)
+    if isinstance(op, ast.LtE):
+        return a, smin(a, b)
+    if isinstance(op, ast.Lt):
+        return a, smin(a, b - 1)
+    if isinstance(op, ast.GtE):
+        return a, smax(a, b)
+    if isinstance(op, ast.Gt):
+        return a, smax(a, b + 1)
+    return None
+
+
+def _guard_expr(node: Any, input_dims: Mapping[str, Sequence[Expr]]) -> Expr:
+    """An integer expression of a guard: ints, + - * // %, and ``L['x'].size()[i]``."""
+    import ast  # noqa: PLC0415
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return const(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_guard_expr(node.operand, input_dims)
+    if isinstance(node, ast.BinOp):
+        a, b = _guard_expr(node.left, input_dims), _guard_expr(node.right, input_dims)
+        ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b}
+        ops.update({ast.FloorDiv: lambda: floordiv(a, b), ast.Mod: lambda: mod(a, b)})
+        if type(node.op) in ops:
+            return ops[type(node.op)]()
+    # L['x'].size()[i]
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr == "size"
+        and isinstance(node.value.func.value, ast.Subscript)
+        and isinstance(node.value.func.value.slice, ast.Constant)
+        and isinstance(node.slice, ast.Constant)
+    ):
+        return input_dims[node.value.func.value.slice.value][node.slice.value]
+    raise ValueError(f"unsupported guard term {ast.dump(node)}")
