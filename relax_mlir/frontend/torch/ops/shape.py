@@ -89,21 +89,31 @@ def _index(v: Any, size: Expr) -> Expr:
     return e
 
 
-def take_range(x: ir.Value, axis: int, begin: Expr, length: Expr, step: int = 1) -> ir.Value:
-    """``x`` at ``begin, begin + step, ...`` (``length`` of them) along ``axis``: a slice whose result dim is
-    exactly ``length``, where a strided_slice would deduce ``min(n, 1)`` or ``max(n - 1, 0)`` (it cannot know
-    the bounds are in range; torch's guards do)."""
+def take_range(x: ir.Value, axis: int, begin: Expr, length: Expr, step: int = 1) -> ir.Value | None:
+    """``x`` at ``begin, begin + step, ...`` (``length`` of them) along ``axis`` as a take whose result dim is
+    exactly ``length`` (a strided_slice deduces ``min(n, 1)`` for ``x[:1]``: it cannot know the bounds are in
+    range; torch's guards do); None when the index range cannot say ``length`` either (``max(n - 1, 0)``)."""
     indices = R.arange(0, format_dim(length * step), step, "i64")
+    if dims(indices)[0] != length:
+        indices.owner.erase()
+        return None
     if begin != const(0):
         indices = R.add(indices, scalar(begin, "i64"))
     return R.take(x, indices, axis)
 
 
 def slice_axis(x: ir.Value, axis: int, begin: Expr, length: Expr, step: int = 1) -> ir.Value:
-    """A slice of ``length`` elements along ``axis`` whose type says ``length``."""
+    """A slice of ``length`` elements along ``axis``, typed ``length`` where an op can say so (else the
+    importer reshapes it to torch's type, checked at run time)."""
     end = begin + (length - 1) * step + 1 if step != 1 else begin + length
     y = R.strided_slice(x, [axis], [format_dim(begin)], [format_dim(end)], [step])
-    return y if dims(y)[axis] == length else take_range(x, axis, begin, length, step)
+    if dims(y)[axis] == length:
+        return y
+    taken = take_range(x, axis, begin, length, step)
+    if taken is None:
+        return y
+    y.owner.erase()
+    return taken
 
 
 @converter("aten.slice.Tensor", "aten.slice_copy.Tensor")
