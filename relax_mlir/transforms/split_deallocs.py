@@ -31,6 +31,7 @@ _VIEWS = frozenset(
     }
 )
 _FRESH = frozenset({"memref.alloc", "func.call"})
+_GLOBAL = "memref.get_global"  # a constant's buffer: static memory, never owned, never freed
 
 
 def _defining_op(v: ir.Value) -> ir.Operation | None:
@@ -48,7 +49,7 @@ def _root(v: ir.Value) -> ir.Value:
 def _fresh_roots(memrefs: list[ir.Value]) -> list[ir.Value] | None:
     """The fresh buffer each of ``memrefs`` is a view of, or None when one is not a view of a fresh buffer."""
     roots = [_root(m) for m in memrefs]
-    if any((op := _defining_op(r)) is None or op.name not in _FRESH for r in roots):
+    if any((op := _defining_op(r)) is None or op.name not in _FRESH | {_GLOBAL} for r in roots):
         return None
     return roots
 
@@ -74,12 +75,17 @@ class SplitDeallocs:
                 continue
             with ir.InsertionPoint(op), op.location:
                 # views of one buffer (a planned storage and a view of it) are freed once, if any owns it
+                # a constant's buffer (memref.get_global) is dropped: ownership-based deallocation never
+                # owns one, so its condition is false at run time (a free would be a bug)
                 groups: dict[ir.Value, tuple[ir.Value, ir.Value]] = {}
                 for m, c, r in zip(memrefs, conditions, roots):
+                    if _defining_op(r).name == _GLOBAL:
+                        continue
                     groups[r] = (groups[r][0], arith.ori(groups[r][1], c)) if r in groups else (m, c)
                 parts = [bufferization.DeallocOp([m], [c], retained) for m, c in groups.values()]
+                false = arith.constant(ir.IntegerType.get_signless(1), 0) if not parts else None
                 for j, old in enumerate(op.results):
-                    owned = parts[0].results[j]
+                    owned = parts[0].results[j] if parts else false
                     for p in parts[1:]:
                         owned = arith.ori(owned, p.results[j])
                     old.replace_all_uses_with(owned)

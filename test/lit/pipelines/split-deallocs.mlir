@@ -39,3 +39,16 @@ func.func @storage_view(%n: index, %c1: i1, %c2: i1) {
   bufferization.dealloc (%s, %base : memref<64xi8>, memref<f32>) if (%c1, %c2)
   return
 }
+
+// A constant's buffer (memref.get_global) is never owned: it is dropped, the fresh buffer freed alone.
+// CHECK-LABEL: func.func @with_global
+// CHECK: %[[A:.*]] = memref.alloc
+// CHECK: bufferization.dealloc (%[[A]] : memref<8xi8>) if (%arg1)
+// CHECK-NOT: bufferization.dealloc
+memref.global "private" constant @cst : memref<2xi64> = dense<[1, 2]>
+func.func @with_global(%c0: i1, %c1: i1) {
+  %g = memref.get_global @cst : memref<2xi64>
+  %a = memref.alloc() : memref<8xi8>
+  bufferization.dealloc (%g, %a : memref<2xi64>, memref<8xi8>) if (%c0, %c1)
+  return
+}
