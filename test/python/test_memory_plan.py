@@ -215,3 +215,37 @@ def test_two_reshaped_slices_of_a_planned_storage_compile() -> None:
         first, last = exe(x)
         np.testing.assert_array_equal(first, x[:, 1:])
         np.testing.assert_array_equal(last, x[:, -1])
+
+
+def test_constant_used_after_two_checks_compiles() -> None:
+    """An entry check (a guard), a mid-body check (a reshape whose size is proven at run time), and a constant
+    used after both: canonicalization hoists the constant's memref.get_global before the first branch, and
+    ownership-based-buffer-deallocation aborted the process on it (relax-sink-globals re-reads it below)."""
+    import textwrap  # noqa: PLC0415
+
+    from isolated import expect_error, run_isolated  # noqa: PLC0415
+
+    code = """
+        import numpy as np, relax_mlir
+        import relax_mlir.builder as rb
+        from relax_mlir.dialects import relax as R
+        from relax_mlir.dialects.types import ShapeType
+        from relax_mlir.shape_infer.expr import smax, sym
+        bb = rb.BlockBuilder()
+        with bb.function("main", {"x": rb.tensor(["b", "n", 6])}, upper_bounds={"b": 64, "n": 512}) as (x,):
+            with bb.dataflow():
+                R.match_cast(R.make_shape([R.prim_value("n")]), ShapeType((smax(sym("n"), 3),)))
+                a = bb.emit_output(R.reshape(R.strided_slice(x, [1], [1], ["n"]), ["b", "n - 1", 6]))
+                t = bb.emit_output(R.take(x, R.constant(np.array([1, 1, 2], np.int64)), 2))
+            bb.ret(a, t)
+        exe = relax_mlir.compile(bb.module)
+        x = np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6)
+        a, t = exe(x)
+        assert (a == x[:, 1:]).all() and (t == x[:, :, [1, 1, 2]]).all()
+    """
+    code = textwrap.dedent(code)
+    outcome = run_isolated(code + "\nprint('ran')")
+    assert outcome.last_line == "ran", outcome.stderr[-2000:]
+    expect_error(
+        code + "\nexe(np.ones((2, 2, 6), np.float32))", "InputError", match="must be max(n, 3), got 2"
+    )
