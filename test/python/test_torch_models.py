@@ -170,12 +170,15 @@ def test_derived_dim_guard() -> None:
     chunks = Dim("chunks", max=64)
     module, exe = import_and_compile(Chunked(), (torch.randn(2, 8, 3),), {"x": {1: 4 * chunks}})
     assert main_types(module)[1] == '!relax.tensor<[2, "chunks", 3], f32>'
+    assert "relax.upper_bounds = {x_d1 = 256 : i64}" in str(module)  # 4 * chunks, chunks <= 64
     for s in (8, 12, 40):
         compare(exe, Chunked(), (torch.randn(2, s, 3),))
     with pytest.raises(InputError, match="must be 4 \\* chunks"):
         exe(torch.randn(2, 10, 3).numpy())
     with pytest.raises(InputError, match="chunks >= 2"):  # torch's own range: it specializes 1
         exe(torch.randn(2, 4, 3).numpy())
+    with pytest.raises(InputError, match="above its upper bound 256"):
+        exe(torch.randn(2, 260, 3).numpy())
 
 
 def _bench_llm():  # noqa: ANN202

@@ -161,6 +161,7 @@ class _Importer:
         self.names = {k: symbol_name(v) for k, v in names.items()}
         self.bb = rb.BlockBuilder()
         self.env: dict[torch.fx.Node, Any] = {}
+        self.fresh_dims: dict[str, Expr] = {}  # parameter symbol -> the derived dim it stands for
 
     # -- inputs ----------------------------------------------------------------------------------------
     def _weight(self, spec: Any) -> torch.Tensor:
@@ -233,7 +234,9 @@ class _Importer:
         from which ``_derive`` recovers the root symbol."""
         if d.is_const or d.free_symbols <= bare:
             return d
-        return sym(symbol_name(f"{name}_d{axis}"))
+        fresh = symbol_name(f"{name}_d{axis}")
+        self.fresh_dims[fresh] = d
+        return sym(fresh)
 
     def _derive(self, x: ir.Value, name: str, t: TensorType, bare: set[str]) -> ir.Value:
         """Bind the root symbols of ``t``'s derived dims (``a*s + c`` gives ``s = (dim - c) floordiv a``),
@@ -264,19 +267,18 @@ class _Importer:
         return out
 
     def _upper_bounds(self, params: Mapping[str, TensorType]) -> dict[str, int]:
+        """The finite upper bounds of the range constraints, for the symbols of the parameter types; a derived
+        dim's parameter symbol (``x_d1`` for ``8 * seq``) gets its expression's bound."""
         used = {s for t in params.values() for d in t.shape for s in d.free_symbols}
         bounds = {}
         for name, vr in self._range_constraints():
-            user = self.names.get(name, name)
             upper = vr.upper
-            if (
-                user in used
-                and getattr(upper, "is_finite", False)
-                and upper.is_Integer
-                and int(upper) < 2**62
-            ):
-                bounds[user] = int(upper)
-        return bounds
+            if getattr(upper, "is_finite", False) and upper.is_Integer and int(upper) < 2**62:
+                bounds[self.names.get(name, name)] = int(upper)
+        for fresh, d in self.fresh_dims.items():
+            if d.free_symbols <= set(bounds) and (ub := d.upper_bound(bounds)) is not None:
+                bounds[fresh] = ub
+        return {k: v for k, v in bounds.items() if k in used}
 
     def _range_checks(self, bound: set[str]) -> None:
         """A run-time check of each symbol's lower bound above 0 (torch's own guards, e.g. ``s0 >= 2``)."""
