@@ -97,8 +97,8 @@ class TorchLlama:
             q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
             kc[:, :, past:total] = k
             vc[:, :, past:total] = v
-            attn = F.scaled_dot_product_attention(
-                q, kc[:, :, :total], vc[:, :, :total], is_causal=s > 1, enable_gqa=True
+            attn = F.scaled_dot_product_attention(  # bool(): a guard under torch.export (SymBool otherwise)
+                q, kc[:, :, :total], vc[:, :, :total], is_causal=bool(s > 1), enable_gqa=True
             )
             x = x + attn.transpose(1, 2).reshape(b, s, cfg.heads * hd) @ w[p + "self_attn.o_proj.weight"]
             h = self._rms(x, w[p + "post_attention_layernorm.weight"])

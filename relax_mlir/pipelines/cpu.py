@@ -81,6 +81,7 @@ BUFFERIZE: Pipeline = [
     P("expand-realloc", emit_deallocs=False),
     *passes(
         "canonicalize",
+        "relax-sink-globals",  # no constant's buffer across a check's branch (deallocation aborts on it)
         "ownership-based-buffer-deallocation",
         "canonicalize",
         "buffer-deallocation-simplification",

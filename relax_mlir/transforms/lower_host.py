@@ -304,24 +304,35 @@ class _HostWriter:
         return f"{head}\n{body}\n}}\n"
 
     def allocate_storages(self) -> None:
-        """One byte buffer per storage of the memory plan (``relax-plan-memory``), held for the call."""
-        self.storages: list[tuple[str, str]] = []
-        sizes = memory_plan.read_storages(self.func)
-        if not sizes:
+        """One byte buffer per storage of the memory plan (``relax-plan-memory``), held for the call.
+
+        Each is allocated where it is first used (``_storage``), not at the entry: a check that branches
+        (a match_cast, e.g. a guard on the inputs) before it then has no live buffer to carry across the
+        branch, which ownership-based deallocation could only handle through an i1 memref (DESIGN.md 6)."""
+        self.storages: list[tuple[str, str] | None] = []
+        self.storage_sizes = memory_plan.read_storages(self.func)
+        if not self.storage_sizes:
             return
         problem = memory_plan.check_plan(self.func, self.kernels)
         if problem:
             raise UnsupportedOpError(f"@{self.name}: invalid memory plan (relax.storages): {problem}")
-        for e in sizes:
+        self.storages = [None] * len(self.storage_sizes)
+
+    def _storage(self, storage: int) -> tuple[str, str]:
+        """The buffer of planned storage ``storage``, allocated here at its first use."""
+        allocated = self.storages[storage]
+        if allocated is None:
+            e = self.storage_sizes[storage]
             name = self.f.fresh("storage")
             mtype = f"memref<{e.value}xi8>" if e.is_const else "memref<?xi8>"
             size = "" if e.is_const else self.code.value(e)
             self.f.lines.append(f"{name} = memref.alloc({size}) {{alignment = 64 : i64}} : {mtype}")
-            self.storages.append((name, mtype))
+            allocated = self.storages[storage] = (name, mtype)
+        return allocated
 
     def _storage_view(self, storage: int, t: TensorType) -> str:
         """A destination tensor on a view of a planned storage (at offset 0)."""
-        name, mtype = self.storages[storage]
+        name, mtype = self._storage(storage)
         sizes = [self.code.value(x) for x in t.shape if not x.is_const]  # type: ignore[union-attr]
         view, d = self.f.fresh("view"), self.f.fresh("d")
         self.f.lines += [
@@ -764,8 +775,12 @@ class _OpError(Exception):
 
 
 def _location(op: ir.Operation) -> str:
+    """``file:line:col: `` of an op's file location; just ``name: `` for line 0 (a location that names what
+    a check is about rather than a source line, e.g. an importer's guard)."""
     loc = op.location
     if loc.is_a_file():
+        if loc.start_line == 0:
+            return f"{loc.filename}: "
         return f"{loc.filename}:{loc.start_line}:{loc.start_col}: "
     return ""
 

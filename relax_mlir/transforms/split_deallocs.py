@@ -27,9 +27,11 @@ _VIEWS = frozenset(
         "memref.expand_shape",
         "memref.reinterpret_cast",
         "memref.reshape",
+        "memref.view",
     }
 )
 _FRESH = frozenset({"memref.alloc", "func.call"})
+_GLOBAL = "memref.get_global"  # a constant's buffer: static memory, never owned, never freed
 
 
 def _defining_op(v: ir.Value) -> ir.Operation | None:
@@ -44,11 +46,12 @@ def _root(v: ir.Value) -> ir.Value:
     return v
 
 
-def _distinct_fresh(memrefs: list[ir.Value]) -> bool:
+def _fresh_roots(memrefs: list[ir.Value]) -> list[ir.Value] | None:
+    """The fresh buffer each of ``memrefs`` is a view of, or None when one is not a view of a fresh buffer."""
     roots = [_root(m) for m in memrefs]
-    if any((op := _defining_op(r)) is None or op.name not in _FRESH for r in roots):
-        return False
-    return len(set(roots)) == len(roots)
+    if any((op := _defining_op(r)) is None or op.name not in _FRESH | {_GLOBAL} for r in roots):
+        return None
+    return roots
 
 
 @register_pass("relax-split-deallocs")
@@ -67,12 +70,22 @@ class SplitDeallocs:
         for op in found:
             d = op.opview
             memrefs, conditions, retained = list(d.memrefs), list(d.conditions), list(d.retained)
-            if len(memrefs) < 2 or not _distinct_fresh(memrefs):
+            roots = _fresh_roots(memrefs) if len(memrefs) >= 2 else None
+            if roots is None:
                 continue
             with ir.InsertionPoint(op), op.location:
-                parts = [bufferization.DeallocOp([m], [c], retained) for m, c in zip(memrefs, conditions)]
+                # views of one buffer (a planned storage and a view of it) are freed once, if any owns it
+                # a constant's buffer (memref.get_global) is dropped: ownership-based deallocation never
+                # owns one, so its condition is false at run time (a free would be a bug)
+                groups: dict[ir.Value, tuple[ir.Value, ir.Value]] = {}
+                for m, c, r in zip(memrefs, conditions, roots):
+                    if _defining_op(r).name == _GLOBAL:
+                        continue
+                    groups[r] = (groups[r][0], arith.ori(groups[r][1], c)) if r in groups else (m, c)
+                parts = [bufferization.DeallocOp([m], [c], retained) for m, c in groups.values()]
+                false = arith.constant(ir.IntegerType.get_signless(1), 0) if not parts else None
                 for j, old in enumerate(op.results):
-                    owned = parts[0].results[j]
+                    owned = parts[0].results[j] if parts else false
                     for p in parts[1:]:
                         owned = arith.ori(owned, p.results[j])
                     old.replace_all_uses_with(owned)

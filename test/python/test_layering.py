@@ -7,6 +7,8 @@ its own layer or the layers before it in ``LAYERS``.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "relax_mlir"
@@ -140,3 +142,34 @@ def test_the_checks_catch_what_they_forbid(tmp_path: Path) -> None:
         "runtime/cache.py",
         "targets/cpu.py",
     ]
+
+
+OPTIONAL = {"torch": "frontend/torch"}  # optional dependency -> the only part of the package that imports it
+
+
+def _third_party(module: Path) -> list[tuple[str, int]]:
+    found = []
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(a.name.split(".")[0], node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.module.split(".")[0], node.lineno))
+    return found
+
+
+def test_optional_dependencies_stay_in_their_frontend() -> None:
+    """``import torch`` (pip install -e .[torch]) appears only under relax_mlir/frontend/torch, and importing
+    the package (its frontends' ``__init__``s included) does not import torch."""
+    stray = [
+        f"relax_mlir/{m.relative_to(PACKAGE)}:{line} imports {name}"
+        for m in MODULES
+        for name, line in _third_party(m)
+        if name in OPTIONAL and not m.relative_to(PACKAGE).as_posix().startswith(OPTIONAL[name] + "/")
+    ]
+    assert not stray, "\n".join(stray)
+    code = (
+        "import sys, relax_mlir, relax_mlir.frontend, relax_mlir.frontend.onnx, relax_mlir.llm\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'torch'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -24,3 +24,31 @@ func.func @aliasing(%n: index, %c: i1, %arg: memref<?xf32>) {
   bufferization.dealloc (%a, %arg : memref<?xf32>, memref<?xf32>) if (%c, %c)
   return
 }
+
+// A planned storage and the base of a view of it are one allocation: freed once, if either is owned.
+// CHECK-LABEL: func.func @storage_view
+// CHECK: %[[S:.*]] = memref.alloc
+// CHECK: %[[C:.*]] = arith.ori %arg1, %arg2
+// CHECK: bufferization.dealloc (%[[S]] : memref<64xi8>) if (%[[C]])
+// CHECK-NOT: bufferization.dealloc
+func.func @storage_view(%n: index, %c1: i1, %c2: i1) {
+  %c0 = arith.constant 0 : index
+  %s = memref.alloc() : memref<64xi8>
+  %v = memref.view %s[%c0][%n] : memref<64xi8> to memref<?xf32>
+  %base, %offset, %size, %stride = memref.extract_strided_metadata %v : memref<?xf32> -> memref<f32>, index, index, index
+  bufferization.dealloc (%s, %base : memref<64xi8>, memref<f32>) if (%c1, %c2)
+  return
+}
+
+// A constant's buffer (memref.get_global) is never owned: it is dropped, the fresh buffer freed alone.
+// CHECK-LABEL: func.func @with_global
+// CHECK: %[[A:.*]] = memref.alloc
+// CHECK: bufferization.dealloc (%[[A]] : memref<8xi8>) if (%arg1)
+// CHECK-NOT: bufferization.dealloc
+memref.global "private" constant @cst : memref<2xi64> = dense<[1, 2]>
+func.func @with_global(%c0: i1, %c1: i1) {
+  %g = memref.get_global @cst : memref<2xi64>
+  %a = memref.alloc() : memref<8xi8>
+  bufferization.dealloc (%g, %a : memref<2xi64>, memref<8xi8>) if (%c0, %c1)
+  return
+}
