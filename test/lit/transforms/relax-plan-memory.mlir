@@ -19,10 +19,11 @@
 // HOST-LABEL:  func.func @chain(
 // HOST:          %[[N:.*]] = tensor.dim
 // HOST:          %[[BYTES:.*]] = arith.muli %[[N]], %{{.*}} : index
+// Each storage is allocated where it is first used.
 // HOST:          %[[S0:.*]] = memref.alloc(%[[BYTES]]) {alignment = 64 : i64} : memref<?xi8>
-// HOST:          %[[S1:.*]] = memref.alloc(%[[BYTES]]) {alignment = 64 : i64} : memref<?xi8>
 // HOST:          %[[V0:.*]] = memref.view %[[S0]][%{{.*}}][%[[N]]] : memref<?xi8> to memref<?x4xf32>
 // HOST:          bufferization.to_tensor %[[V0]] restrict writable
+// HOST:          %[[S1:.*]] = memref.alloc(%[[BYTES]]) {alignment = 64 : i64} : memref<?xi8>
 // HOST:          memref.view %[[S1]]
 // HOST:          memref.view %[[S0]]
 // HOST-NOT:      tensor.empty
@@ -58,8 +59,8 @@ func.func @chain(%x: !relax.tensor<["n", 4], f32>) -> !relax.tensor<["n", 4], f3
 // REPORT-NEXT:   best liveness bound: 128 * n bytes = 1024 at the bounds
 // HOST-LABEL:  func.func @bounded(
 // HOST:          memref.alloc() {alignment = 64 : i64} : memref<512xi8>
-// HOST:          memref.alloc() {alignment = 64 : i64} : memref<512xi8>
 // HOST:          memref.view %{{.*}} : memref<512xi8> to memref<?x4xf32>
+// HOST:          memref.alloc() {alignment = 64 : i64} : memref<512xi8>
 func.func @bounded(%x: !relax.tensor<["n", 4], f32>, %w: !relax.tensor<[4, 16], f32>, %v: !relax.tensor<[16, 4], f32>) -> !relax.tensor<["n", 4], f32>
     attributes {relax.upper_bounds = {n = 8 : i64}} {
   %1 = "relax.exp"(%x) : (!relax.tensor<["n", 4], f32>) -> !relax.tensor<["n", 4], f32>
