@@ -11,6 +11,7 @@ for buffers, copies and dispatches. ``exe.kernels`` holds each kernel's SPIR-V a
 from __future__ import annotations
 
 import base64
+import ctypes
 import json
 import time
 import weakref
@@ -109,7 +110,6 @@ class WebgpuExecutable(Executable):
         self.weights = weights or {}  # weight global -> address in ``memory`` (kept out of the object)
         self.memory = memory
         self._functions: dict[str, Function] | None = None
-        self._loaded: LoadedObject | None = None
 
     @property
     def adapter(self) -> str:
@@ -133,9 +133,8 @@ class WebgpuExecutable(Executable):
             weakref.finalize(loaded, dev.release, owner)
             dev.error = None
             with dev.loading(owner):
-                ctypes_call(loaded.address(gpu_host.LOAD_MODULES))
+                ctypes.CFUNCTYPE(None)(loaded.address(gpu_host.LOAD_MODULES))()
             dev.check()
-            self._loaded = loaded
         self._functions = {name: WebgpuFunction(name, sig, loaded) for name, sig in self.signatures.items()}
 
     @property
@@ -143,12 +142,6 @@ class WebgpuExecutable(Executable):
         self.load()
         assert self._functions is not None
         return self._functions
-
-
-def ctypes_call(address: int) -> None:
-    import ctypes  # noqa: PLC0415
-
-    ctypes.CFUNCTYPE(None)(address)()
 
 
 def _layout(kernel: KernelInfo) -> dict:
