@@ -87,6 +87,8 @@ class WebgpuFunction(Function):
             except RelaxError:
                 dev.check()  # a failed check after a failed launch: the launch's error is the cause
                 raise
+            finally:
+                dev.flush()  # whatever the call recorded and did not read back
             dev.check()
         return result
 

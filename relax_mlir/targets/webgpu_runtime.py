@@ -122,6 +122,7 @@ class Device:
         self.functions: dict[int, _Kernel] = {}
         self.next_id = 1
         self.timings: dict[str, list[float]] | None = None  # per kernel, while ``profile()`` is on
+        self.pending: Any = None  # the command encoder recording this call's dispatches and copies
         self._open()
 
     def _open(self) -> None:
@@ -222,6 +223,7 @@ class Device:
             self.pool.setdefault(size, []).append(entry.buffer)
             self.pool_bytes += size
         else:
+            self.flush()
             entry.buffer.destroy()
 
     def find(self, pointer: int) -> tuple[Any, int] | None:
@@ -247,9 +249,23 @@ class Device:
         finally:
             self.timings = None
 
+    def encoder(self) -> Any:
+        """The command encoder that records dispatches and device copies until the next ``flush``: one
+        submission per run of them, not one per dispatch (each submission costs lavapipe milliseconds)."""
+        if self.pending is None:
+            self.pending = self.device.create_command_encoder()
+        return self.pending
+
+    def flush(self) -> None:
+        """Submit what was recorded; before the queue writes or reads a buffer (``write_buffer`` would
+        overtake recorded but unsubmitted commands) and before a buffer is destroyed."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self.queue.submit([pending.finish()])
+
     def _wait(self) -> None:
-        """Wait until the queue is idle (a read waits for all submitted work; wgpu 0.32's
-        ``on_submitted_work_done`` fails)."""
+        """Submit what was recorded and wait until the queue is idle (a read waits for all submitted work;
+        wgpu 0.32's ``on_submitted_work_done`` fails)."""
         self.read(self.sync_buffer, 0, 4)
 
     def new_owner(self) -> int:
@@ -268,6 +284,7 @@ class Device:
     def release(self, owner: int) -> None:
         """Free the modules, pipelines and constants of an object that was unloaded."""
         with self.lock:
+            self.flush()
             for key in [k for k in self.constants if k[0] == owner]:
                 self.constants.pop(key).destroy()
             for handle in [h for h, m in self.modules.items() if m.owner == owner]:
@@ -284,6 +301,7 @@ class Device:
             rounded = max(_MIN_BUFFER, (nbytes + 3) // 4 * 4)
             buffer = self.device.create_buffer(size=rounded, usage=self.usage)
             data = bytearray(ctypes.string_at(pointer, nbytes)) + bytes(rounded - nbytes)
+            self.flush()
             self.queue.write_buffer(buffer, 0, data)
             self.constants[key] = buffer
         return buffer
@@ -297,12 +315,14 @@ class Device:
             merged = bytearray(self.read(buffer, start, end - start))
             merged[offset - start : offset - start + len(data)] = data
             data = bytes(merged)
+        self.flush()
         self.queue.write_buffer(buffer, start, data)
 
     def read(self, buffer: Any, offset: int, size: int) -> bytes:
         if size == 0:
             return b""
         start, end = offset // 4 * 4, min((offset + size + 3) // 4 * 4, buffer.size)
+        self.flush()
         data = self.queue.read_buffer(buffer, start, end - start)
         return bytes(data)[offset - start : offset - start + size]
 
@@ -317,9 +337,7 @@ class Device:
         elif source is None:
             self.write(*target, ctypes.string_at(src, size))
         elif source[1] % 4 == 0 and target[1] % 4 == 0 and size % 4 == 0:
-            encoder = self.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(source[0], source[1], target[0], target[1], size)
-            self.queue.submit([encoder.finish()])
+            self.encoder().copy_buffer_to_buffer(source[0], source[1], target[0], target[1], size)
         else:
             self.write(*target, self.read(*source, size))
 
@@ -429,13 +447,11 @@ class Device:
         if self.timings is not None:
             self._wait()
             start = time.perf_counter()
-        encoder = self.device.create_command_encoder()
-        compute = encoder.begin_compute_pass()
+        compute = self.encoder().begin_compute_pass()
         compute.set_pipeline(kernel.pipeline)
         compute.set_bind_group(0, group)
         compute.dispatch_workgroups(*grid)
         compute.end()
-        self.queue.submit([encoder.finish()])
         if self.timings is not None:
             self._wait()
             self.timings.setdefault(kernel.key, []).append(time.perf_counter() - start)
