@@ -14,23 +14,16 @@ shows the output summary and the time per call. ``?batch=3&seq=5&auto=1`` runs o
 from __future__ import annotations
 
 import argparse
-import http.server
 import json
 import sys
 import tempfile
 import time
-from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-TYPES = {
-    ".html": "text/html",
-    ".mjs": "text/javascript",
-    ".js": "text/javascript",
-    ".wasm": "application/wasm",
-}
-TYPES |= {".json": "application/json", ".ts": "text/plain", ".png": "image/png"}
+sys.path.insert(0, str(HERE.parent))
+from static_server import serve  # noqa: E402
 
 
 def build(model: str, layers: int, out: Path, opt_level: int) -> dict:
@@ -52,31 +45,6 @@ def build(model: str, layers: int, out: Path, opt_level: int) -> dict:
     return info
 
 
-class Handler(http.server.SimpleHTTPRequestHandler):
-    """Static files: the page from this folder, the compiled model under /model/."""
-
-    def __init__(self, *args, model_dir: Path, **kwargs) -> None:  # noqa: ANN002, ANN003
-        self.model_dir = model_dir
-        super().__init__(*args, directory=str(HERE), **kwargs)
-
-    def translate_path(self, path: str) -> str:
-        clean = path.split("?", 1)[0].split("#", 1)[0]
-        if clean.startswith("/model/"):
-            name = Path(clean[len("/model/") :]).name  # no subdirectories, no '..'
-            return str(self.model_dir / name)
-        return super().translate_path(path)
-
-    def guess_type(self, path: str) -> str:
-        return TYPES.get(Path(path).suffix, super().guess_type(path))
-
-    def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", choices=("mlp", "gpt"), default="mlp")
@@ -90,16 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         out = args.out or Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
         info = build(args.model, args.layers, out, args.opt_level)
-        server = http.server.ThreadingHTTPServer((args.host, args.port), partial(Handler, model_dir=out))
-        host, port = server.server_address[:2]
         print(f"compiled {info['model']} to {out / 'model.wasm'} in {info['compile_seconds']} s", flush=True)
-        print(f"serving http://{host}:{port}/ (Ctrl-C stops)", flush=True)
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.server_close()
+        serve(args.host, args.port, HERE, "model", out)
     return 0
 
 

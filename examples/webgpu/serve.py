@@ -15,15 +15,13 @@ bound, step)`` and takes ``bound, step, start``, so ``?n=1000&scalars=1000,1,0``
 from __future__ import annotations
 
 import argparse
-import http.server
 import sys
 import tempfile
-from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TYPES = {".html": "text/html", ".mjs": "text/javascript", ".json": "application/json", ".wgsl": "text/plain"}
-TYPES |= {".spv": "application/octet-stream"}
+sys.path.insert(0, str(HERE.parent))
+from static_server import serve  # noqa: E402
 
 EXAMPLE = """
 func.func @main(%a: !relax.tensor<["n"], f32>, %b: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
@@ -41,30 +39,6 @@ def build(out: Path) -> dict:
 
     exe = relax_mlir.compile(EXAMPLE, target="webgpu")
     return wgsl.write_kernels(exe.kernels, out)
-
-
-class Handler(http.server.SimpleHTTPRequestHandler):
-    """Static files: the page from this folder, the kernels under /kernels/."""
-
-    def __init__(self, *args, kernels: Path, **kwargs) -> None:  # noqa: ANN002, ANN003
-        self.kernels = kernels
-        super().__init__(*args, directory=str(HERE), **kwargs)
-
-    def translate_path(self, path: str) -> str:
-        clean = path.split("?", 1)[0].split("#", 1)[0]
-        if clean.startswith("/kernels/"):
-            return str(self.kernels / Path(clean[len("/kernels/") :]).name)  # no subdirectories, no '..'
-        return super().translate_path(path)
-
-    def guess_type(self, path: str) -> str:
-        return TYPES.get(Path(path).suffix, super().guess_type(path))
-
-    def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,15 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 1
-        server = http.server.ThreadingHTTPServer((args.host, args.port), partial(Handler, kernels=kernels))
-        host, port = server.server_address[:2]
-        print(f"serving http://{host}:{port}/ (Ctrl-C stops)", flush=True)
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.server_close()
+        serve(args.host, args.port, HERE, "kernels", kernels)
     return 0
 
 

@@ -224,12 +224,9 @@ class WebgpuTarget(JitTarget):
         stats: CompileStats,
         **options: Any,
     ) -> WebgpuObject:
-        layouts = (
-            json.loads(ir.StringAttr(op.attributes[KERNELS_ATTR]).value)
-            if KERNELS_ATTR in op.attributes
-            else {}
-        )
+        layouts = {}  # recorded by relax-gpu-kernels-to-spirv; not LLVM IR
         if KERNELS_ATTR in op.attributes:
+            layouts = json.loads(ir.StringAttr(op.attributes[KERNELS_ATTR]).value)
             del op.attributes[KERNELS_ATTR]
         kernels = _kernels(layouts, _spirv_modules(op))
         t = time.perf_counter()

@@ -12,7 +12,7 @@ overload). Arguments come converted: tensors as relax values, SymInts as ``Expr`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ from mlir import ir
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
+from relax_mlir.frontend.onnx.ops.attention import dtype_of, spell  # noqa: F401  (the frontends share them)
 from relax_mlir.frontend.onnx.registry import RELAX_TO_NUMPY
 from relax_mlir.shape_infer.expr import Expr, format_dim
 
@@ -89,17 +90,6 @@ def dims(v: ir.Value) -> list[Expr]:
     if not isinstance(t, TensorType) or t.shape is None or any(d is None for d in t.shape):
         raise ConversionError(f"expected a tensor of known shape, got {t}")
     return list(t.shape)
-
-
-def dtype_of(v: ir.Value) -> str:
-    t = relax_type(v.type)
-    assert isinstance(t, TensorType) and t.dtype is not None
-    return t.dtype
-
-
-def spell(ds: Sequence[Expr | int]) -> list[int | str]:
-    """Dims as builder arguments (ints and dim strings)."""
-    return [d if isinstance(d, int) else (d.value if d.is_const else format_dim(d)) for d in ds]
 
 
 def scalar(value: float | int | bool | Expr, dtype: str) -> ir.Value:

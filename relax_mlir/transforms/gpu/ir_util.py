@@ -51,6 +51,12 @@ def collect(root: ir.Operation, names: set[str]) -> list[ir.Operation]:
     return found
 
 
+def producer(value: ir.Value) -> ir.Operation | None:
+    """The op defining ``value``; None for a block argument."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
 def index(value: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), value)
 

@@ -22,7 +22,15 @@ from mlir import ir
 from mlir.dialects import gpu, memref
 
 from relax_mlir.errors import PassError
-from relax_mlir.transforms.gpu.ir_util import collect, functions, index, inside_launch, is_host, returns
+from relax_mlir.transforms.gpu.ir_util import (
+    collect,
+    functions,
+    index,
+    inside_launch,
+    is_host,
+    producer,
+    returns,
+)
 from relax_mlir.transforms.gpu.loops import launch_copy
 from relax_mlir.transforms.lower_host import ROLE_ATTR
 from relax_mlir.transforms.registry import register_pass
@@ -72,15 +80,9 @@ def _memcpy(source: ir.Value, target: ir.Value) -> None:
     gpu.WaitOp(None, [done])
 
 
-def _producer(value: ir.Value) -> ir.Operation | None:
-    """The op defining ``value``; None for a block argument."""
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
-
-
 def _root(value: ir.Value) -> ir.Value:
     """The buffer a view of memory is a view of."""
-    while (op := _producer(value)) is not None and op.name in _VIEWS:
+    while (op := producer(value)) is not None and op.name in _VIEWS:
         value = op.operands[0]
     return value
 
@@ -190,7 +192,7 @@ class _Function:
         for op in collect(self.func, {"memref.alloc", "memref.alloca", "memref.dealloc"}):
             if inside_launch(op) or op in host_only:
                 continue
-            if op.name == "memref.dealloc" and _producer(_root(op.operands[0])) in host_only:
+            if op.name == "memref.dealloc" and producer(_root(op.operands[0])) in host_only:
                 continue
             with ir.InsertionPoint(op), op.location:
                 if op.name == "memref.dealloc":
@@ -257,7 +259,7 @@ class _Function:
 
     def host_memory(self, root: ir.Value) -> bool:
         """Whether ``root`` is memory of the host: its own allocation, a constant, a host-role argument."""
-        op = _producer(root)
+        op = producer(root)
         if op is not None:
             return op.name in ("memref.alloc", "memref.alloca", "memref.get_global")
         return (
@@ -279,7 +281,7 @@ class _Function:
                 "also runs kernels; the webgpu target's host cannot address device memory"
             )
         chain = []
-        while (op := _producer(memory)) is not None and op.name in _VIEWS:
+        while (op := producer(memory)) is not None and op.name in _VIEWS:
             chain.append(op)
             memory = op.operands[0]
         key = (memory, top)

@@ -36,7 +36,7 @@ from mlir.dialects import arith, memref
 
 from relax_mlir.errors import PassError
 from relax_mlir.transforms.approximate_math import ApproximateMath
-from relax_mlir.transforms.gpu.ir_util import index
+from relax_mlir.transforms.gpu.ir_util import collect, index, producer
 from relax_mlir.transforms.registry import register_pass
 
 KERNELS_ATTR = "relax.webgpu_kernels"
@@ -108,18 +108,13 @@ def _storage_type(t: ir.Type) -> ir.Type:
 
 def _dim(sizes: list[ir.Value], dim: ir.Value) -> ir.Value:
     """``sizes[dim]`` for a run-time ``dim``."""
-    constant = _producer(dim)
+    constant = producer(dim)
     if constant is not None and constant.name == "arith.constant":
         return sizes[ir.IntegerAttr(constant.attributes["value"]).value]
     value = sizes[0]
     for i in range(1, len(sizes)):
         value = arith.select(arith.cmpi(arith.CmpIPredicate.eq, dim, index(i)), sizes[i], value)
     return value
-
-
-def _producer(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
 
 
 class _Kernel:
@@ -333,14 +328,7 @@ _F32_ONLY_MATH = {
 def _f64_math_in_f32(root: ir.Operation) -> None:
     """f64 transcendental math (``powf``'s f64 ``exp(y * log(x))``) computed in f32: SPIR-V shaders have
     it for 16- and 32-bit floats only. Results are then f32-accurate, not f64-accurate."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _F32_ONLY_MATH and isinstance(op.results[0].type, ir.F64Type):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
+    found = [op for op in collect(root, _F32_ONLY_MATH) if isinstance(op.results[0].type, ir.F64Type)]
     f32, f64 = ir.F32Type.get(), ir.F64Type.get()
     for op in found:
         with ir.InsertionPoint(op), op.location:
@@ -386,15 +374,7 @@ def _zero_extend(value: ir.Value, to: ir.Type) -> ir.Value:
 def _signed_remainder_by_division(root: ir.Operation) -> None:
     """``arith.remsi`` as ``x - (x / y) * y``: MLIR's SPIR-V lowering takes the sign from ``x == |x|``,
     which holds for INT_MIN, so INT_MIN % 13 came out 11 instead of -11."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "arith.remsi":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    for op in found:
+    for op in collect(root, {"arith.remsi"}):
         x, y = op.operands
         with ir.InsertionPoint(op), op.location:
             op.results[0].replace_all_uses_with(arith.subi(x, arith.muli(arith.divsi(x, y), y)))
@@ -404,20 +384,16 @@ def _signed_remainder_by_division(root: ir.Operation) -> None:
 def _widen_conversions(root: ir.Operation) -> None:
     """Conversions between floats and i1/i8/i16, and extensions of those to 64 bits, through i32 (the
     sub-32-bit emulation converts them wrong: ui8 251 became f16 inf, ui8 238 became i64 4294967278)."""
-    found: list[ir.Operation] = []
 
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in ("arith.uitofp", "arith.sitofp") and _narrow(op.operands[0].type):
-            found.append(op)
-        elif op.name in ("arith.fptoui", "arith.fptosi") and _narrow(op.results[0].type):
-            found.append(op)
-        elif op.name == "arith.extui" and _narrow(op.operands[0].type):
-            found.append(op)
-        elif op.name == "arith.extsi" and _narrow(op.operands[0].type) and op.results[0].type.width > 32:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
+    def narrow_conversion(op: ir.Operation) -> bool:
+        if op.name in ("arith.fptoui", "arith.fptosi"):
+            return _narrow(op.results[0].type)
+        if op.name == "arith.extsi":
+            return _narrow(op.operands[0].type) and op.results[0].type.width > 32
+        return _narrow(op.operands[0].type)
 
-    root.walk(visit)
+    names = {"arith.uitofp", "arith.sitofp", "arith.fptoui", "arith.fptosi", "arith.extui", "arith.extsi"}
+    found = [op for op in collect(root, names) if narrow_conversion(op)]
     i32 = ir.IntegerType.get_signless(32)
     for op in found:
         with ir.InsertionPoint(op), op.location:
@@ -443,15 +419,12 @@ def _widen_narrow_integers(root: ir.Operation) -> None:
     sub-32-bit integers in 32-bit words (WGSL has no 8- or 16-bit integers) but not for unsigned division,
     comparison, min/max and remainder ("bitwidth emulation is not implemented yet on unsigned op"). Logic
     on i1 (and, or, xor) stays boolean."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _WIDENED and _narrow(op.operands[0].type):
-            if not (op.name in ("arith.andi", "arith.ori", "arith.xori") and op.operands[0].type.width == 1):
-                found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
+    logic = ("arith.andi", "arith.ori", "arith.xori")
+    found = [
+        op
+        for op in collect(root, set(_WIDENED))
+        if _narrow(op.operands[0].type) and not (op.name in logic and op.operands[0].type.width == 1)
+    ]
     i32 = ir.IntegerType.get_signless(32)
     for op in found:
         kind = _WIDENED[op.name]
@@ -482,15 +455,12 @@ def _widen_narrow_integers(root: ir.Operation) -> None:
 def _non_finite_constants_as_bits(root: ir.Operation) -> None:
     """``spirv.Constant``s that are infinite or NaN floats as bitcasts of integer constants: naga (wgpu's
     shader translator) rejects non-finite float literals. Done on SPIR-V, after the conversion's folding."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "spirv.Constant" and isinstance(op.results[0].type, ir.FloatType):
-            if not math.isfinite(ir.FloatAttr(op.attributes["value"]).value):
-                found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
+    found = [
+        op
+        for op in collect(root, {"spirv.Constant"})
+        if isinstance(op.results[0].type, ir.FloatType)
+        and not math.isfinite(ir.FloatAttr(op.attributes["value"]).value)
+    ]
     for op in found:
         t = op.results[0].type
         fmt = {16: "<e", 32: "<f", 64: "<d"}[t.width]
@@ -537,15 +507,7 @@ def _signed_ops_on_signed_types(root: ir.Operation) -> None:
     translator) then turns ``OpSDiv``, ``OpSRem``, ``GLSL.std.450 SMax`` ... on them into *unsigned*
     division, remainder and max (-7 / 2 became 2147483644), and rejects ``OpSNegate`` on them. With
     signed types the translated shader computes what the SPIR-V op means."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _SIGNED_OPS:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    for op in found:
+    for op in collect(root, _SIGNED_OPS):
         with ir.InsertionPoint(op), op.location:
             operands = []
             for i, value in enumerate(op.operands):
