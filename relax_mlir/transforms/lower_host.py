@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
+from relax_mlir.dialects.ops.call import callee_signature
 from relax_mlir.dialects.registry import INPLACE_ATTR, is_resource_elements, op_class
 from relax_mlir.dialects.types import (
     PrimType,
@@ -36,6 +37,7 @@ from relax_mlir.dialects.types import (
     ShapeType,
     TensorType,
     TupleType,
+    bare_symbols,
     parse_type,
     relax_type,
 )
@@ -43,7 +45,8 @@ from relax_mlir.errors import RelaxError, UnsupportedOpError
 from relax_mlir.lowering import library as lib
 from relax_mlir.lowering.index_code import IndexCode
 from relax_mlir.lowering.kernel import builtin_tensor, element, is_float
-from relax_mlir.shape_infer.expr import Expr, format_dim
+from relax_mlir.shape_infer.bind import Binding, bind, instantiate
+from relax_mlir.shape_infer.expr import Expr, format_dim, sym
 from relax_mlir.transforms import memory_plan
 from relax_mlir.transforms.registry import PassFailed, register_pass
 from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
@@ -115,13 +118,16 @@ class _HostWriter:
         kernels: dict[str, ir.FunctionType],
         resources: list[ir.Attribute],
         library: dict[str, lib.LibraryFunction] | None = None,
+        functions: dict[str, tuple[ir.FunctionType, set[int]]] | None = None,
+        checks: list[str] | None = None,
     ) -> None:
         self.func = func
+        self.functions = functions if functions is not None else {}  # relax functions: type, in-place params
         self.kernels = kernels
         self.resources = resources  # dense_resource constants, shared by every function
         self.library = library if library is not None else {}  # called library functions, by symbol
         self.name = ir.StringAttr(func.attributes["sym_name"]).value
-        self.f = _Function(self.name)
+        self.f = _Function(self.name, checks=checks if checks is not None else [])
         self.env: dict[str, str] = {}
         self.code = IndexCode(self.f.lines, self.f.fresh, self._symbol)
         self.values: dict[ir.Value, Any] = {}
@@ -476,6 +482,154 @@ class _HostWriter:
             f"{lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})"
         )
 
+    def call_function(self, op: ir.Operation) -> None:
+        """Call another relax function's host code (``relax.call``): the calling convention above.
+
+        The callee's symbols are bound from the arguments (``shape_infer/bind.py``); those the types cannot
+        bind get fresh names read from the arguments' dims at run time. Each argument dim that is not known
+        statically to match the callee's parameter is checked (branching to a failure, as a match_cast does)
+        before the call. Destinations are allocated here from the instantiated result types; the callee gets
+        this function's status buffer, so a check failing inside it is reported (the codes are module-wide)."""
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        where = f"{_location(op)}relax.call @{callee}"
+        target = self.functions.get(callee)
+        if target is None:
+            raise UnsupportedOpError(f"callee @{callee} is not a relax function of this module")
+        ftype, inplace = target
+        if inplace:
+            raise UnsupportedOpError(
+                f"@{callee} updates parameter #{min(inplace)} in place; it cannot be called"
+            )
+        params, results = callee_signature(ftype)
+        binding = bind(params, [relax_type(v.type) for v in op.operands])
+        full = dict(binding.subst)
+        for s in sorted(binding.unbound):
+            full[s] = sym(f"_{s}.{self.f.fresh('c')[1:]}")
+        every = Binding(full)
+        args = [(self.lookup(v), p, instantiate(p, every)) for v, p in zip(op.operands, params)]
+        for x, _, inst in args:  # symbols the types could not bind: read from the arguments
+            for actual, d, _ in self._arg_dims(x, inst):
+                if d is not None and len(d.free_symbols) == 1 and str(d) in d.free_symbols:
+                    self.env.setdefault(str(d), actual)
+        call_args, call_types = [], []
+        for i, (x, p, inst) in enumerate(args):
+            for j, (actual, d, static) in enumerate(self._arg_dims(x, inst)):
+                if d is not None and static != d:
+                    self._check_dim(actual, d, f"{where}: argument #{i} dim {j}")
+            self._pass_argument(x, p, call_args, call_types)
+        outs: list[tuple[str, RelaxType, str | None]] = []
+        for r in _flatten_types(results):
+            inst = instantiate(r, every)
+            if isinstance(r, TensorType):
+                if not all(d is not None and d.free_symbols <= _bare(params) for d in r.shape or ()):
+                    outs.append(("returned", r, None))
+                    continue
+                mem = memref_type(r)  # type: ignore[arg-type]
+                dest = self.f.fresh("buf")
+                sizes = [self.code.value(d) for d in inst.shape if not d.is_const]  # type: ignore[union-attr]
+                self.f.lines.append(
+                    f"{dest} = memref.alloc({', '.join(sizes)}) {{alignment = 64 : i64}} : {mem}"
+                )
+                call_args.append(dest)
+                call_types.append(mem)
+                outs.append(("tensor", r, dest))
+            elif isinstance(r, (PrimType, ShapeType)):
+                n = 1 if isinstance(r, PrimType) else len(r.values or ())
+                dest = self.f.fresh("buf")
+                self.f.lines.append(f"{dest} = memref.alloca() : memref<{n}xi64>")
+                call_args.append(dest)
+                call_types.append(f"memref<{n}xi64>")
+                outs.append(("ints", r, dest))
+            else:
+                raise UnsupportedOpError(f"{where}: result of type {r} cannot be returned from compiled code")
+        call_args.append(self.status)
+        call_types.append("memref<4xi64>")
+        returned = [(self.f.fresh("ret"), builtin_tensor(r)) for kind, r, _ in outs if kind == "returned"]
+        lhs = f"{', '.join(n for n, _ in returned)} = " if returned else ""
+        self.f.lines.append(
+            f"{lhs}func.call @{callee}({', '.join(call_args)}) : ({', '.join(call_types)}) -> "
+            f"({', '.join(t for _, t in returned)})"
+        )
+        values, next_returned = [], iter(returned)
+        for kind, r, dest in outs:
+            if kind == "ints":
+                names = []
+                for j in range(1 if isinstance(r, PrimType) else len(r.values)):
+                    word, name = self.f.fresh("i64_"), self.f.fresh("int")
+                    n = 1 if isinstance(r, PrimType) else len(r.values)
+                    self.f.lines += [
+                        f"{word} = memref.load {dest}[{self.code.const(j)}] : memref<{n}xi64>",
+                        f"{name} = arith.index_cast {word} : i64 to index",
+                    ]
+                    names.append(name)
+                values.append(_Ints(names, isinstance(r, ShapeType)))
+                continue
+            if kind == "tensor":
+                name = self.f.fresh("t")
+                self.f.lines.append(
+                    f"{name} = bufferization.to_tensor {dest} restrict writable : {memref_type(r)} to "
+                    f"{builtin_tensor(r)}"
+                )
+            else:
+                name = next(next_returned)[0]
+            values.append(_Tensor(name, r))
+        flat = iter(values)
+        for res in op.results:
+            self.values[res] = self._regroup(relax_type(res.type), flat)
+
+    def _regroup(self, t: RelaxType | None, flat: Any) -> Any:
+        """A call's flattened results as the caller's values (tuples rebuilt; tensors cast to its types)."""
+        if isinstance(t, TupleType):
+            return _Tuple([self._regroup(f, flat) for f in t.fields])
+        value = next(flat)
+        if not isinstance(value, _Tensor):
+            return value
+        assert isinstance(t, TensorType)
+        want = TensorType(t.shape, t.dtype or value.type.dtype)
+        if builtin_tensor(want) == value.mlir:
+            return _Tensor(value.name, want)
+        name = self.f.fresh("cast")
+        self.f.lines.append(f"{name} = tensor.cast {value.name} : {value.mlir} to {builtin_tensor(want)}")
+        return _Tensor(name, want)
+
+    def _arg_dims(self, x: Any, inst: RelaxType) -> list[tuple[str, Expr | None, Expr | None]]:
+        """(actual index name, instantiated parameter dim, the argument's static dim) of each dim."""
+        if isinstance(x, _Tuple):
+            assert isinstance(inst, TupleType)
+            return [d for f, t in zip(x.fields, inst.fields) for d in self._arg_dims(f, t)]
+        if isinstance(x, _Tensor):
+            if not isinstance(inst, TensorType) or inst.shape is None:
+                return []
+            assert x.type.shape is not None
+            if len(inst.shape) != len(x.type.shape):
+                raise UnsupportedOpError(f"rank {len(x.type.shape)} argument for parameter {inst}")
+            return [(self._dim(x, a), d, x.type.shape[a]) for a, d in enumerate(inst.shape)]
+        if isinstance(x, _Ints):
+            dims = [inst.value] if isinstance(inst, PrimType) else getattr(inst, "values", None) or []
+            return [(name, d, None) for name, d in zip(x.names, dims)]
+        return []
+
+    def _pass_argument(self, x: Any, p: RelaxType, args: list[str], types: list[str]) -> None:
+        """Append the callee's parameter(s) for value ``x``: a buffer per tensor, an index per int."""
+        if isinstance(x, _Tuple):
+            assert isinstance(p, TupleType)
+            for f, t in zip(x.fields, p.fields):
+                self._pass_argument(f, t, args, types)
+        elif isinstance(x, _Tensor):
+            assert isinstance(p, TensorType)
+            want = memref_type(TensorType(p.shape, p.dtype or x.type.dtype))
+            buf = self.f.fresh("buf")
+            self.f.lines.append(
+                f"{buf} = bufferization.to_buffer {x.name} read_only : {x.mlir} to {memref_type(x.type)}"
+            )
+            args.append(self._memref_cast(buf, memref_type(x.type), want))
+            types.append(want)
+        elif isinstance(x, _Ints):
+            args.extend(x.names)
+            types.extend("index" for _ in x.names)
+        else:
+            raise UnsupportedOpError(f"a value of type {p} cannot be passed to a relax function")
+
     def call_library(self, op: ir.Operation) -> None:
         """Call a library function (ABI in ``lowering/library.py``): buffers in, destination buffers filled."""
         callee = ir.StringAttr(op.attributes["callee"]).value
@@ -617,14 +771,24 @@ class _HostWriter:
         code = f"%fc{check}"
         lines = [f"{label}({a}: index, {e}: index):"]
         lines.append(f"  {code} = arith.constant {check + 1} : i64")
+        # the first failure wins: one inside a called function (relax.call) may already be recorded
+        lines += [
+            f"  %fi{check}_0 = arith.constant 0 : index",
+            f"  %fs{check} = memref.load {self.status}[%fi{check}_0] : memref<4xi64>",
+            f"  %fo{check} = arith.constant 0 : i64",
+            f"  %ff{check} = arith.cmpi eq, %fs{check}, %fo{check} : i64",
+            f"  scf.if %ff{check} {{",
+        ]
         for j, v in enumerate((code, a, e)):
             x = v
             if v != code:
                 x = f"%fx{check}_{j}"
-                lines.append(f"  {x} = arith.index_cast {v} : index to i64")
+                lines.append(f"    {x} = arith.index_cast {v} : index to i64")
             c = f"%fi{check}_{j}"
-            lines.append(f"  {c} = arith.constant {j} : index")
-            lines.append(f"  memref.store {x}, {self.status}[{c}] : memref<4xi64>")
+            if j:
+                lines.append(f"    {c} = arith.constant {j} : index")
+            lines.append(f"    memref.store {x}, {self.status}[{c}] : memref<4xi64>")
+        lines.append("  }")
         dummies = []
         types = self.dynamic_types()
         if any("?" in t for t in types):
@@ -653,6 +817,22 @@ class _HostWriter:
         else:
             text = f"arith.constant {_storage_constant(str(attr), t)}"
         return _Constant(text, t)
+
+
+def _flatten_types(types: list[RelaxType]) -> list[RelaxType]:
+    """Tuple results flattened, as a host function's outputs are."""
+    out: list[RelaxType] = []
+    for t in types:
+        out.extend(_flatten_types(list(t.fields)) if isinstance(t, TupleType) else [t])
+    return out
+
+
+def _bare(params: list[RelaxType]) -> set[str]:
+    """The symbols a function's parameters define (what its host code reads from its inputs)."""
+    out: set[str] = set()
+    for t in params:
+        out |= bare_symbols(t)
+    return out
 
 
 def _restore_resources(funcs: list[ir.Operation], resources: list[ir.Attribute]) -> None:
@@ -809,11 +989,26 @@ class LowerHost:
         texts, old = [], []
         resources: list[ir.Attribute] = []
         library: dict[str, lib.LibraryFunction] = {}
+        checks: list[str] = []  # module-wide: a check failing in a called function reports its own message
+        functions = {}
+        for f in funcs:
+            if _is_relax_function(f) and f.regions[0].blocks:
+                name = ir.StringAttr(f.attributes["sym_name"]).value
+                functions[name] = (ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value), set())
+        if any(_calls(f) for f in funcs):  # a callee's in-place parameters cannot take a caller's values
+            for f in funcs:
+                name = ir.StringAttr(f.attributes["sym_name"]).value
+                if name in functions:
+                    try:
+                        functions[name][1].update(_inplace_params(f))
+                    except _OpError as e:
+                        e.op.location.emit_error(e.message)
+                        raise PassFailed("host lowering failed") from None
         for f in funcs:
             if not _is_relax_function(f):
                 continue
             try:
-                texts.append(_HostWriter(f, kernels, resources, library).write())
+                texts.append(_HostWriter(f, kernels, resources, library, functions, checks).write())
             except _OpError as e:
                 e.op.location.emit_error(e.message)
                 raise PassFailed("host lowering failed") from None
@@ -833,9 +1028,34 @@ class LowerHost:
             f.erase()
         new_funcs = [op.operation for op in parsed.body.operations if len(op.operation.regions[0].blocks)]
         _restore_resources(new_funcs, resources)
+        if len(texts) > 1:
+            for f in new_funcs:
+                _share_checks(f, checks)
         for f in new_funcs:
             body.append(f)
         _append_library(body, library, set(kernels))
+
+
+def _calls(f: ir.Operation) -> bool:
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "relax.call":
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    f.walk(visit)
+    return bool(found)
+
+
+def _share_checks(f: ir.Operation, checks: list[str]) -> None:
+    """Give a host function the module-wide list of checks (a failure code may come from a callee)."""
+    if SIGNATURE_ATTR not in f.attributes:
+        return
+    signature = json.loads(ir.StringAttr(f.attributes[SIGNATURE_ATTR]).value)
+    signature["checks"] = checks
+    f.attributes[SIGNATURE_ATTR] = ir.StringAttr.get(json.dumps(signature))
 
 
 def _append_library(body: ir.Block, library: dict[str, lib.LibraryFunction], taken: set[str]) -> None:

@@ -7,6 +7,8 @@ Checks, per function with relax types:
 - every relax op has operands/attributes of the right kinds and result types that agree with
   its shape deduction (stated results of match_cast/call_tir/call_dps_library must be possible);
 - ``call_tir`` callees exist in the module;
+- ``relax.call`` callees are relax functions of the module whose parameters the arguments can match, and the
+  call's result types agree with the callee's signature instantiated at the call (``ops/call.py``);
 - dataflow blocks (``scf.execute_region`` marked ``no_inline`` and ``relax.dataflow``) hold only relax ops.
   Their values are visible outside only through the yield: MLIR's dominance check enforces that.
 """
@@ -18,6 +20,7 @@ from collections.abc import Iterator
 from mlir import ir
 
 from relax_mlir.dialects.dims import fmt_shape, provably_different
+from relax_mlir.dialects.ops.call import CallOp, deduce_call
 from relax_mlir.dialects.ops.structural import CallTirOp, DeclaredResultsOp
 from relax_mlir.dialects.registry import OPS, RelaxOp
 from relax_mlir.dialects.types import (
@@ -159,7 +162,9 @@ class _FunctionVerifier:
         attrs = view.attr_values()
         declared = [relax_type(r.type) for r in op.results]
         try:
-            if issubclass(cls, DeclaredResultsOp):
+            if cls is CallOp:
+                check_results_agree(declared, self.call_results(attrs["callee"], operand_types))
+            elif issubclass(cls, DeclaredResultsOp):
                 cls.check_results(operand_types, attrs, declared)  # type: ignore[arg-type]
             else:
                 deduced = cls.deduce(operand_types, attrs)
@@ -185,6 +190,16 @@ class _FunctionVerifier:
         if is_cast:
             self.defined |= bare_symbols(declared[0])  # type: ignore[arg-type]
             self.check_symbols(op, [r.type for r in op.results], "result")
+
+    def call_results(self, callee: str, operand_types: list[RelaxType | None]) -> list[RelaxType]:
+        """The result types of a ``relax.call`` of ``@callee``; ShapeError naming the problem."""
+        ftype = self.functions.get(callee)
+        if ftype is None:
+            raise ShapeError(f"callee @{callee} is not a function of this module")
+        try:
+            return deduce_call(ftype, operand_types)[1]
+        except ShapeError as e:
+            raise ShapeError(f"@{callee}: {e}") from None
 
     def check_symbols(self, op: ir.Operation, types: list[ir.Type], what: str) -> bool:
         """Report types that use undefined symbols; True when there are none."""
