@@ -110,9 +110,9 @@ def bind(params: Sequence[RelaxType], args: Sequence[RelaxType | None]) -> Bindi
         if expected is not None and a is not None and expected == a:
             continue
         if provably_different(expected, a):
+            value = "" if expected == p else f" = {format_dim(expected)}"
             raise ShapeError(
-                f"{where} has dim {format_dim(a)} where the callee's parameter needs {format_dim(p)}"
-                f" = {format_dim(expected)}"
+                f"{where} has dim {format_dim(a)} where the callee's parameter needs {format_dim(p)}{value}"
             )
         binding.checks.append(Check(where, expected, a))
     return binding
