@@ -45,7 +45,7 @@ from relax_mlir.errors import RelaxError, UnsupportedOpError
 from relax_mlir.lowering import library as lib
 from relax_mlir.lowering.index_code import IndexCode
 from relax_mlir.lowering.kernel import builtin_tensor, element, is_float
-from relax_mlir.shape_infer.bind import Binding, bind, instantiate
+from relax_mlir.dialects.bind import Binding, bind, instantiate
 from relax_mlir.shape_infer.expr import Expr, format_dim, sym
 from relax_mlir.transforms import memory_plan
 from relax_mlir.transforms.registry import PassFailed, register_pass
@@ -485,7 +485,7 @@ class _HostWriter:
     def call_function(self, op: ir.Operation) -> None:
         """Call another relax function's host code (``relax.call``): the calling convention above.
 
-        The callee's symbols are bound from the arguments (``shape_infer/bind.py``); those the types cannot
+        The callee's symbols are bound from the arguments (``dialects/bind.py``); those the types cannot
         bind get fresh names read from the arguments' dims at run time. Each argument dim that is not known
         statically to match the callee's parameter is checked (branching to a failure, as a match_cast does)
         before the call. Destinations are allocated here from the instantiated result types; the callee gets

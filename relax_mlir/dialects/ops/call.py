@@ -1,7 +1,7 @@
 """Calls between relax functions: ``relax.call``.
 
 The result types of a call are the callee's declared result types with the callee's symbols replaced by
-what the arguments bind (``shape_infer/bind.py``): calling ``@f(%x: ["n", 4]) -> ["2 * n", 4]`` with
+what the arguments bind (``dialects/bind.py``): calling ``@f(%x: ["n", 4]) -> ["2 * n", 4]`` with
 ``["m + 1", 4]`` gives ``["2 * m + 2", 4]``. Deduction needs the callee's signature, which an op's
 ``deduce`` (operand types and attributes only) cannot see: ``deduce_call`` takes it, and the builder,
 ``relax-infer-shapes`` and ``relax-verify`` look the callee up in the module.
@@ -18,7 +18,7 @@ from relax_mlir.dialects.ops.structural import DeclaredResultsOp
 from relax_mlir.dialects.registry import Attr, Operand, relax_op
 from relax_mlir.dialects.types import RelaxType, relax_type
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.bind import Binding, bind, instantiate
+from relax_mlir.dialects.bind import Binding, bind, instantiate
 
 if TYPE_CHECKING:
     from relax_mlir.dialects.host_lowering import HostLowering

@@ -1,5 +1,5 @@
 // relax.call: the result type is the callee's declared result type with the callee's symbols replaced by
-// what the arguments bind (shape_infer/bind.py); relax-infer-shapes reaches a fixed point over the call
+// what the arguments bind (dialects/bind.py); relax-infer-shapes reaches a fixed point over the call
 // graph (recursion included); a second run changes nothing.
 // RUN: relax-opt %s --relax-verify --relax-infer-shapes | FileCheck %s
 // RUN: relax-opt %s --relax-infer-shapes | relax-opt --relax-infer-shapes --relax-verify | FileCheck %s
