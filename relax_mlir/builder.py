@@ -159,12 +159,19 @@ class BlockBuilder:
         *,
         upper_bounds: Mapping[str, int] | None = None,
         private: bool = False,
+        results: Sequence[RelaxType | str] | None = None,
     ) -> Iterator[list[ir.Value]]:
-        """Define relax function ``@name``; yields its parameters. Call ``ret`` before leaving."""
+        """Define relax function ``@name``; yields its parameters. Call ``ret`` before leaving.
+
+        ``results`` declares the result types up front, for a function that calls itself (``bb.call``);
+        ``ret`` then sets them to the returned values' types."""
         bounds = _upper_bounds(name, upper_bounds or {})
         with self.context, ir.Location.unknown():
             types = [_param_type(name, p, t) for p, t in params.items()]
+            declared = [_param_type(name, f"result #{i}", t) for i, t in enumerate(results or ())]
         with self._define(name, types, private) as (f, args):
+            if declared:
+                f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(types, declared))
             f.attributes["arg_attrs"] = ir.ArrayAttr.get(
                 [ir.DictAttr.get({"relax.name": ir.StringAttr.get(n)}) for n in params]
             )
@@ -231,6 +238,37 @@ class BlockBuilder:
         self._func.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(inputs, [v.type for v in values])
         )
+
+    def call(self, f: func.FuncOp | str, *args: ir.Value) -> ir.Value | tuple[ir.Value, ...] | None:
+        """Call relax function ``f`` (built earlier with ``function``, or its name; the function being built
+        when it declared ``results``) with ``args``: ``y = bb.call(sq, x)``. The result types are ``f``'s,
+        its symbols bound by the arguments (``dialects/bind.py``). Returns the one result, a tuple of several,
+        or None."""
+        from relax_mlir.dialects.ops.call import call as call_op
+
+        if self._func is None:
+            raise BuilderError("bb.call() outside of bb.function()")
+        loc = caller_location()
+        name = f.name.value if isinstance(f, func.FuncOp) else f
+        if not isinstance(name, str):
+            raise ArgumentError(
+                f"bb.call(): expected a function built by bb.function() or its name, got {f!r}"
+            )
+        target = next(
+            (
+                op.operation
+                for op in self.module.body.operations
+                if op.operation.name == "func.func"
+                and ir.StringAttr(op.operation.attributes["sym_name"]).value == name
+            ),
+            None,
+        )
+        if target is None:
+            raise BuilderError(f"{describe_location(loc)}bb.call(): no function @{name} in this module")
+        values = check_operands(list(args), [f"#{i}" for i in range(len(args))], f"bb.call(@{name})")
+        ftype = ir.FunctionType(ir.TypeAttr(target.attributes["function_type"]).value)
+        results = call_op(name, ftype, values, loc=loc)
+        return results[0] if len(results) == 1 else (tuple(results) if results else None)
 
     @contextlib.contextmanager
     def dataflow(self) -> Iterator[None]:
