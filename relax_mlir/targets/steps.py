@@ -80,13 +80,15 @@ def run(op: ir.Operation, pipeline: str | Pipeline) -> None:
 
 
 def signatures(op: ir.Operation) -> dict[str, dict]:
-    """The signature of each entry point of lowered host code; CompileError when there is none (LLVM
+    """The signature of each entry point (public relax function) of lowered host code; CompileError when there is none (LLVM
     would then emit no object, and the JIT aborts on that)."""
     out = {}
     for f in op.regions[0].blocks[0].operations:
         if f.operation.name == "func.func" and SIGNATURE_ATTR in f.operation.attributes:
             name = ir.StringAttr(f.operation.attributes["sym_name"]).value
-            out[name] = json.loads(ir.StringAttr(f.operation.attributes[SIGNATURE_ATTR]).value)
+            signature = json.loads(ir.StringAttr(f.operation.attributes[SIGNATURE_ATTR]).value)
+            if not signature.get("private"):  # a private relax function is only called by the others
+                out[name] = signature
     if not out:
         raise CompileError(
             "the module has no relax function to compile (a func.func with !relax types in its signature): "

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
+from relax_mlir.dialects.bind import Binding, bind, instantiate
 from relax_mlir.dialects.ops.call import callee_signature
 from relax_mlir.dialects.registry import INPLACE_ATTR, is_resource_elements, op_class
 from relax_mlir.dialects.types import (
@@ -45,7 +46,6 @@ from relax_mlir.errors import RelaxError, UnsupportedOpError
 from relax_mlir.lowering import library as lib
 from relax_mlir.lowering.index_code import IndexCode
 from relax_mlir.lowering.kernel import builtin_tensor, element, is_float
-from relax_mlir.dialects.bind import Binding, bind, instantiate
 from relax_mlir.shape_infer.expr import Expr, format_dim, sym
 from relax_mlir.transforms import memory_plan
 from relax_mlir.transforms.registry import PassFailed, register_pass
@@ -89,6 +89,14 @@ class _Ints:
 
     names: list[str]
     is_shape: bool
+
+
+@dataclass(frozen=True)
+class _Field:
+    """Field ``index`` of a tuple-typed relax value (an output that is not a ``make_tuple``)."""
+
+    tuple: Any
+    index: int
 
 
 @dataclass
@@ -135,6 +143,8 @@ class _HostWriter:
         self.direct: dict[ir.Value, str] = {}  # call results written straight into a destination
         self.params: list[str] = []
         self.signature: dict[str, Any] = {"inputs": [], "outputs": [], "checks": self.f.checks}
+        if _is_private(func):  # only called by other functions (relax.call): not an entry point
+            self.signature["private"] = True
 
     def _symbol(self, name: str) -> str:
         if name not in self.env:
@@ -218,7 +228,7 @@ class _HostWriter:
     def plan_outputs(self) -> list[tuple[ir.Value, RelaxType, str | None]]:
         """Flattened results; destination memrefs for those whose sizes the runtime can compute."""
         ret = self._return_op()
-        flat: list[tuple[ir.Value, RelaxType]] = []
+        flat: list[tuple[Any, RelaxType]] = []
         for v in ret.operands:
             flat.extend(self._flatten(v, relax_type(v.type)))
         known = set(self.env)
@@ -263,7 +273,7 @@ class _HostWriter:
     def _structure(self, t: RelaxType | None) -> Any:
         return [self._structure(x) for x in t.fields] if isinstance(t, TupleType) else 0
 
-    def _flatten(self, v: ir.Value, t: RelaxType | None) -> list[tuple[ir.Value, RelaxType]]:
+    def _flatten(self, v: ir.Value | _Field, t: RelaxType | None) -> list[tuple[Any, RelaxType]]:
         if isinstance(t, TupleType):
             owner = v.owner if isinstance(v, ir.OpResult) else None
             if owner is not None and owner.name == "relax.make_tuple":
@@ -271,7 +281,8 @@ class _HostWriter:
                 for x in owner.operands:
                     out.extend(self._flatten(x, relax_type(x.type)))
                 return out
-            return [(v, t)]  # resolved later through the value map
+            # another tuple (a call's result): its fields, resolved later through the value map
+            return [x for i, f in enumerate(t.fields) for x in self._flatten(_Field(v, i), f)]
         assert t is not None
         return [(v, t)]
 
@@ -347,10 +358,10 @@ class _HostWriter:
         ]
         return d
 
-    def finish_outputs(self, planned: list[tuple[ir.Value, RelaxType, str | None]]) -> list[_Tensor]:
+    def finish_outputs(self, planned: list[tuple[Any, RelaxType, str | None]]) -> list[_Tensor]:
         returned: list[_Tensor] = []
         for v, t, dest in planned:
-            value = self.lookup(v)
+            value = self._field(v)
             if dest is None:
                 returned.append(value)
             elif isinstance(t, TensorType):
@@ -368,6 +379,13 @@ class _HostWriter:
                         f"memref.store {as_i64}, {dest}[{self.code.const(j)}] : memref<{len(value.names)}xi64>"
                     )
         return returned
+
+    def _field(self, v: ir.Value | _Field) -> Any:
+        if isinstance(v, _Field):
+            value = self._field(v.tuple)
+            assert isinstance(value, _Tuple)
+            return value.fields[v.index]
+        return self.lookup(v)
 
     def lookup(self, v: ir.Value) -> Any:
         if v in self.values:
@@ -1034,6 +1052,12 @@ class LowerHost:
         for f in new_funcs:
             body.append(f)
         _append_library(body, library, set(kernels))
+
+
+def _is_private(f: ir.Operation) -> bool:
+    return (
+        "sym_visibility" in f.attributes and ir.StringAttr(f.attributes["sym_visibility"]).value == "private"
+    )
 
 
 def _calls(f: ir.Operation) -> bool:

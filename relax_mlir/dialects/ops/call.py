@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from mlir import ir
 
+from relax_mlir.dialects.bind import Binding, bind, instantiate
 from relax_mlir.dialects.ops.structural import DeclaredResultsOp
 from relax_mlir.dialects.registry import Attr, Operand, relax_op
 from relax_mlir.dialects.types import RelaxType, relax_type
 from relax_mlir.errors import ShapeError
-from relax_mlir.dialects.bind import Binding, bind, instantiate
 
 if TYPE_CHECKING:
     from relax_mlir.dialects.host_lowering import HostLowering

@@ -108,11 +108,28 @@ def _host_only(value: ir.Value) -> bool:
         if user.name in _VIEWS:
             if not _host_only(user.results[0]):
                 return False
+        elif user.name == "func.call" and _host_parameter(user, use.operand_number):
+            continue  # another host function's status or int output (relax.call): it writes it on the host
         elif user.name in ("func.call", "func.return", "gpu.launch_func") or inside_launch(user):
             return False
         elif user.name == "gpu.launch":
             return False
     return True
+
+
+def _host_parameter(call: ir.Operation, i: int) -> bool:
+    """Whether operand ``i`` of ``call`` goes to a host function's parameter of role "host"."""
+    module = call
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return False
+    callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+    for f in module.regions[0].blocks[0].operations:
+        f = f.operation
+        if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == callee:
+            return is_host(f) and _role(f, i) == "host"
+    return False
 
 
 def _function_name(op: ir.Operation) -> str:

@@ -1,0 +1,306 @@
+"""Calls between relax functions (``relax.call``): binding, run-time checks, lowering as calls, inlining,
+the builder's ``bb.call``, and every target (cpu O0-O3, wasm32, webgpu, cuda, relax-compile)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import relax_mlir
+import relax_mlir.builder as rb
+from relax_mlir.context import make_context
+from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.bind import bind
+from relax_mlir.dialects.types import parse_type
+from relax_mlir.errors import InputError, ShapeError
+from relax_mlir.shape_infer.expr import parse_expr
+from relax_mlir.targets import steps
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The issue's example: @sq(["n"]) called from @main(["m"]).
+ISSUE = """
+func.func private @sq(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
+  %y = "relax.multiply"(%x, %x) : (!relax.tensor<["n"], f32>, !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+  return %y : !relax.tensor<["n"], f32>
+}
+func.func @main(%x: !relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32> {
+  %y = "relax.call"(%x) {callee = @sq} : (!relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32>
+  %z = "relax.add"(%y, %x) : (!relax.tensor<["m"], f32>, !relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32>
+  return %z : !relax.tensor<["m"], f32>
+}
+"""
+
+# Run-time checks at a call (one symbol from two arguments), a check failing inside the callee, a symbol the
+# types cannot bind (the result is coarser, matched back by the caller), a data-dependent output of the
+# callee, and tuple / prim / shape values across a call.
+CHECKS = """
+func.func @pair(%x: !relax.tensor<["n", "k"], f32>, %y: !relax.tensor<["n", "k"], f32>) -> !relax.tensor<["n", "k"], f32> {
+  %z = "relax.add"(%x, %y) : (!relax.tensor<["n", "k"], f32>, !relax.tensor<["n", "k"], f32>) -> !relax.tensor<["n", "k"], f32>
+  return %z : !relax.tensor<["n", "k"], f32>
+}
+func.func @main(%x: !relax.tensor<["a", "c"], f32>, %y: !relax.tensor<["b", "d"], f32>) -> !relax.tensor<["a", "c"], f32> {
+  %r = "relax.call"(%x, %y) {callee = @pair} : (!relax.tensor<["a", "c"], f32>, !relax.tensor<["b", "d"], f32>) -> !relax.tensor<["a", "c"], f32>
+  return %r : !relax.tensor<["a", "c"], f32>
+}
+func.func private @inner(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
+  %y = "relax.match_cast"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<[3], f32>
+  %z = "relax.match_cast"(%y) : (!relax.tensor<[3], f32>) -> !relax.tensor<["n"], f32>
+  return %z : !relax.tensor<["n"], f32>
+}
+func.func @outer(%x: !relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32> {
+  %r = "relax.call"(%x) {callee = @inner} : (!relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32>
+  %s = "relax.add"(%r, %x) : (!relax.tensor<["m"], f32>, !relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32>
+  return %s : !relax.tensor<["m"], f32>
+}
+func.func private @transpose(%x: !relax.tensor<["n", "k"], f32>) -> !relax.tensor<["k", "n"], f32> {
+  %y = "relax.permute_dims"(%x) {axes = [1, 0]} : (!relax.tensor<["n", "k"], f32>) -> !relax.tensor<["k", "n"], f32>
+  return %y : !relax.tensor<["k", "n"], f32>
+}
+func.func @coarse(%x: !relax.tensor<["m", 4], f32>) -> !relax.tensor<[4, "m"], f32> {
+  %u = "relax.match_cast"(%x) : (!relax.tensor<["m", 4], f32>) -> !relax.tensor<["m", "?"], f32>
+  %r = "relax.call"(%u) {callee = @transpose} : (!relax.tensor<["m", "?"], f32>) -> !relax.tensor<["?", "m"], f32>
+  %s = "relax.match_cast"(%r) : (!relax.tensor<["?", "m"], f32>) -> !relax.tensor<[4, "m"], f32>
+  return %s : !relax.tensor<[4, "m"], f32>
+}
+"""
+
+# A data-dependent output of a callee (returned tensors: the CPU targets only).
+DYNAMIC = """
+func.func private @positions(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<[1, "?"], i64> {
+  %i = "relax.nonzero"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<[1, "?"], i64>
+  return %i : !relax.tensor<[1, "?"], i64>
+}
+func.func @data_dependent(%x: !relax.tensor<["m"], f32>) -> !relax.tensor<[1, "?"], i64> {
+  %r = "relax.call"(%x) {callee = @positions} : (!relax.tensor<["m"], f32>) -> !relax.tensor<[1, "?"], i64>
+  return %r : !relax.tensor<[1, "?"], i64>
+}
+"""
+
+TUPLES = """
+func.func private @grow(%t: !relax.tuple<[!relax.tensor<["n"], f32>, !relax.prim<"k">]>) -> !relax.tuple<[!relax.shape<["n + k", "n * k"]>, !relax.tensor<["n"], f32>]> {
+  %x = "relax.tuple_get_item"(%t) {index = 0 : i64} : (!relax.tuple<[!relax.tensor<["n"], f32>, !relax.prim<"k">]>) -> !relax.tensor<["n"], f32>
+  %a = "relax.prim_value"() {value = "n + k"} : () -> !relax.prim<"n + k">
+  %b = "relax.prim_value"() {value = "n * k"} : () -> !relax.prim<"n * k">
+  %s = "relax.make_shape"(%a, %b) : (!relax.prim<"n + k">, !relax.prim<"n * k">) -> !relax.shape<["n + k", "n * k"]>
+  %e = "relax.exp"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+  %r = "relax.make_tuple"(%s, %e) : (!relax.shape<["n + k", "n * k"]>, !relax.tensor<["n"], f32>) -> !relax.tuple<[!relax.shape<["n + k", "n * k"]>, !relax.tensor<["n"], f32>]>
+  return %r : !relax.tuple<[!relax.shape<["n + k", "n * k"]>, !relax.tensor<["n"], f32>]>
+}
+func.func @tuples(%x: !relax.tensor<["m"], f32>, %p: !relax.prim<"q">) -> !relax.tuple<[!relax.shape<["m + q", "m * q"]>, !relax.tensor<["m"], f32>]> {
+  %t = "relax.make_tuple"(%x, %p) : (!relax.tensor<["m"], f32>, !relax.prim<"q">) -> !relax.tuple<[!relax.tensor<["m"], f32>, !relax.prim<"q">]>
+  %r = "relax.call"(%t) {callee = @grow} : (!relax.tuple<[!relax.tensor<["m"], f32>, !relax.prim<"q">]>) -> !relax.tuple<[!relax.shape<["m + q", "m * q"]>, !relax.tensor<["m"], f32>]>
+  return %r : !relax.tuple<[!relax.shape<["m + q", "m * q"]>, !relax.tensor<["m"], f32>]>
+}
+"""
+
+SIZES = (0, 1, 7, 64)
+
+
+def _error(fn, *args) -> str:
+    with pytest.raises(InputError) as info:
+        fn(*args)
+    return str(info.value)
+
+
+# -- binding ----------------------------------------------------------------------------------------------
+
+
+def _bind(params: list[str], args: list[str]):
+    return bind([parse_type(p) for p in params], [parse_type(a) for a in args])
+
+
+def test_bind_solves_expressions_in_any_order() -> None:
+    b = _bind(['!relax.tensor<["2 * n"], f32>', '!relax.tensor<["n + 1", "k"], f32>'],
+              ['!relax.tensor<["2 * m"], f32>', '!relax.tensor<["m + 1", 3], f32>'])  # fmt: skip
+    assert b.subst == {"n": parse_expr("m"), "k": parse_expr("3")} and not b.checks and not b.unbound
+
+
+def test_bind_leaves_unsolvable_symbols_unbound_and_checks_at_run_time() -> None:
+    b = _bind(['!relax.tensor<["2 * n"], f32>'], ['!relax.tensor<["m"], f32>'])  # n = m / 2 is not exact
+    assert b.unbound == {"n"} and len(b.checks) == 1 and b.checks[0].expected is None
+    b = _bind(['!relax.tensor<["n"], f32>', '!relax.tensor<["n"], f32>'],
+              ['!relax.tensor<["a"], f32>', '!relax.tensor<["b"], f32>'])  # fmt: skip
+    assert b.subst == {"n": parse_expr("a")} and [str(c) for c in b.checks] == [
+        "argument #1 dim 0: b must be a"
+    ]
+
+
+def test_bind_rejects_provably_different_dims() -> None:
+    with pytest.raises(
+        ShapeError, match="argument #1 dim 0 has dim a \\+ 1 where the callee's parameter needs n = a"
+    ):
+        _bind(['!relax.tensor<["n"], f32>', '!relax.tensor<["n"], f32>'],
+              ['!relax.tensor<["a"], f32>', '!relax.tensor<["a + 1"], f32>'])  # fmt: skip
+
+
+# -- the issue's example ----------------------------------------------------------------------------------
+
+
+def test_issue_example_verifies_with_relax_opt(tmp_path: Path) -> None:
+    path = tmp_path / "calls.mlir"
+    path.write_text(ISSUE)
+    result = subprocess.run(
+        [sys.executable, "-m", "relax_mlir.relax_opt", "--relax-verify", str(path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+def test_issue_example_runs_as_a_call(opt_level: int) -> None:
+    ex = relax_mlir.compile(ISSUE, opt_level=opt_level, pipeline=None)
+    for n in SIZES:
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        np.testing.assert_allclose(ex["main"](x), x * x + x, rtol=1e-6)
+
+
+def test_calls_lower_to_host_func_calls() -> None:
+    with make_context():
+        module = steps.parse(ISSUE)
+        steps.run(module, "relax-O0")
+        text = str(module)
+    assert "call @sq(" in text  # a call between host functions, not inlined
+
+
+# -- run-time checks, coarser results, data-dependent outputs, tuples -------------------------------------
+
+
+@pytest.fixture(scope="module", params=[0, 2])
+def checks(request):
+    return relax_mlir.compile(CHECKS + DYNAMIC + TUPLES, opt_level=request.param)
+
+
+def test_a_binding_that_fails_at_run_time_is_an_input_error(checks) -> None:
+    x = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+    np.testing.assert_allclose(checks["main"](x, x), 2 * x)
+    message = _error(checks["main"], x, np.zeros((4, 5), np.float32))
+    assert "relax.call @pair: argument #1 dim 0 must be a, got 4 (expected 3)" in message
+    message = _error(checks["main"], x, np.zeros((3, 6), np.float32))
+    assert "relax.call @pair: argument #1 dim 1 must be c, got 6 (expected 5)" in message
+
+
+def test_a_check_failing_inside_the_callee_reports_the_callees_check(checks) -> None:
+    v = np.arange(3, dtype=np.float32)
+    np.testing.assert_allclose(checks["outer"](v), 2 * v)
+    message = _error(checks["outer"], np.zeros(4, np.float32))
+    assert (
+        message.startswith("@outer:")
+        and 'relax.match_cast: dim 0 of !relax.tensor<["n"], f32> must be 3' in message
+    )
+
+
+@pytest.mark.parametrize("m", [0, 1, 5])
+def test_unbound_symbol_gives_a_coarser_result(checks, m: int) -> None:
+    x = np.random.default_rng(m).standard_normal((m, 4)).astype(np.float32)
+    np.testing.assert_array_equal(checks["coarse"](x), x.T)
+
+
+@pytest.mark.parametrize("n", [0, 1, 9])
+def test_data_dependent_output_of_a_callee(checks, n: int) -> None:
+    x = (np.random.default_rng(n).standard_normal(n) > 0).astype(np.float32)
+    np.testing.assert_array_equal(checks["data_dependent"](x), np.stack(np.nonzero(x)))
+
+
+@pytest.mark.parametrize("m, q", [(0, 2), (1, 1), (5, 3)])
+def test_tuple_prim_and_shape_values_cross_a_call(checks, m: int, q: int) -> None:
+    x = np.random.default_rng(m).standard_normal(m).astype(np.float32)
+    shape, e = checks["tuples"](x, q)
+    assert list(shape) == [m + q, m * q]
+    np.testing.assert_allclose(e, np.exp(x), rtol=1e-6)
+
+
+# -- the builder and relax-inline -------------------------------------------------------------------------
+
+
+def _builder_module(bb: rb.BlockBuilder):
+    with bb.function("double", {"x": rb.tensor(["n", 4])}, private=True) as (x,):
+        bb.ret(R.concat([x, x], axis=0))
+    with bb.function("main", {"x": rb.tensor(["m", 4]), "y": rb.tensor([1, 4])}) as (x, y):
+        c = R.concat([x, y], axis=0)
+        r = bb.call("double", c)
+        assert str(rb.type_of(r)) == '!relax.tensor<["2 * m + 2", 4], f32>'
+        bb.ret(R.exp(r))
+    return bb.module
+
+
+def test_builder_call_deduces_and_runs() -> None:
+    module = _builder_module(rb.BlockBuilder())
+    ex = relax_mlir.compile(str(module), opt_level=1)
+    for m in (0, 1, 6):
+        x = np.random.default_rng(m).standard_normal((m, 4)).astype(np.float32)
+        y = np.ones((1, 4), np.float32)
+        c = np.concatenate([x, y])
+        np.testing.assert_allclose(ex["main"](x, y), np.exp(np.concatenate([c, c])), rtol=1e-6)
+
+
+def test_builder_call_errors_at_the_users_line() -> None:
+    bb = rb.BlockBuilder()
+    with bb.function("sq", {"x": rb.tensor(["n"])}, private=True) as (x,):
+        bb.ret(R.multiply(x, x))
+    with pytest.raises(ShapeError, match=r"test_calls.py:\d+: relax.call @sq: argument #0 has dtype i32"):
+        with bb.function("main", {"x": rb.tensor(["m"], "i32")}) as (x,):
+            bb.call("sq", x)
+            bb.ret(x)
+
+
+def test_inlining_gives_the_same_results() -> None:
+    text = str(_builder_module(rb.BlockBuilder()))
+    with make_context():
+        module = steps.parse(text)
+        steps.run(module, "relax-inline,relax-verify,relax-infer-shapes")
+        inlined = str(module)
+    assert "relax.call" not in inlined and "@double" not in inlined
+    ex = relax_mlir.compile(inlined, opt_level=2)
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    y = np.ones((1, 4), np.float32)
+    c = np.concatenate([x, y])
+    np.testing.assert_allclose(ex["main"](x, y), np.exp(np.concatenate([c, c])), rtol=1e-6)
+
+
+# -- other targets ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["wasm32", "webgpu"])
+def test_calls_on_other_targets(target: str) -> None:
+    if target == "wasm32":
+        pytest.importorskip("wasmtime")
+    ex = relax_mlir.compile(CHECKS + TUPLES, target, opt_level=2)
+    x = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+    np.testing.assert_allclose(ex["main"](x, x), 2 * x, rtol=1e-6)
+    assert "argument #1 dim 0 must be a" in _error(ex["main"], x, np.zeros((4, 5), np.float32))
+    assert "must be 3" in _error(ex["outer"], np.zeros(4, np.float32))
+    for m in (0, 5):
+        x = np.random.default_rng(m).standard_normal((m, 4)).astype(np.float32)
+        np.testing.assert_array_equal(ex["coarse"](x), x.T)
+    shape, e = ex["tuples"](x[:, 0].copy(), 3)
+    assert list(shape) == [5 + 3, 5 * 3]
+    assert "inner" not in ex.functions  # private relax functions are not entry points
+
+
+def test_calls_build_for_cuda() -> None:
+    ex = relax_mlir.compile(ISSUE, "cuda", opt_level=2)
+    assert ex.ptx  # the host code calls @sq; kernels are PTX
+
+
+def test_calls_on_the_emulated_cuda_target() -> None:
+    from gpu_emulation import compile_emulated
+
+    ex = compile_emulated(CHECKS + TUPLES, block_size=4, llvm_level=0)
+    x = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+    np.testing.assert_allclose(ex["main"](x, x), 2 * x, rtol=1e-6)
+    assert "argument #1 dim 0 must be a" in _error(ex["main"], x, np.zeros((4, 5), np.float32))
+    assert "must be 3" in _error(ex["outer"], np.zeros(4, np.float32))
+    for m in (0, 1, 5):
+        x = np.random.default_rng(m).standard_normal((m, 4)).astype(np.float32)
+        np.testing.assert_array_equal(ex["coarse"](x), x.T)
+        shape, e = ex["tuples"](x[:, 0].copy(), 3)
+        assert list(shape) == [m + 3, 3 * m]
+        np.testing.assert_allclose(e, np.exp(x[:, 0]), rtol=1e-6)
