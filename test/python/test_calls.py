@@ -304,3 +304,24 @@ def test_calls_on_the_emulated_cuda_target() -> None:
         shape, e = ex["tuples"](x[:, 0].copy(), 3)
         assert list(shape) == [m + 3, 3 * m]
         np.testing.assert_allclose(e, np.exp(x[:, 0]), rtol=1e-6)
+
+
+def test_calls_in_a_relax_compile_library(tmp_path: Path) -> None:
+    from test_aot import Built, _toolchain
+
+    from relax_mlir.targets import compile_library
+
+    runner, cc = _toolchain("x86_64")
+    lib = compile_library(CHECKS, tmp_path / "libcalls.so", target="x86_64")
+    assert "inner" not in lib.functions  # private: called, not exported
+    main = Built(lib, runner, cc, "main", tmp_path)
+    for n in (0, 1, 5):
+        x = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32)
+        code, outs = main.run([x, x])
+        assert code == 0, outs
+        np.testing.assert_allclose(outs[0], 2 * x, rtol=1e-6)
+    code, message = main.run([np.zeros((3, 5), np.float32), np.zeros((4, 5), np.float32)])
+    assert code != 0 and "relax.call @pair: argument #1 dim 0 must be a, got 4 (expected 3)" in message
+    outer = Built(lib, runner, cc, "outer", tmp_path)
+    code, message = outer.run([np.zeros(4, np.float32)])
+    assert code != 0 and "must be 3, got 4" in message
