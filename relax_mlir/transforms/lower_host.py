@@ -544,7 +544,11 @@ class _HostWriter:
                     continue
                 mem = memref_type(r)  # type: ignore[arg-type]
                 dest = self.f.fresh("buf")
-                sizes = [self.code.value(d) for d in inst.shape if not d.is_const]  # type: ignore[union-attr]
+                sizes = [  # the callee's dynamic dims, in this function's values
+                    self.code.value(di)  # type: ignore[arg-type]
+                    for dr, di in zip(r.shape, inst.shape)  # type: ignore[arg-type, union-attr]
+                    if not dr.is_const  # type: ignore[union-attr]
+                ]
                 self.f.lines.append(
                     f"{dest} = memref.alloc({', '.join(sizes)}) {{alignment = 64 : i64}} : {mem}"
                 )

@@ -325,3 +325,132 @@ def test_calls_in_a_relax_compile_library(tmp_path: Path) -> None:
     outer = Built(lib, runner, cc, "outer", tmp_path)
     code, message = outer.run([np.zeros(4, np.float32)])
     assert code != 0 and "must be 3, got 4" in message
+
+
+# -- ONNX model-local functions ---------------------------------------------------------------------------
+
+
+def _onnx_model_with_functions():
+    import onnx
+    from onnx import TensorProto, helper
+
+    # local.ScaledSum(X, Y) = (X + Y) * alpha, alpha an attribute parameter (default 2.0); local.Twice calls it
+    scaled = helper.make_function(
+        "local",
+        "ScaledSum",
+        ["X", "Y"],
+        ["Z"],
+        [
+            helper.make_node("Add", ["X", "Y"], ["S"]),
+            helper.make_node("Constant", [], ["A"], value_float=0.0),
+            helper.make_node("Constant", [], ["Alpha"]),
+            helper.make_node("Mul", ["S", "Alpha"], ["Z"]),
+        ],
+        [helper.make_opsetid("", 21)],
+        attributes=[],
+    )
+    # the Constant's value refers to the function's attribute
+    alpha = helper.make_attribute("value_float", 0.0)
+    alpha.ref_attr_name = "alpha"
+    del scaled.node[2].attribute[:]
+    scaled.node[2].attribute.append(alpha)
+    del scaled.node[1:2]
+    scaled.attribute_proto.append(helper.make_attribute("alpha", 2.0))
+    twice = helper.make_function(
+        "local",
+        "Twice",
+        ["X"],
+        ["Y"],
+        [helper.make_node("ScaledSum", ["X", "X"], ["Y"], domain="local", alpha=0.5)],
+        [helper.make_opsetid("", 21), helper.make_opsetid("local", 1)],
+    )
+    nodes = [
+        helper.make_node("ScaledSum", ["a", "b"], ["u"], domain="local"),  # default alpha
+        helper.make_node("ScaledSum", ["c", "c"], ["v"], domain="local", alpha=3.0),
+        helper.make_node("ScaledSum", ["d", "d"], ["w"], domain="local"),  # same function, another shape
+        helper.make_node("Twice", ["u"], ["t"], domain="local"),
+        helper.make_node("ScaledSum", ["e", "e"], ["x"], domain="local"),  # the same function as for a, b
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", 4]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, ["n", 4]),
+            helper.make_tensor_value_info("c", TensorProto.FLOAT, ["k"]),
+            helper.make_tensor_value_info("d", TensorProto.FLOAT, ["p", "q", 3]),
+            helper.make_tensor_value_info("e", TensorProto.FLOAT, [5, 2]),
+        ],
+        [
+            helper.make_tensor_value_info(x, TensorProto.FLOAT, shape)
+            for x, shape in (
+                ("u", ["n", 4]),
+                ("v", ["k"]),
+                ("w", ["p", "q", 3]),
+                ("t", ["n", 4]),
+                ("x", [5, 2]),
+            )
+        ],
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("local", 1)],
+        functions=[scaled, twice],
+        ir_version=10,
+    )
+    onnx.checker.check_model(model)
+    return model
+
+
+def test_onnx_local_functions_are_called_relax_functions() -> None:
+    import onnxruntime as ort
+
+    from relax_mlir.frontend.onnx import from_onnx
+
+    model = _onnx_model_with_functions()
+    module = from_onnx(model)
+    text = str(module)
+    # ScaledSum at the default alpha: one relax function called at two shapes (["n", 4] and [5, 2]); a call
+    # at another rank (["p", "q", 3]) and each other alpha get their own; Twice calls ScaledSum
+    assert text.count("{callee = @local_ScaledSum}") == 2 and "@local_Twice" in text
+    assert text.count("func.func private") == 5, text
+    ex = relax_mlir.compile(text, opt_level=2)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n, k, p, q in ((0, 1, 1, 0), (1, 5, 2, 3), (7, 0, 3, 1)):
+        rng = np.random.default_rng(n + k)
+        feeds = {
+            "a": rng.standard_normal((n, 4)).astype(np.float32),
+            "b": rng.standard_normal((n, 4)).astype(np.float32),
+            "c": rng.standard_normal(k).astype(np.float32),
+            "d": rng.standard_normal((p, q, 3)).astype(np.float32),
+            "e": rng.standard_normal((5, 2)).astype(np.float32),
+        }
+        expected = session.run(None, feeds)
+        got = ex["main"](*feeds.values())
+        for e, g in zip(expected, got):
+            np.testing.assert_allclose(g, e, rtol=1e-6)
+
+
+def test_onnx_local_function_errors_name_the_function() -> None:
+    from onnx import TensorProto, helper
+
+    from relax_mlir.errors import UnsupportedOpError
+    from relax_mlir.frontend.onnx import OnnxImportError, from_onnx
+
+    def model(body):
+        f = helper.make_function("local", "F", ["X"], ["Y"], body, [helper.make_opsetid("", 21)])
+        graph = helper.make_graph(
+            [helper.make_node("F", ["a"], ["y"], domain="local")],
+            "g",
+            [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n"])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])],
+        )
+        opsets = [helper.make_opsetid("", 21), helper.make_opsetid("local", 1)]
+        return helper.make_model(graph, opset_imports=opsets, functions=[f], ir_version=10)
+
+    with pytest.raises(UnsupportedOpError, match="Multinomial \\(node 'Multinomial_0' in function 'F'"):
+        from_onnx(model([helper.make_node("Multinomial", ["X"], ["Y"])]))
+    with pytest.raises(
+        OnnxImportError, match="node 'F_0' .*: in function 'local.F': ONNX node 'Transpose_0'"
+    ):
+        from_onnx(model([helper.make_node("Transpose", ["X"], ["Y"], perm=[1, 0])]))

@@ -1,4 +1,5 @@
-"""Walk an ONNX graph and build a relax function ``@main`` with the builder.
+"""Walk an ONNX graph and build a relax function ``@main`` with the builder (model-local functions become
+private relax functions that ``@main`` calls: ``functions.py``).
 
 Graph inputs keep their symbolic dims: a ``dim_param`` becomes a symbol of that name, an unnamed
 dynamic dim a fresh symbol (``<input>_d<axis>``), and ``shape_dict`` overrides either. Initializers
@@ -25,6 +26,7 @@ from relax_mlir.dialects.registry import default_location
 from relax_mlir.dialects.types import ShapeType, TensorType, relax_type
 from relax_mlir.errors import RelaxError, UnsupportedOpError
 from relax_mlir.frontend.onnx import ops as _ops
+from relax_mlir.frontend.onnx.functions import LocalFunctions
 from relax_mlir.frontend.onnx.registry import (
     CONVERTERS,
     RELAX_TO_NUMPY,
@@ -120,6 +122,7 @@ class _Importer:
         self.bb = rb.BlockBuilder()
         self._materialized: dict[str, ir.Value] = {}
         self._fresh = 0
+        self.functions = LocalFunctions(model, self.bb.module)
 
     # -- entry -----------------------------------------------------------------------------------
     def run(self) -> ir.Module:
@@ -164,14 +167,21 @@ class _Importer:
 
     def _check_supported(self) -> None:
         missing = []
-        for index, node in enumerate(self.graph.node):
-            if node.op_type in CONVERTERS and node.domain in DEFAULT_DOMAINS:
-                continue
-            if node.domain not in DEFAULT_DOMAINS or is_onnx_op(node):  # else not ONNX: validation says so
-                domain = f"{node.domain}." if node.domain not in ("", "ai.onnx") else ""
-                missing.append(
-                    f"  {domain}{node.op_type} (node '{node_name(index, node)}', opset {self.opset})"
-                )
+        bodies = [("", self.graph.node)]
+        bodies += [(f" in function '{f.name}'", f.node) for f in self.model.functions]
+        for where, nodes in bodies:
+            for index, node in enumerate(nodes):
+                if (node.op_type in CONVERTERS and node.domain in DEFAULT_DOMAINS) or self.functions.handles(
+                    node
+                ):
+                    continue
+                if node.domain not in DEFAULT_DOMAINS or is_onnx_op(
+                    node
+                ):  # else not ONNX: validation says so
+                    domain = f"{node.domain}." if node.domain not in ("", "ai.onnx") else ""
+                    missing.append(
+                        f"  {domain}{node.op_type} (node '{node_name(index, node)}'{where}, opset {self.opset})"
+                    )
         if missing:
             raise UnsupportedOpError(
                 f"the model uses {len(missing)} node(s) of unsupported ONNX ops:\n" + "\n".join(missing)
@@ -238,7 +248,10 @@ class _Importer:
         loc = ir.Location.name(name, context=self.bb.context)
         try:
             with self.bb.context, loc, default_location(loc):
-                outs = list(CONVERTERS[node.op_type](ctx))
+                if self.functions.handles(node):
+                    outs = list(self.functions.convert(self, node))
+                else:
+                    outs = list(CONVERTERS[node.op_type](ctx))
         except RelaxError as e:
             message = str(e)
             if message.startswith(f"{name}: "):
