@@ -124,9 +124,7 @@ def test_builder_if_joins_the_branches() -> None:
     bb = branch_module()
     text = str(bb.module)
     assert 'scf.if %2 -> (!relax.tensor<["?", 3], f32>)' in text
-    assert (
-        ': (!relax.tensor<["2 * n", 3], f32>) -> !relax.tensor<["?", 3], f32>' in text
-    )
+    assert ': (!relax.tensor<["2 * n", 3], f32>) -> !relax.tensor<["?", 3], f32>' in text
     assert verify_module(bb.module.operation) == []
 
 
