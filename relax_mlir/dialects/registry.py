@@ -37,7 +37,8 @@ DIALECT = "relax"
 # Type constraints: a relax type kind, or "any" (any relax type).
 # IRDL's any_of cannot be loaded by MLIR 22 (UNREACHABLE in IRDLLoading.cpp), so unions are
 # checked in Python by relax-verify instead of by IRDL.
-_TYPE_KINDS = {"tensor", "shape", "prim", "tuple", "object", "any"}
+# "i1" is a builtin i1 (a condition for scf.if / scf.condition, from relax.condition).
+_TYPE_KINDS = {"tensor", "shape", "prim", "tuple", "object", "any", "i1"}
 
 
 @dataclass(frozen=True)
@@ -599,6 +600,8 @@ def _constraint(lines: list[str], kind_irdl: str) -> str:
     name = f"%c{len(lines)}"
     if not kind_irdl:
         lines.append(f"    {name} = irdl.any")
+    elif kind_irdl == "i1":
+        lines.append(f"    {name} = irdl.is i1")
     elif kind_irdl.startswith("@"):
         lines.append(f"    {name} = irdl.base {kind_irdl}")
     else:
@@ -607,7 +610,7 @@ def _constraint(lines: list[str], kind_irdl: str) -> str:
 
 
 def _type_constraint(kind: str) -> str:
-    return "" if kind == "any" else f"@{DIALECT}::@{kind}"
+    return {"any": "", "i1": "i1"}.get(kind, f"@{DIALECT}::@{kind}")
 
 
 def _op_irdl(cls: type[RelaxOp]) -> str:
@@ -647,6 +650,10 @@ def check_types(cls: type[RelaxOp], op: ir.Operation) -> str | None:
             return f"expects {expected} {what}s, but got {len(values)}"
         kinds = _expand(specs, len(values))
         for i, (spec, v) in enumerate(zip(kinds, values)):
+            if spec.kind == "i1":
+                if str(v.type) != "i1":
+                    return f"{what} #{i} ({spec.name}) must be i1, got {v.type}"
+                continue
             t = relax_type(v.type)
             if t is None:
                 return f"{what} #{i} ({spec.name}) must be a relax type, got {v.type}"

@@ -6,7 +6,7 @@ dataflow blocks and ``func.call`` results follow their yields and callees, ``rel
 instantiate their callee's signature (``ops/call.py``), and the function type follows its returned
 values. When a function's signature changes, its callers are walked again, recursive calls included,
 until nothing changes (a fixed point over the call graph); a signature that keeps changing (a recursion
-whose result grows) is widened: after ``WIDEN_AFTER`` changes, dims that changed become unknown.
+whose result grows) is widened: after ``WIDEN_AFTER`` changes, to the join of its old and new types.
 Running the pass twice changes nothing the second time.
 """
 
@@ -14,29 +14,22 @@ from __future__ import annotations
 
 from mlir import ir
 
+from relax_mlir.dialects.join import forget, join
 from relax_mlir.dialects.ops.call import deduce_call
-from relax_mlir.dialects.ops.structural import DeclaredResultsOp
-from relax_mlir.dialects.registry import OPS, RelaxOp, check_types
-from relax_mlir.dialects.types import (
-    ObjectType,
-    PrimType,
-    RelaxType,
-    ShapeType,
-    TensorType,
-    TupleType,
-    relax_type,
-    to_mlir,
-)
+from relax_mlir.dialects.ops.structural import DeclaredResultsOp, MatchCastOp, cast_cannot_fail
+from relax_mlir.dialects.registry import OPS, RelaxOp, check_types, describe_location
+from relax_mlir.dialects.types import RelaxType, bare_symbols, relax_type, to_mlir
 from relax_mlir.errors import ShapeError
 from relax_mlir.transforms.registry import PassFailed, register_pass
-from relax_mlir.transforms.well_formed import check_results_agree
+from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, check_results_agree
 
 WIDEN_AFTER = 8
 
 
 class _Inference:
-    def __init__(self, module: ir.Operation) -> None:
+    def __init__(self, module: ir.Operation, raise_errors: bool = False) -> None:
         self.module = module
+        self.raise_errors = raise_errors  # the builder's: a located ShapeError instead of a diagnostic
         body = module.regions[0].blocks[0]
         self.functions = {
             ir.StringAttr(op.attributes["sym_name"]).value: op.operation
@@ -46,6 +39,8 @@ class _Inference:
         self.callers: dict[str, set[str]] = {name: set() for name in self.functions}
         self.changes: dict[str, int] = dict.fromkeys(self.functions, 0)
         self.failed = False
+        self.scope: set[str] = set()  # the symbols visible where the walk is (params, match_casts before)
+        self.loose = 0  # > 0 inside a loop body being iterated: result types follow the carried types
 
     def run(self) -> None:
         worklist = list(self.functions)
@@ -65,11 +60,22 @@ class _Inference:
         f = self.functions[name]
         if not f.regions[0].blocks:
             return False
+        self.scope = set()
+        for arg in f.regions[0].blocks[0].arguments:
+            t = relax_type(arg.type)
+            if t is not None:
+                self.scope |= bare_symbols(t)
         for op in f.regions[0].blocks[0].operations:
             self.visit(op.operation, name)
         return self.update_signature(f, widen=self.changes[name] >= WIDEN_AFTER)
 
     def visit(self, op: ir.Operation, func_name: str) -> None:
+        if op.name in ("scf.if", "scf.while"):
+            try:
+                (self.visit_if if op.name == "scf.if" else self.visit_while)(op, func_name)
+            except ShapeError as e:
+                self.error(op, e)
+            return
         for region in op.regions:
             for block in region.blocks:
                 for inner in block.operations:
@@ -104,29 +110,95 @@ class _Inference:
             _, deduced = deduce_call(ftype, [relax_type(v.type) for v in op.operands])
             check_results_agree([relax_type(r.type) for r in op.results], deduced)
         except ShapeError as e:
-            op.location.emit_error(f"'relax.call' op @{callee}: {e}")
-            self.failed = True
+            self.error(op, ShapeError(f"@{callee}: {e}"))
             return
         self.set_types(op, [to_mlir(t) for t in deduced])
 
     def refine_relax_op(self, cls: type[RelaxOp], op: ir.Operation) -> None:
         """Deduced results replace coarser declared ones; stated results (match_cast, calls) are kept.
         Either way, results the operands make impossible are reported."""
-        if check_types(cls, op) is not None:
-            return  # wrong kinds of operands: relax-verify reports it
+        problem = check_types(cls, op)
+        if problem is not None:  # wrong kinds of operands: relax-verify reports it (the builder raises)
+            if self.raise_errors:
+                self.error(op, ShapeError(problem))
+            return
         view: RelaxOp = op.opview  # type: ignore[assignment]
         declared = [relax_type(r.type) for r in op.results]
         try:
             if issubclass(cls, DeclaredResultsOp):
                 cls.check_results(view.operand_types(), view.attr_values(), declared)
+                if cls is MatchCastOp:
+                    self.scope |= bare_symbols(declared[0])  # type: ignore[arg-type]
                 return
             deduced = cls.deduce(view.operand_types(), view.attr_values())
-            check_results_agree(declared, deduced)
+            if not self.loose:
+                check_results_agree(declared, deduced)
         except ShapeError as e:
-            op.location.emit_error(f"'{op.name}' op {e}")
-            self.failed = True
+            self.error(op, e)
             return
         self.set_types(op, [to_mlir(t) for t in deduced])
+
+    def error(self, op: ir.Operation, e: ShapeError) -> None:
+        if self.raise_errors:
+            raise ShapeError(f"{describe_location(op.location)}'{op.name}' op {e}") from None
+        op.location.emit_error(f"'{op.name}' op {e}")
+        self.failed = True
+
+    # -- control flow ------------------------------------------------------------------------------
+    def visit_block(self, block: ir.Block, func_name: str, outer: set[str]) -> ir.Operation:
+        """Refine a branch or loop body in a scope of its own; returns its terminator."""
+        self.scope = set(outer)
+        for inner in block.operations:
+            self.visit(inner.operation, func_name)
+        self.scope = outer
+        return block.operations[len(block.operations) - 1].operation
+
+    def visit_if(self, op: ir.Operation, func_name: str) -> None:
+        """Results of an ``scf.if``: the join of its branches' yields (symbols bound inside forgotten)."""
+        outer = self.scope
+        yields = [self.visit_block(r.blocks[0], func_name, outer) for r in op.regions if len(r.blocks)]
+        if not op.results:
+            return
+        if len(yields) != 2:
+            raise ShapeError("an scf.if with results needs an else branch")
+        types = [
+            joined_types([precise(y.operands[i]) for y in yields], outer) or r.type
+            for i, r in enumerate(op.results)
+        ]
+        self.set_types(op, types)
+        for y in yields:
+            coerce_operands(y, 0, types)
+
+    def visit_while(self, op: ir.Operation, func_name: str) -> None:
+        """Carried types of an ``scf.while``: the fixed point of join(init, body(T)), which a join reaches
+        because it only coarsens. Ops in the body follow the carried types (``loose``)."""
+        outer = self.scope
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        carried = [joined_types([precise(v)], outer) or v.type for v in op.operands]
+        self.loose += 1
+        try:
+            for _ in range(_MAX_ITERATIONS):
+                for arg, t in zip(before.arguments, carried):
+                    if arg.type != t:
+                        arg.set_type(t)
+                cond = self.visit_block(before, func_name, outer)
+                forwarded = [joined_types([precise(v)], outer) or v.type for v in list(cond.operands)[1:]]
+                for arg, t in zip(after.arguments, forwarded):
+                    if arg.type != t:
+                        arg.set_type(t)
+                self.set_types(op, forwarded)
+                yielded = self.visit_block(after, func_name, outer)
+                new = [joined_types([c, precise(y)], outer) or c for c, y in zip(carried, yielded.operands)]
+                if new == carried:
+                    break
+                carried = new
+            else:
+                raise ShapeError(f"the loop-carried types do not settle after {_MAX_ITERATIONS} rounds")
+        finally:
+            self.loose -= 1
+        coerce_operands(op, 0, carried)
+        coerce_operands(cond, 1, forwarded)
+        coerce_operands(yielded, 0, carried)
 
     @staticmethod
     def set_types(op: ir.Operation, types: list[ir.Type]) -> None:
@@ -143,11 +215,116 @@ class _Inference:
         ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
         results = [v.type for v in ret.operands]
         if widen and len(results) == len(ftype.results):
-            results = [_widen(old, new) for old, new in zip(ftype.results, results)]
+            results = [
+                _widen(old, new) for old, new in zip(ftype.results, results)
+            ]  # the join: dims that differ unknown
         if list(ftype.results) == results:
             return False
         f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(ftype.inputs), results))
         return True
+
+
+_MAX_ITERATIONS = 64
+
+
+def _widen(old: ir.Type, new: ir.Type) -> ir.Type:
+    """A type covering both (their join, ``dialects/join.py``)."""
+    a, b = relax_type(old), relax_type(new)
+    return new if a is None or b is None or a == b else to_mlir(join(a, b))
+
+
+def refine_control_flow(op: ir.Operation) -> None:
+    """Deduce the result types of an ``scf.if`` or ``scf.while`` that the builder has just closed (a loop
+    body built on the initial types is re-deduced on the joined ones); casts included. Raises a located
+    ShapeError when a branch or body is ill-typed."""
+    func = op
+    while func.name != "func.func":
+        func = func.parent
+    inference = _Inference(func.parent, raise_errors=True)
+    inference.scope = visible_symbols(op)
+    name = ir.StringAttr(func.attributes["sym_name"]).value
+    (inference.visit_if if op.name == "scf.if" else inference.visit_while)(op, name)
+
+
+def visible_symbols(op: ir.Operation) -> set[str]:
+    """The symbols defined where ``op`` is: by its function's parameters, and by the match_casts before it
+    in its block and in each enclosing block (dataflow blocks included, branches and loop bodies not)."""
+    out: set[str] = set()
+    while op.name != "func.func":
+        for other in op.block.operations:
+            if other.operation == op:
+                break
+            out |= _cast_symbols(other.operation)
+        op = op.parent
+    for arg in op.regions[0].blocks[0].arguments:
+        t = relax_type(arg.type)
+        if t is not None:
+            out |= bare_symbols(t)
+    return out
+
+
+def _cast_symbols(op: ir.Operation) -> set[str]:
+    if op.name == "relax.match_cast":
+        t = relax_type(op.results[0].type)
+        return bare_symbols(t) if t is not None else set()
+    if op.name == "scf.execute_region" and DATAFLOW_ATTR in op.attributes:
+        return {s for inner in op.regions[0].blocks[0].operations for s in _cast_symbols(inner.operation)}
+    return set()
+
+
+def joined_types(types: list[ir.Type], visible: set[str]) -> ir.Type | None:
+    """The join of relax types, with symbols outside ``visible`` forgotten; None if one is not relax."""
+    joined: RelaxType | None = None
+    for mt in types:
+        t = relax_type(mt)
+        if t is None:
+            return None
+        joined = t if joined is None else join(joined, t)
+    assert joined is not None
+    return to_mlir(forget(joined, visible))
+
+
+def _weakening_cast(v: ir.Value) -> ir.Value | None:
+    """The source of ``v`` when ``v`` is a match_cast that cannot fail used once (one ``coerce_operands``
+    makes), else None."""
+    if not (isinstance(v, ir.OpResult) and v.owner.name == "relax.match_cast"):
+        return None
+    src = v.owner.operands[0]
+    if next(iter(v.uses), None) is None or len(list(v.uses)) != 1:
+        return None
+    return src if cast_cannot_fail(relax_type(src.type), relax_type(v.type)) else None
+
+
+def precise(v: ir.Value) -> ir.Type:
+    """The type of ``v``, looking through a weakening cast (so a join can become more precise again)."""
+    src = _weakening_cast(v)
+    return v.type if src is None else src.type
+
+
+def coerce_operands(op: ir.Operation, start: int, types: list[ir.Type]) -> None:
+    """Make operands ``start...`` of ``op`` (a yield, a loop's inits) have ``types``, weakening a more precise
+    value with a ``relax.match_cast`` that cannot fail (its check is dropped); a weakening cast made earlier
+    is retyped instead of stacked."""
+    for i, t in enumerate(types):
+        v = op.operands[start + i]
+        if v.type == t:
+            continue
+        src, target = relax_type(v.type), relax_type(t)
+        if src is None or target is None:
+            continue  # non-relax values (index, i1) are the user's
+        source = _weakening_cast(v)
+        if source is not None and cast_cannot_fail(relax_type(source.type), target):
+            if source.type == t:
+                op.operands[start + i] = source
+            else:
+                v.set_type(t)
+            continue
+        if not cast_cannot_fail(src, target):
+            raise ShapeError(
+                f"operand #{start + i} has type {src}, which the joined type {target} cannot hold"
+            )
+        cast = MatchCastOp.build([v], result_types=[target], loc=op.location, ip=ir.InsertionPoint(op))
+        op.operands[start + i] = cast.result
 
 
 def infer_shapes(module: ir.Operation) -> bool:
@@ -164,35 +341,3 @@ class InferShapesPass:
     def run(self, module: ir.Operation) -> None:
         if not infer_shapes(module):
             raise PassFailed("shape inference failed")
-
-
-def _widen(old: ir.Type, new: ir.Type) -> ir.Type:
-    """A type covering both: dims that differ become unknown, ranks that differ unknown rank."""
-    a, b = relax_type(old), relax_type(new)
-    if a is None or b is None or a == b:
-        return new
-    return to_mlir(_widen_types(a, b))
-
-
-def _widen_types(a: RelaxType, b: RelaxType) -> RelaxType:
-    if type(a) is not type(b):
-        return ObjectType()
-    if isinstance(a, TensorType):
-        assert isinstance(b, TensorType)
-        return TensorType(_widen_dims(a.shape, b.shape), a.dtype if a.dtype == b.dtype else None)
-    if isinstance(a, ShapeType):
-        assert isinstance(b, ShapeType)
-        return ShapeType(_widen_dims(a.values, b.values))
-    if isinstance(a, PrimType):
-        return PrimType(a.value if a == b else None)
-    if isinstance(a, TupleType):
-        assert isinstance(b, TupleType)
-        if len(a.fields) == len(b.fields):
-            return TupleType(tuple(_widen_types(x, y) for x, y in zip(a.fields, b.fields)))
-    return ObjectType() if a != b else a
-
-
-def _widen_dims(a: tuple | None, b: tuple | None) -> tuple | None:
-    if a is None or b is None or len(a) != len(b):
-        return None
-    return tuple(x if x == y else None for x, y in zip(a, b))

@@ -9,8 +9,11 @@ Checks, per function with relax types:
 - ``call_tir`` callees exist in the module;
 - ``relax.call`` callees are relax functions of the module whose parameters the arguments can match, and the
   call's result types agree with the callee's signature instantiated at the call (``ops/call.py``);
-- dataflow blocks (``scf.execute_region`` marked ``no_inline`` and ``relax.dataflow``) hold only relax ops.
-  Their values are visible outside only through the yield: MLIR's dominance check enforces that.
+- dataflow blocks (``scf.execute_region`` marked ``no_inline`` and ``relax.dataflow``) hold only relax ops
+  (no control flow). Their values are visible outside only through the yield: MLIR's dominance check
+  enforces that;
+- a symbol bound by a match_cast inside a branch (``scf.if``) or loop body (``scf.while``) is visible only
+  there: a type after the join that uses it is reported (the join forgets it, ``dialects/join.py``).
 """
 
 from __future__ import annotations
@@ -127,10 +130,16 @@ class _FunctionVerifier:
             self.check_relax_op(cls, op)
         elif op.name == "func.return":
             self.check_symbols(op, [v.type for v in op.operands], "returned value")
+        scoped = op.name in ("scf.if", "scf.while")  # symbols bound in a branch or loop body stay there
         for region in op.regions:
+            outer = set(self.defined)
             for block in region.blocks:
                 for inner in block.operations:
                     self.visit(inner.operation)
+            if scoped:
+                self.defined = outer
+        if scoped:
+            self.check_symbols(op, [r.type for r in op.results], "result")
 
     def check_dataflow(self, op: ir.Operation) -> None:
         if "no_inline" not in op.attributes:
