@@ -6,7 +6,8 @@ bind (``dialects/bind.py``) are replaced by the caller's expressions; when some 
 or cannot be bound, the arguments are first ``match_cast`` to the instantiated parameter types (so the
 checks stay, and unbound symbols get fresh names, bound there); symbols a ``match_cast`` inside the callee
 binds get fresh names too. Types and dim attributes of the inlined ops are rewritten accordingly. A call
-inside a dataflow block gets the callee's dataflow blocks dissolved (blocks do not nest). A result more
+inside a dataflow block gets the callee's dataflow blocks dissolved (blocks do not nest), and is not inlined
+when the callee has control flow (a dataflow block holds none). A result more
 precise than the call's stated type is weakened with a ``match_cast`` that cannot fail. Private functions
 left uncalled are erased.
 """
@@ -163,6 +164,12 @@ class _Inliner:
                 t = relax_type(r.type)
                 if t is not None:
                     r.set_type(to_mlir(instantiate(t, every)))
+            for region in x.regions:  # loop-carried values (scf.while)
+                for block in region.blocks:
+                    for a in block.arguments:
+                        t = relax_type(a.type)
+                        if t is not None:
+                            a.set_type(to_mlir(instantiate(t, every)))
             _rewrite_dim_attrs(x, every.subst)
             return ir.WalkResult.ADVANCE
 
@@ -214,6 +221,19 @@ def _subst_dim(x: object, subst: dict[str, Expr]) -> object:
     return e.value if e.is_const else str(e)
 
 
+def _has_control_flow(f: ir.Operation) -> bool:
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("scf.if", "scf.while"):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    f.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return bool(found)
+
+
 def _in_dataflow(op: ir.Operation) -> bool:
     parent = op.parent
     while parent is not None and parent.name != "func.func":
@@ -249,8 +269,8 @@ def inline_calls(module: ir.Operation) -> int:
         for f in funcs.values():
             for call in _calls(f):
                 name = _callee(call)
-                if name not in inlinable:
-                    continue
+                if name not in inlinable or (_in_dataflow(call) and _has_control_flow(funcs[name])):
+                    continue  # (no control flow in a dataflow block)
                 try:
                     inliner.inline(call, funcs[name])
                 except ShapeError:  # an ill-typed call: relax-verify reports it, and it stays a call

@@ -265,6 +265,45 @@ def test_inlining_gives_the_same_results() -> None:
     np.testing.assert_allclose(ex["main"](x, y), np.exp(np.concatenate([c, c])), rtol=1e-6)
 
 
+# -- recursion ------------------------------------------------------------------------------------------------
+
+
+def halving_module():
+    """@halve sums neighbouring pairs (padding an odd length with a zero) and calls itself until one element
+    is left: the sum of the input. The recursive call is inside an ``scf.if`` on ``n floordiv 2``."""
+    bb = rb.BlockBuilder()
+    with bb.function("halve", {"x": rb.tensor(["n"])}, private=True, results=[rb.tensor(["?"])]) as (x,):
+        with bb.if_(R.prim_value("n floordiv 2")) as (then, else_):
+            with then:
+                padded = R.concat([x, R.zeros(["n mod 2"])], axis=0)
+                pairs = R.sum(R.reshape(padded, ["(n + 1) floordiv 2", 2]), axes=[1])
+                assert str(rb.type_of(pairs)) == '!relax.tensor<["(n + 1) floordiv 2"], f32>'
+                bb.yield_(bb.call("halve", pairs))
+            with else_:
+                bb.yield_(x)
+        bb.ret(then.result)
+    with bb.function("main", {"x": rb.tensor(["m"])}) as (x,):
+        bb.ret(bb.call("halve", x))
+    return bb.module
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+def test_recursive_halving_matches_numpy(opt_level: int) -> None:
+    module = halving_module()
+    ex = relax_mlir.compile(str(module), opt_level=opt_level)
+    for n in (0, 1, 2, 7, 64, 101):
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        got = ex["main"](x)
+        np.testing.assert_allclose(got, x if n == 0 else [x.sum()], rtol=1e-5, atol=1e-5)
+
+
+def test_recursive_functions_are_not_inlined() -> None:
+    with make_context():
+        module = steps.parse(str(halving_module()))
+        steps.run(module, "relax-inline,relax-verify")
+        assert str(module).count("{callee = @halve}") == 2
+
+
 # -- other targets ----------------------------------------------------------------------------------------
 
 

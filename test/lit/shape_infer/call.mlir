@@ -94,3 +94,28 @@ func.func private @grows(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<"*", f3
   %c = "relax.concat"(%r, %x) {axis = 0 : i64} : (!relax.tensor<"*", f32>, !relax.tensor<["n"], f32>) -> !relax.tensor<"*", f32>
   return %c : !relax.tensor<"*", f32>
 }
+
+// Recursion through a branch (the recursive halving): the call inside scf.if uses @halve's declared
+// signature; the if's result is the join of the call's ["?"] and the parameter's ["n"].
+// CHECK-LABEL: func.func private @halve
+// CHECK-SAME: -> !relax.tensor<["?"], f32>
+// CHECK: "relax.sum"{{.*}} -> !relax.tensor<["(n + 1) floordiv 2"], f32>
+// CHECK: "relax.call"{{.*}}{callee = @halve} : (!relax.tensor<["(n + 1) floordiv 2"], f32>) -> !relax.tensor<["?"], f32>
+// CHECK: "relax.match_cast"(%arg0) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["?"], f32>
+func.func private @halve(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["?"], f32> {
+  %h = "relax.prim_value"() {value = "n floordiv 2"} : () -> !relax.prim<"n floordiv 2">
+  %c = "relax.condition"(%h) : (!relax.prim<"n floordiv 2">) -> i1
+  %r = scf.if %c -> (!relax.tensor<["?"], f32>) {
+    %z = "relax.full"() {dtype = "f32", shape = ["n mod 2"], value = 0.0 : f64} : () -> !relax.tensor<"*", f32>
+    %p = "relax.concat"(%x, %z) {axis = 0 : i64} : (!relax.tensor<["n"], f32>, !relax.tensor<"*", f32>) -> !relax.tensor<"*", f32>
+    %q = "relax.reshape"(%p) {shape = ["(n + 1) floordiv 2", 2]} : (!relax.tensor<"*", f32>) -> !relax.tensor<"*", f32>
+    %s = "relax.sum"(%q) {axes = [1], keepdims = false} : (!relax.tensor<"*", f32>) -> !relax.tensor<"*", f32>
+    %y = "relax.call"(%s) {callee = @halve} : (!relax.tensor<"*", f32>) -> !relax.tensor<"*", f32>
+    %w = "relax.match_cast"(%y) : (!relax.tensor<"*", f32>) -> !relax.tensor<["?"], f32>
+    scf.yield %w : !relax.tensor<["?"], f32>
+  } else {
+    %w = "relax.match_cast"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["?"], f32>
+    scf.yield %w : !relax.tensor<["?"], f32>
+  }
+  return %r : !relax.tensor<["?"], f32>
+}

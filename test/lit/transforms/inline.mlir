@@ -73,3 +73,30 @@ func.func @public_callee(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], 
   %r = "relax.call"(%x) {callee = @rec} : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
   return %r : !relax.tensor<["n"], f32>
 }
+
+// A callee with control flow is inlined at function level (its scf.if cloned, in the caller's symbols), but
+// not into a dataflow block (which holds no control flow).
+func.func private @branchy(%x: !relax.tensor<["n"], f32>, %p: !relax.prim<"k">) -> !relax.tensor<["n"], f32> {
+  %c = "relax.condition"(%p) : (!relax.prim<"k">) -> i1
+  %r = scf.if %c -> (!relax.tensor<["n"], f32>) {
+    %e = "relax.exp"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+    scf.yield %e : !relax.tensor<["n"], f32>
+  } else {
+    scf.yield %x : !relax.tensor<["n"], f32>
+  }
+  return %r : !relax.tensor<["n"], f32>
+}
+
+// CHECK-LABEL: func.func @branch_caller
+// CHECK: scf.if %{{.*}} -> (!relax.tensor<["m"], f32>)
+// CHECK: "relax.exp"{{.*}} -> !relax.tensor<["m"], f32>
+// CHECK: scf.execute_region
+// CHECK: "relax.call"{{.*}}{callee = @branchy}
+func.func @branch_caller(%x: !relax.tensor<["m"], f32>, %p: !relax.prim<"q">) -> !relax.tensor<["m"], f32> {
+  %r = "relax.call"(%x, %p) {callee = @branchy} : (!relax.tensor<["m"], f32>, !relax.prim<"q">) -> !relax.tensor<["m"], f32>
+  %s = scf.execute_region -> !relax.tensor<["m"], f32> {
+    %t = "relax.call"(%r, %p) {callee = @branchy} : (!relax.tensor<["m"], f32>, !relax.prim<"q">) -> !relax.tensor<["m"], f32>
+    scf.yield %t : !relax.tensor<["m"], f32>
+  } {no_inline, relax.dataflow}
+  return %s : !relax.tensor<["m"], f32>
+}
