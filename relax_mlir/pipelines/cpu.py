@@ -6,8 +6,9 @@
 | ``relax-O1`` | + cleanups (canonicalize, fold constants, CSE, DCE), constant weights packed at compile time
   (``relax-pack-weights``), kernels scheduled (``relax-schedule-kernels``: matmuls, packed matmuls, convs,
   pooling, row reductions) |
-| ``relax-O2`` | + fusion (``relax-fuse-ops`` / ``relax-fuse-kernels``), static memory planning, kernels split
-  over threads (``relax-parallelize-kernels``, OpenMP) |
+| ``relax-O2`` | + small or once-called private relax functions inlined (``relax-inline``), fusion
+  (``relax-fuse-ops`` / ``relax-fuse-kernels``), static memory planning, kernels split over threads
+  (``relax-parallelize-kernels``, OpenMP) |
 | ``relax-O3`` | + other matmuls (and their bias) offloaded to OpenBLAS (``relax-dispatch-blas``) |
 
 Every level's LLVM lowering (``host-to-llvm``) also vectorizes reductions and inlines exp/erf/tanh
@@ -26,9 +27,15 @@ from relax_mlir.transforms.schedules import VectorUnit
 VERIFY = passes("relax-verify", "relax-infer-shapes", "relax-bind-region-dims")
 
 
+INLINE_MAX_OPS = 64
+
+
 def cleanup(opt_level: int) -> Pipeline:
-    """Relax-level cleanups; constants are folded by compiling them at ``opt_level``."""
+    """Relax-level cleanups; constants are folded by compiling them at ``opt_level``. From O2, small (or
+    once-called) private relax functions are inlined first, so fusion sees across the call."""
+    inline = [P("relax-inline", max_ops=INLINE_MAX_OPS)] if opt_level >= 2 else []
     return [
+        *inline,
         P("relax-canonicalize"),
         P("relax-fold-constants", opt_level=opt_level),
         P("relax-cse"),

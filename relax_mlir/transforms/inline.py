@@ -254,13 +254,32 @@ def _is_relax(f: ir.Operation) -> bool:
     return any(relax_type(t) is not None for t in (*ftype.inputs, *ftype.results))
 
 
-def inline_calls(module: ir.Operation) -> int:
-    """Inline every call of a private, non-recursive relax function; erase those left uncalled. The number
-    of calls inlined."""
+def _size(f: ir.Operation) -> int:
+    count = [0]
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        count[0] += 1
+        return ir.WalkResult.ADVANCE
+
+    f.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return count[0] - 1
+
+
+def inline_calls(module: ir.Operation, max_ops: int = 0) -> int:
+    """Inline every call of a private, non-recursive relax function (with ``max_ops`` > 0: only of those
+    with at most ``max_ops`` ops or a single call); erase those left uncalled. The number of calls inlined."""
     funcs = {_name(f): f for f in functions(module) if _is_relax(f)}
     graph = {name: {_callee(c) for c in _calls(f)} for name, f in funcs.items()}
     recursive = _recursive(graph)
-    inlinable = {n for n, f in funcs.items() if _private(f) and n not in recursive}
+    sites: dict[str, int] = {}
+    for f in funcs.values():
+        for c in _calls(f):
+            sites[_callee(c)] = sites.get(_callee(c), 0) + 1
+    inlinable = {
+        n
+        for n, f in funcs.items()
+        if _private(f) and n not in recursive and (not max_ops or sites.get(n, 0) <= 1 or _size(f) <= max_ops)
+    }
     inliner = _Inliner(module)
     count = 0
     progress = True
@@ -288,5 +307,7 @@ def inline_calls(module: ir.Operation) -> int:
 class InlinePass:
     """Inline calls of private, non-recursive relax functions (their symbols bound at each call)."""
 
+    max_ops: int = 0  # > 0: only callees of at most this many ops, or called once (what the O2+ pipelines use)
+
     def run(self, module: ir.Operation) -> None:
-        inline_calls(module)
+        inline_calls(module, self.max_ops)

@@ -48,7 +48,7 @@ func.func @main(%x: !relax.tensor<["a", "c"], f32>, %y: !relax.tensor<["b", "d"]
   %r = "relax.call"(%x, %y) {callee = @pair} : (!relax.tensor<["a", "c"], f32>, !relax.tensor<["b", "d"], f32>) -> !relax.tensor<["a", "c"], f32>
   return %r : !relax.tensor<["a", "c"], f32>
 }
-func.func private @inner(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
+func.func @inner(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
   %y = "relax.match_cast"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<[3], f32>
   %z = "relax.match_cast"(%y) : (!relax.tensor<[3], f32>) -> !relax.tensor<["n"], f32>
   return %z : !relax.tensor<["n"], f32>
@@ -155,11 +155,12 @@ def test_issue_example_verifies_with_relax_opt(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
-def test_issue_example_runs_as_a_call(opt_level: int) -> None:
-    ex = relax_mlir.compile(ISSUE, opt_level=opt_level, pipeline=None)
+def test_issue_example_runs(opt_level: int) -> None:
+    """A call at O0/O1; from O2 the private, once-called @sq is inlined (relax-inline)."""
+    ex = relax_mlir.compile(ISSUE, opt_level=opt_level)
     for n in SIZES:
         x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
-        np.testing.assert_allclose(ex["main"](x), x * x + x, rtol=1e-6)
+        np.testing.assert_allclose(ex["main"](x), x * x + x, rtol=1e-5, atol=1e-6)  # (an FMA from O2)
 
 
 def test_calls_lower_to_host_func_calls() -> None:
@@ -168,6 +169,34 @@ def test_calls_lower_to_host_func_calls() -> None:
         steps.run(module, "relax-O0")
         text = str(module)
     assert "call @sq(" in text  # a call between host functions, not inlined
+    with make_context():
+        module = steps.parse(ISSUE.replace("func.func private @sq", "func.func @sq"))
+        steps.run(module, "relax-O2")
+        assert "call @sq(" in str(module)  # a public callee stays a call at O2
+
+
+def test_o2_inlines_only_small_or_once_called_private_functions() -> None:
+    big = "\n".join(
+        f'  %y{i + 1} = "relax.exp"(%y{i}) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>'
+        for i in range(70)
+    )
+    text = f"""
+func.func private @big(%y0: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {{
+{big}
+  return %y70 : !relax.tensor<["n"], f32>
+}}
+func.func @main(%x: !relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32> {{
+  %a = "relax.call"(%x) {{callee = @big}} : (!relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32>
+  %b = "relax.call"(%a) {{callee = @big}} : (!relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32>
+  return %b : !relax.tensor<["m"], f32>
+}}
+"""
+    with make_context():
+        module = steps.parse(text)
+        steps.run(module, "relax-inline{max-ops=64}")
+        assert str(module).count("{callee = @big}") == 2  # 70 ops, called twice: stays a function
+        steps.run(module, "relax-inline")
+        assert "@big" not in str(module)
 
 
 # -- run-time checks, coarser results, data-dependent outputs, tuples -------------------------------------
@@ -195,6 +224,8 @@ def test_a_check_failing_inside_the_callee_reports_the_callees_check(checks) -> 
         message.startswith("@outer:")
         and 'relax.match_cast: dim 0 of !relax.tensor<["n"], f32> must be 3' in message
     )
+    # a public callee stays a call at every level; a private one is no entry point (O0 keeps it a call)
+    assert "inner" in checks.functions and "transpose" not in checks.functions
 
 
 @pytest.mark.parametrize("m", [0, 1, 5])
@@ -321,7 +352,7 @@ def test_calls_on_other_targets(target: str) -> None:
         np.testing.assert_array_equal(ex["coarse"](x), x.T)
     shape, e = ex["tuples"](x[:, 0].copy(), 3)
     assert list(shape) == [5 + 3, 5 * 3]
-    assert "inner" not in ex.functions  # private relax functions are not entry points
+    assert "grow" not in ex.functions  # private relax functions are not entry points
 
 
 def test_calls_build_for_cuda() -> None:
@@ -352,7 +383,7 @@ def test_calls_in_a_relax_compile_library(tmp_path: Path) -> None:
 
     runner, cc = _toolchain("x86_64")
     lib = compile_library(CHECKS, tmp_path / "libcalls.so", target="x86_64")
-    assert "inner" not in lib.functions  # private: called, not exported
+    assert "transpose" not in lib.functions and "inner" in lib.functions  # private ones are not exported
     main = Built(lib, runner, cc, "main", tmp_path)
     for n in (0, 1, 5):
         x = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32)

@@ -71,13 +71,15 @@ OLD_PIPELINES = {
         "relax-lower-host,relax-schedule-kernels"
     ),
     "relax-O2": (
-        "relax-verify,relax-infer-shapes,relax-canonicalize,relax-fold-constants{opt-level=2},"
+        "relax-verify,relax-infer-shapes,relax-inline{max-ops=64},relax-canonicalize,"
+        "relax-fold-constants{opt-level=2},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=2},relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
         "relax-parallelize-kernels,relax-schedule-kernels"
     ),
     "relax-O3": (
-        "relax-verify,relax-infer-shapes,relax-canonicalize,relax-fold-constants{opt-level=3},"
+        "relax-verify,relax-infer-shapes,relax-inline{max-ops=64},relax-canonicalize,"
+        "relax-fold-constants{opt-level=3},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=3},relax-dispatch-blas,relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
         "relax-parallelize-kernels,relax-schedule-kernels"
@@ -86,7 +88,8 @@ OLD_PIPELINES = {
     # since the webgpu target: convolutions as named linalg ops on GPU targets (im2col looped over images
     # on the host)
     "relax-to-host-gpu": (
-        "relax-verify,relax-infer-shapes,relax-canonicalize,relax-fold-constants{opt-level=2},"
+        "relax-verify,relax-infer-shapes,relax-inline{max-ops=64},relax-canonicalize,"
+        "relax-fold-constants{opt-level=2},"
         "relax-cse,relax-dce,relax-fuse-ops,convert-relax-to-linalg{conv=direct},relax-fuse-kernels,"
         "relax-plan-memory,relax-lower-host"
     ),
