@@ -47,10 +47,27 @@ def file_location(loc: ir.Location) -> tuple[str, int, int]:
     return "", 0, 0
 
 
+# upstream errors whose fix in relax IR is another op: (what the message holds, the hint appended)
+_HINTS = (
+    (
+        ("'func.call' op operand type mismatch", "!relax."),
+        "; call a relax function with relax.call, which binds the callee's symbols to the arguments' "
+        '(`%y = "relax.call"(%x) {callee = @f} : (...) -> ...`)',
+    ),
+)
+
+
+def _hinted(message: str) -> str:
+    for needles, hint in _HINTS:
+        if all(n in message for n in needles):
+            return message + hint
+    return message
+
+
 def from_mlir(diag: ir.Diagnostic | ir.DiagnosticInfo) -> list[Diagnostic]:
     """A diagnostic and its attached notes."""
     file, line, col = file_location(diag.location)
-    out = [Diagnostic(_SEVERITY.get(diag.severity, "error"), file, line, col, str(diag.message))]
+    out = [Diagnostic(_SEVERITY.get(diag.severity, "error"), file, line, col, _hinted(str(diag.message)))]
     for note in diag.notes:
         out.extend(from_mlir(note))
     return out

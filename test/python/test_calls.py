@@ -17,7 +17,7 @@ from relax_mlir.context import make_context
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.bind import bind
 from relax_mlir.dialects.types import parse_type
-from relax_mlir.errors import InputError, ShapeError
+from relax_mlir.errors import CompileError, InputError, ShapeError
 from relax_mlir.shape_infer.expr import parse_expr
 from relax_mlir.targets import steps
 
@@ -152,6 +152,12 @@ def test_issue_example_verifies_with_relax_opt(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_func_call_between_relax_functions_points_at_relax_call() -> None:
+    text = ISSUE.replace('"relax.call"(%x) {callee = @sq}', "func.call @sq(%x)")
+    with pytest.raises(CompileError, match="operand type mismatch.*; call a relax function with relax.call"):
+        relax_mlir.compile(text)
 
 
 @pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
