@@ -57,7 +57,8 @@ _HINTS = (
 )
 
 
-def _hinted(message: str) -> str:
+def hinted(message: str) -> str:
+    """``message`` with a hint appended when it is an upstream error whose fix is a relax op."""
     for needles, hint in _HINTS:
         if all(n in message for n in needles):
             return message + hint
@@ -67,7 +68,7 @@ def _hinted(message: str) -> str:
 def from_mlir(diag: ir.Diagnostic | ir.DiagnosticInfo) -> list[Diagnostic]:
     """A diagnostic and its attached notes."""
     file, line, col = file_location(diag.location)
-    out = [Diagnostic(_SEVERITY.get(diag.severity, "error"), file, line, col, _hinted(str(diag.message)))]
+    out = [Diagnostic(_SEVERITY.get(diag.severity, "error"), file, line, col, hinted(str(diag.message)))]
     for note in diag.notes:
         out.extend(from_mlir(note))
     return out

@@ -12,6 +12,7 @@ import json
 from mlir import ir, passmanager
 
 from relax_mlir.context import parse_module
+from relax_mlir.diagnostics import hinted
 from relax_mlir.errors import CompileError
 from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
 from relax_mlir.pipelines.data import Pipeline
@@ -20,7 +21,7 @@ from relax_mlir.transforms.lower_host import SIGNATURE_ATTR
 
 def diagnostics(e: ir.MLIRError) -> str:
     """The error diagnostics of an MLIRError, one per line, without MLIR's generic preamble."""
-    lines = [f"{where(d.location)}{d.message}" for d in e.error_diagnostics]
+    lines = [f"{where(d.location)}{hinted(d.message)}" for d in e.error_diagnostics]
     return "\n".join(lines) or str(e)
 
 
