@@ -530,3 +530,28 @@ def test_onnx_local_function_errors_name_the_function() -> None:
         OnnxImportError, match="node 'F_0' .*: in function 'local.F': ONNX node 'Transpose_0'"
     ):
         from_onnx(model([helper.make_node("Transpose", ["X"], ["Y"], perm=[1, 0])]))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2, 3])
+def test_calls_inside_a_dataflow_block_with_planned_memory(opt_level: int) -> None:
+    """A public callee (a call at every level) between kernels whose buffers the memory plan reuses."""
+    bb = rb.BlockBuilder()
+    with bb.function("pub", {"x": rb.tensor(["n", 4])}) as (x,):
+        bb.ret(R.add(R.exp(x), x))
+    with bb.function("main", {"x": rb.tensor(["m", 4])}) as (x,):
+        with bb.dataflow():
+            a = R.exp(x)
+            b = bb.call("pub", R.multiply(a, a))
+            minus_b = R.subtract(b, R.multiply(b, R.constant(np.array(2, np.float32))))
+            out = bb.emit_output(R.add(R.add(R.exp(b), a), bb.call("pub", minus_b)))
+        bb.ret(out)
+    ex = relax_mlir.compile(str(bb.module), opt_level=opt_level)
+
+    def pub(v):
+        return np.exp(v) + v
+
+    for m in (0, 1, 5, 33):
+        x = (np.random.default_rng(m).standard_normal((m, 4)) * 0.1).astype(np.float32)
+        a = np.exp(x)
+        b = pub(a * a)
+        np.testing.assert_allclose(ex["main"](x), np.exp(b) + a + pub(-b), rtol=1e-5)
