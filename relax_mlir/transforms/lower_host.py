@@ -481,6 +481,18 @@ class _HostWriter:
         flat = [x for t in types for x in self._flat_types(t, op)]
         return f"{keyword} {', '.join(names)} : {', '.join(flat)}" if names else keyword
 
+    def _unless_failed(self, cond: str) -> str:
+        """``cond`` and no check has failed yet: a check inside a loop records its failure and the code goes
+        on, so the loop stops at the end of the iteration that failed."""
+        status, zero, ok, both = (self.f.fresh("st") for _ in range(4))
+        self.f.lines += [
+            f"{status} = memref.load {self.status}[{self.code.const(0)}] : memref<4xi64>",
+            f"{zero} = arith.constant 0 : i64",
+            f"{ok} = arith.cmpi eq, {status}, {zero} : i64",
+            f"{both} = arith.andi {cond}, {ok} : i1",
+        ]
+        return both
+
     def lower_if(self, op: ir.Operation) -> None:
         """``scf.if`` on host values; results whose size differs per branch are tensors of unknown dims."""
         cond = self.lookup(op.operands[0])
@@ -524,6 +536,7 @@ class _HostWriter:
             cond = self.lookup(term.operands[0])
             if not isinstance(cond, str):
                 raise _OpError(op, "'scf.while' op: the condition must come from relax.condition")
+            cond = self._unless_failed(cond)
             self.f.lines.append(
                 self._terminator(f"scf.condition({cond})", list(term.operands)[1:], types, op)
             )

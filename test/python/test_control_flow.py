@@ -364,3 +364,25 @@ def test_memory_plan_around_a_loop_never_reuses_a_storage_live_across_it() -> No
         x = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32)
         for k in (0, 1, 3):
             np.testing.assert_allclose(exe(x, np.array(k, np.int64)), planned_reference(x, k), rtol=1e-5)
+
+
+def test_failed_check_inside_a_loop_stops_it_and_raises() -> None:
+    from relax_mlir.errors import InputError
+
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 3], "f32"), "k": rb.tensor([], "i64")}) as (x, k):
+        one = R.constant(np.array(1, np.int64))
+        with bb.while_(x, R.constant(np.array(0, np.int64))) as loop:
+            with loop.cond as (a, i):
+                loop.condition(R.less(i, k))
+            with loop.body as (a, i):
+                same = R.match_cast(a, rb.tensor(["n", 3], "f32"))  # fails once the carried tensor has grown
+                bb.yield_(R.concat([same, x], axis=0), R.add(i, one))
+        bb.ret(loop.results[0])
+    exe = compile(bb.module, opt_level=1)
+    x = np.ones((2, 3), np.float32)
+    assert exe(x, np.array(1, np.int64)).shape == (4, 3)
+    with pytest.raises(
+        InputError, match=r"test_control_flow.py:\d+:\d+: relax.match_cast: dim 0 .* must be n, got 4"
+    ):
+        exe(x, np.array(2, np.int64))
