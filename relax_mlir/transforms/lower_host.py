@@ -17,7 +17,11 @@ ops. This pass rewrites it into a function on builtin types with a fixed calling
   dim]`` into ``%status`` and returns; a ``relax.check_index`` (indices within their dim) or
   ``relax.check_dim`` stores the same without branching (the first failure wins) and the code goes on:
   the kernels that rely on it keep their accesses inside their buffers. ``relax.signature`` tells the
-  runtime what each check means (``executable.format_check``), so a failure comes back to Python as an error.
+  runtime what each check means (``executable.format_check``), so a failure comes back to Python as an error;
+- ``scf.if`` / ``scf.while`` stay ``scf.if`` / ``scf.while`` on host values (tensors, prim and shape values as
+  ``index``es); symbols and sizes computed inside a branch or loop body stay there, a check inside one records
+  its failure without branching (a loop then stops after the iteration), and a result whose size differs per
+  branch or iteration is a tensor of unknown dims (returned when it is an output).
 """
 
 from __future__ import annotations
