@@ -386,3 +386,24 @@ def test_failed_check_inside_a_loop_stops_it_and_raises() -> None:
         InputError, match=r"test_control_flow.py:\d+:\d+: relax.match_cast: dim 0 .* must be n, got 4"
     ):
         exe(x, np.array(2, np.int64))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_dataflow_block_inside_a_loop_body(opt_level: int) -> None:
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 3], "f32"), "k": rb.tensor([], "i64")}) as (x, k):
+        one = R.constant(np.array(1, np.int64))
+        with bb.while_(x, R.constant(np.array(0, np.int64))) as loop:
+            with loop.cond as (a, i):
+                loop.condition(R.less(i, k))
+            with loop.body as (a, i):
+                with bb.dataflow():  # fused at O2, inside the loop
+                    y = bb.emit_output(R.tanh(R.add(R.exp(a), a)))
+                bb.yield_(y, R.add(i, one))
+        bb.ret(loop.results[0])
+    exe = compile(bb.module, opt_level=opt_level)
+    for x, k in _inputs():
+        ref = x
+        for _ in range(int(k)):
+            ref = np.tanh(np.exp(ref) + ref)
+        np.testing.assert_allclose(exe(x, k), ref, rtol=1e-5)
