@@ -8,6 +8,12 @@ values. When a function's signature changes, its callers are walked again, recur
 until nothing changes (a fixed point over the call graph); a signature that keeps changing (a recursion
 whose result grows) is widened: after ``WIDEN_AFTER`` changes, to the join of its old and new types.
 Running the pass twice changes nothing the second time.
+
+Control flow (``relax.condition`` feeding upstream ``scf.if`` / ``scf.while``): an ``scf.if``'s results are the
+join of its branches' yields (``dialects/join.py``), an ``scf.while``'s carried values the fixed point of
+``join(init, body(T))``; symbols bound by a match_cast inside a branch or body are forgotten at the join. A
+value more precise than the joined type is weakened with a ``relax.match_cast`` that cannot fail (no run-time
+check), which a later run looks through, so a join can become more precise again.
 """
 
 from __future__ import annotations
