@@ -555,3 +555,27 @@ def test_calls_inside_a_dataflow_block_with_planned_memory(opt_level: int) -> No
         a = np.exp(x)
         b = pub(a * a)
         np.testing.assert_allclose(ex["main"](x), np.exp(b) + a + pub(-b), rtol=1e-5)
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2])
+def test_a_call_checked_inside_a_branch_runs_only_when_the_check_holds(opt_level: int) -> None:
+    """Inside a branch a failed argument check is recorded, not branched on: the call is then skipped (its
+    kernels would read out of bounds), and the error reaches Python."""
+    bb = rb.BlockBuilder()
+    with bb.function("pos", {"x": rb.tensor(["n"]), "y": rb.tensor(["n"])}, private=True) as (x, y):
+        bb.ret(R.nonzero(R.add(x, y)))
+    with bb.function("main", {"x": rb.tensor(["a"]), "y": rb.tensor(["b"]), "p": rb.prim("k")}) as (x, y, p):
+        with bb.if_(p) as (then, else_):
+            with then:
+                bb.yield_(bb.call("pos", x, y))
+            with else_:
+                bb.yield_(R.nonzero(x))
+        bb.ret(then.result)
+    ex = relax_mlir.compile(str(bb.module), opt_level=opt_level)
+    for n in (0, 1, 6):
+        rng = np.random.default_rng(n)
+        x, y = (rng.integers(-1, 2, n).astype(np.float32) for _ in range(2))
+        np.testing.assert_array_equal(ex["main"](x, y, 1), np.stack(np.nonzero(x + y)))
+        np.testing.assert_array_equal(ex["main"](x, y[:0], 0), np.stack(np.nonzero(x)))
+        if n:
+            assert "must be a, got 0" in _error(ex["main"], x, y[:0], 1)  # (O2: inlined, a match_cast)
