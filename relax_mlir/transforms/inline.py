@@ -21,7 +21,16 @@ from mlir import ir
 from relax_mlir.dialects.bind import Binding, bind, instantiate
 from relax_mlir.dialects.ops.call import callee_signature
 from relax_mlir.dialects.registry import ATTR_KINDS, OPS
-from relax_mlir.dialects.types import free_symbols, relax_type, to_mlir
+from relax_mlir.dialects.types import (
+    PrimType,
+    RelaxType,
+    ShapeType,
+    TensorType,
+    TupleType,
+    free_symbols,
+    relax_type,
+    to_mlir,
+)
 from relax_mlir.errors import ShapeError
 from relax_mlir.shape_infer.expr import Expr, parse_expr, sym
 from relax_mlir.transforms.registry import register_pass
@@ -114,17 +123,16 @@ class _Inliner:
         every = Binding(subst)
         ip = ir.InsertionPoint(call)
         if binding.checks or binding.unbound:
-            cast = OPS["match_cast"]
-            args = [
-                ir.Operation.create(
-                    cast.OPERATION_NAME,
-                    results=[to_mlir(instantiate(p, every))],
-                    operands=[a],
-                    loc=call.location,
-                    ip=ip,
-                ).result
-                for a, p in zip(args, params)
-            ]
+            # cast the arguments to the instantiated parameter types (checks kept, fresh symbols bound); a
+            # dim using a fresh symbol that another argument binds is cast in a second step, once it is bound
+            fresh = {str(subst[s]) for s in binding.unbound}
+            casts = []
+            for a, p in zip(args, params):
+                full = instantiate(p, every)
+                early = _only_bare(full, fresh)
+                v = self.cast(a, early, call.location, ip)
+                casts.append((v, full, early))
+            args = [v if early == full else self.cast(v, full, call.location, ip) for v, full, early in casts]
         mapping: dict[ir.Value, ir.Value] = dict(zip(body.arguments, args))
         flatten = _in_dataflow(call)
         returned: list[ir.Value] = []
@@ -150,6 +158,12 @@ class _Inliner:
                 ).result
             r.replace_all_uses_with(v)
         call.erase()
+
+    @staticmethod
+    def cast(v: ir.Value, t: RelaxType, loc: ir.Location, ip: ir.InsertionPoint) -> ir.Value:
+        return ir.Operation.create(
+            OPS["match_cast"].OPERATION_NAME, results=[to_mlir(t)], operands=[v], loc=loc, ip=ip
+        ).result
 
     def clone(
         self, op: ir.Operation, mapping: dict[ir.Value, ir.Value], every: Binding, ip: ir.InsertionPoint
@@ -219,6 +233,25 @@ def _subst_dim(x: object, subst: dict[str, Expr]) -> object:
         return x
     e = e.subs(subst)
     return e.value if e.is_const else str(e)
+
+
+def _only_bare(t: RelaxType, fresh: set[str]) -> RelaxType:
+    """``t`` with dims that use a symbol of ``fresh`` other than alone made unknown."""
+
+    def dim(d: Expr | None) -> Expr | None:
+        if d is None or not (d.free_symbols & fresh) or str(d) in fresh:
+            return d
+        return None
+
+    if isinstance(t, TensorType):
+        return TensorType(None if t.shape is None else tuple(dim(d) for d in t.shape), t.dtype)
+    if isinstance(t, ShapeType):
+        return ShapeType(None if t.values is None else tuple(dim(d) for d in t.values))
+    if isinstance(t, PrimType):
+        return PrimType(dim(t.value))
+    if isinstance(t, TupleType):
+        return TupleType(tuple(_only_bare(f, fresh) for f in t.fields))
+    return t
 
 
 def _has_control_flow(f: ir.Operation) -> bool:
@@ -307,7 +340,9 @@ def inline_calls(module: ir.Operation, max_ops: int = 0) -> int:
 class InlinePass:
     """Inline calls of private, non-recursive relax functions (their symbols bound at each call)."""
 
-    max_ops: int = 0  # > 0: only callees of at most this many ops, or called once (what the O2+ pipelines use)
+    max_ops: int = (
+        0  # > 0: only callees of at most this many ops, or called once (what the O2+ pipelines use)
+    )
 
     def run(self, module: ir.Operation) -> None:
         inline_calls(module, self.max_ops)

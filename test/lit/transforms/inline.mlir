@@ -100,3 +100,17 @@ func.func @branch_caller(%x: !relax.tensor<["m"], f32>, %p: !relax.prim<"q">) ->
   } {no_inline, relax.dataflow}
   return %s : !relax.tensor<["m"], f32>
 }
+
+// A fresh symbol used in an expression is cast once another argument has bound it (two steps).
+func.func private @double_of(%x: !relax.tensor<["2 * n"], f32>, %y: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {
+  return %y : !relax.tensor<["n"], f32>
+}
+
+// CHECK-LABEL: func.func @two_steps
+// CHECK: "relax.match_cast"(%arg0) : (!relax.tensor<["?"], f32>) -> !relax.tensor<["?"], f32>
+// CHECK: "relax.match_cast"(%arg1) : (!relax.tensor<["?"], f32>) -> !relax.tensor<["[[N:n_[0-9]+]]"], f32>
+// CHECK: "relax.match_cast"(%{{.*}}) : (!relax.tensor<["?"], f32>) -> !relax.tensor<["2 * [[N]]"], f32>
+func.func @two_steps(%x: !relax.tensor<["?"], f32>, %y: !relax.tensor<["?"], f32>) -> !relax.tensor<"*", f32> {
+  %r = "relax.call"(%x, %y) {callee = @double_of} : (!relax.tensor<["?"], f32>, !relax.tensor<["?"], f32>) -> !relax.tensor<"*", f32>
+  return %r : !relax.tensor<"*", f32>
+}
