@@ -906,40 +906,77 @@ class _HostWriter:
                 raise UnsupportedOpError(
                     f"{where}relax.match_cast: rank {len(src.type.shape)} vs {len(target.shape)}"
                 )
+            oks = []
             for axis, d in enumerate(target.shape):
                 if d is None or trusted:
                     continue
-                self._check_dim(self._dim(src, axis), d, f"{where}relax.match_cast: dim {axis} of {src.type}")
+                ok = self._check_dim(
+                    self._dim(src, axis), d, f"{where}relax.match_cast: dim {axis} of {src.type}"
+                )
+                oks.append(ok)
             new_type = TensorType(target.shape, target.dtype or src.type.dtype)
-            if builtin_tensor(new_type) == src.mlir:
-                return _Tensor(src.name, new_type)
-            name = self.f.fresh("cast")
-            self.f.lines.append(f"{name} = tensor.cast {src.name} : {src.mlir} to {builtin_tensor(new_type)}")
-            return _Tensor(name, new_type)
+            value = src.name
+            if builtin_tensor(new_type) != src.mlir:
+                value = self.f.fresh("cast")
+                self.f.lines.append(
+                    f"{value} = tensor.cast {src.name} : {src.mlir} to {builtin_tensor(new_type)}"
+                )
+            return _Tensor(self._checked_tensor(value, src, new_type, [x for x in oks if x]), new_type)
         if isinstance(src, _Ints):
             dims = [target.value] if isinstance(target, PrimType) else getattr(target, "values", None)
             if dims is None:
                 return src
+            names = list(src.names)
             for j, (actual, d) in enumerate(zip(src.names, dims)):
-                if d is not None:
-                    self._check_dim(actual, d, f"{where}relax.match_cast: value #{j}")
-            return src
+                if d is None:
+                    continue
+                ok = self._check_dim(actual, d, f"{where}relax.match_cast: value #{j}")
+                if ok:  # inside a region, a failed check goes on with the expected value
+                    names[j] = self.f.fresh("checked")
+                    self.f.lines.append(
+                        f"{names[j]} = arith.select {ok}, {actual}, {self.code.value(d)} : index"
+                    )
+            return _Ints(names, src.is_shape)
         return src
 
-    def _check_dim(self, actual: str, d: Expr, what: str) -> None:
-        """Bind a new bare symbol to ``actual``, or branch to a failure block unless it equals ``d``."""
+    def _checked_tensor(self, value: str, src: _Tensor, t: TensorType, oks: list[str]) -> str:
+        """``value``, or, when a check inside a region failed (``oks``), an uninitialized tensor of the expected
+        shape: the rest of the iteration then stays inside its buffers until the loop stops and the runtime raises."""
+        if not oks:
+            return value
+        ok = oks[0]
+        for other in oks[1:]:
+            both = self.f.fresh("ok")
+            self.f.lines.append(f"{both} = arith.andi {ok}, {other} : i1")
+            ok = both
+        sizes = [
+            self._dim(src, axis) if d is None else self.code.value(d)
+            for axis, d in enumerate(t.shape)  # type: ignore[arg-type]
+            if d is None or not d.is_const
+        ]
+        out, empty, mlir = self.f.fresh("checked"), self.f.fresh("empty"), builtin_tensor(t)
+        self.f.lines += [  # not an scf.if: a buffer allocated in one branch only needs an i1 memref to free
+            f"{empty} = tensor.empty({', '.join(sizes)}) : {mlir}",
+            f"{out} = arith.select {ok}, {value}, {empty} : {mlir}",
+        ]
+        return out
+
+    def _check_dim(self, actual: str, d: Expr, what: str) -> str | None:
+        """Bind a new bare symbol to ``actual``, or branch to a failure block unless it equals ``d``. Inside a
+        region (no branch out of it), record the failure instead and return the i1 that says the check held."""
         if len(d.free_symbols) == 1 and str(d) in d.free_symbols and str(d) not in self.env:
             self.env[str(d)] = actual
-            return
+            return None
         expected = self.code.value(d)
         if expected == actual:
-            return
+            return None
         ok = self.f.fresh("ok")
         self.f.lines.append(f"{ok} = arith.cmpi eq, {actual}, {expected} : index")
-        if self.depth:  # no branch out of a region: record it, the runtime raises after the call
+        if self.depth:  # the runtime raises after the call
             self.record_check(ok, actual, expected, f"{what} must be {format_dim(d)}")
-            return
+            return ok
         self._branch(ok, actual, expected, f"{what} must be {format_dim(d)}")
+        return None
 
     def _branch(self, ok: str, actual: str, expected: str, message: str) -> None:
         """Continue when the i1 ``ok`` holds, else fail with check ``message`` (see ``executable.format_check``)."""

@@ -63,3 +63,36 @@ func.func @grow(%x: !relax.tensor<["n"], f32>, %k: !relax.prim<"k">) -> !relax.t
   }
   return %r : !relax.tensor<"*", f32>
 }
+
+// -----
+
+// A match_cast that checks (not binds) a dim inside a loop body cannot branch out of the region: it records
+// the failure in the status and goes on with an uninitialized tensor of the expected shape, so the kernels
+// after it stay inside their buffers until the loop stops and the runtime raises.
+
+// CHECK-LABEL: func.func @checked_in_loop(
+// CHECK:         scf.while
+// CHECK:         } do {
+// CHECK:           %[[D:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?xf32>
+// CHECK:           %[[OK:.*]] = arith.cmpi eq, %[[D]], %[[N:.*]] : index
+// CHECK:           scf.if
+// CHECK:             memref.store
+// CHECK:           %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?xf32>
+// CHECK:           %[[SAFE:.*]] = arith.select %[[OK]], %{{.*}}, %[[E]] : tensor<?xf32>
+// CHECK:           call @add_0(%[[SAFE]]
+// CHECK:           call @concat_0
+
+func.func @checked_in_loop(%x: !relax.tensor<["n"], f32>, %k: !relax.prim<"k">) -> !relax.tensor<"*", f32> {
+  %x0 = "relax.match_cast"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<"*", f32>
+  %r = scf.while (%a = %x0) : (!relax.tensor<"*", f32>) -> (!relax.tensor<"*", f32>) {
+    %c = "relax.condition"(%k) : (!relax.prim<"k">) -> i1
+    scf.condition(%c) %a : !relax.tensor<"*", f32>
+  } do {
+  ^bb0(%a: !relax.tensor<"*", f32>):
+    %s = "relax.match_cast"(%a) : (!relax.tensor<"*", f32>) -> !relax.tensor<["n"], f32>
+    %b = "relax.add"(%s, %x) : (!relax.tensor<["n"], f32>, !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+    %g = "relax.concat"(%b, %b) {axis = 0 : i64} : (!relax.tensor<["n"], f32>, !relax.tensor<["n"], f32>) -> !relax.tensor<"*", f32>
+    scf.yield %g : !relax.tensor<"*", f32>
+  }
+  return %r : !relax.tensor<"*", f32>
+}
