@@ -70,7 +70,8 @@ def from_onnx(
     shape_dict: Mapping[str, Sequence[int | str]] | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
 ) -> ir.Module:
-    """Import an ONNX model (a ModelProto or a path) as a relax module with one function ``@main``.
+    """Import an ONNX model (a ModelProto or a path) as a relax module with a function ``@main`` (and a private
+    relax function per model-local function it uses, called with ``relax.call``: ``functions.py``).
 
     ``shape_dict`` maps input names to shapes (ints and symbol names) that replace the model's.
     ``constants`` fixes graph inputs to values (they stop being parameters), for inputs that decide
