@@ -715,7 +715,9 @@ class _HostWriter:
                 call_types.append(mem)
                 outs.append(("tensor", r, dest))
             elif isinstance(r, (PrimType, ShapeType)):
-                n = 1 if isinstance(r, PrimType) else len(r.values or ())
+                if isinstance(r, ShapeType) and r.values is None:
+                    raise UnsupportedOpError(f"{where}: result {r} needs a known rank")
+                n = 1 if isinstance(r, PrimType) else len(r.values)  # type: ignore[arg-type]
                 dest = self.f.fresh("buf")
                 self.f.lines.append(f"{dest} = memref.alloca() : memref<{n}xi64>")
                 call_args.append(dest)
@@ -737,9 +739,9 @@ class _HostWriter:
         for kind, r, dest in outs:
             if kind == "ints":
                 names = []
-                for j in range(1 if isinstance(r, PrimType) else len(r.values)):
+                n = 1 if isinstance(r, PrimType) else len(r.values)  # type: ignore[arg-type, union-attr]
+                for j in range(n):
                     word, name = self.f.fresh("i64_"), self.f.fresh("int")
-                    n = 1 if isinstance(r, PrimType) else len(r.values)
                     self.f.lines += [
                         f"{word} = memref.load {dest}[{self.code.const(j)}] : memref<{n}xi64>",
                         f"{name} = arith.index_cast {word} : i64 to index",
