@@ -119,3 +119,19 @@ func.func private @halve(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["?"], 
   }
   return %r : !relax.tensor<["?"], f32>
 }
+
+// The caller comes first and its callee's declared result is coarse: once the callee's signature is refined,
+// the caller is walked again (the worklist over the call graph).
+// CHECK-LABEL: func.func @early_caller
+// CHECK-SAME: -> !relax.tensor<["m", 3], f32>
+// CHECK: "relax.call"{{.*}}{callee = @late_callee}{{.*}} -> !relax.tensor<["m", 3], f32>
+func.func @early_caller(%x: !relax.tensor<["m", 3], f32>) -> !relax.tensor<"*", f32> {
+  %r = "relax.call"(%x) {callee = @late_callee} : (!relax.tensor<["m", 3], f32>) -> !relax.tensor<"*", f32>
+  return %r : !relax.tensor<"*", f32>
+}
+// CHECK-LABEL: func.func private @late_callee
+// CHECK-SAME: -> !relax.tensor<["n", "k"], f32>
+func.func private @late_callee(%x: !relax.tensor<["n", "k"], f32>) -> !relax.tensor<"*", f32> {
+  %y = "relax.exp"(%x) : (!relax.tensor<["n", "k"], f32>) -> !relax.tensor<"*", f32>
+  return %y : !relax.tensor<"*", f32>
+}
