@@ -12,7 +12,7 @@ defaults; each distinct set of attribute values is its own relax function. Funct
 from __future__ import annotations
 
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import onnx
 from mlir import ir
@@ -21,11 +21,11 @@ import relax_mlir.builder as rb
 from relax_mlir.dialects.ops.call import call as call_op
 from relax_mlir.dialects.types import RelaxType, TensorType, relax_type
 from relax_mlir.errors import RelaxError
-from relax_mlir.frontend.onnx.registry import ConversionError
+from relax_mlir.frontend.onnx.registry import ConversionError, symbol_name
 from relax_mlir.shape_infer.expr import Expr, sym
 
-if TYPE_CHECKING:
-    from relax_mlir.frontend.onnx.importer import _Importer
+# the importer of the graph or function body being converted (``importer._Importer``; not imported: a cycle)
+_Importer = Any
 
 
 class LocalFunctions:
@@ -90,8 +90,6 @@ class LocalFunctions:
         params: list[Any],
         attrs: dict[str, onnx.AttributeProto],
     ) -> tuple[str, ir.FunctionType]:
-        from relax_mlir.frontend.onnx.importer import _Importer, symbol_name
-
         base = symbol_name(f"{proto.domain}_{proto.name}" if proto.domain else proto.name)
         name, k = base, 0
         while name in self.names:
@@ -99,7 +97,7 @@ class LocalFunctions:
             name = f"{base}_{k}"
         bb = rb.BlockBuilder(importer.bb.context)
         opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), importer.opset)
-        body = _Importer.__new__(_Importer)
+        body = type(importer).__new__(type(importer))
         body.__dict__.update(importer.__dict__)
         body.bb, body.opset, body.values, body._materialized = bb, opset, {}, {}
         body.graph = types.SimpleNamespace(input=[], node=[], output=[])
@@ -130,8 +128,6 @@ def _spell(proto: onnx.FunctionProto) -> str:
 
 def _generalize(arg_types: list[RelaxType | None], names: list[str]) -> list[Any]:
     """Parameter types: each dim a symbol named after its parameter; dims equal at the call share one."""
-    from relax_mlir.frontend.onnx.importer import symbol_name
-
     shared: dict[Expr, Expr] = {}
     out: list[Any] = []
     used: set[str] = set()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from relax_mlir.frontend.onnx.registry import (
     Known,
     NodeContext,
     relax_dtype,
+    symbol_name,
 )
 from relax_mlir.frontend.onnx.validate import (
     DEFAULT_DOMAINS,
@@ -92,19 +92,6 @@ def from_onnx(
         return _Importer(model, dict(shape_dict or {}), dict(constants or {})).run()
     except ConversionError as e:  # raised outside any node: about the graph's inputs or initializers
         raise OnnxImportError(str(e)) from None
-
-
-_SYMBOL_CHARS = re.compile(r"[^A-Za-z0-9_]")
-
-
-def symbol_name(text: str) -> str:
-    """A valid symbol from a ``dim_param`` (``"batch size"`` -> ``batch_size``)."""
-    name = _SYMBOL_CHARS.sub("_", text.strip()) or "d"
-    if name[0].isdigit():
-        name = "d" + name
-    if name in ("floordiv", "ceildiv", "mod"):
-        name += "_"
-    return name
 
 
 class _Importer:

@@ -13,6 +13,7 @@ Ops are built with the node's location, so every error names the node.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -294,3 +295,16 @@ def converter(*op_types: str) -> Callable:
         return fn
 
     return register
+
+
+_SYMBOL_CHARS = re.compile(r"[^A-Za-z0-9_]")
+
+
+def symbol_name(text: str) -> str:
+    """A valid symbol from a ``dim_param`` (``"batch size"`` -> ``batch_size``)."""
+    name = _SYMBOL_CHARS.sub("_", text.strip()) or "d"
+    if name[0].isdigit():
+        name = "d" + name
+    if name in ("floordiv", "ceildiv", "mod"):
+        name += "_"
+    return name
