@@ -32,7 +32,7 @@ OLD_PIPELINES = {
     "cpu": "relax-to-host,host-to-llvm",
     "gpu": "relax-to-host-gpu,host-to-gpu",
     "host-to-gpu": (
-        "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
+        "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
         "canonicalize,func.func(buffer-loop-hoisting),drop-equivalent-buffer-results,"
         "expand-realloc{emit-deallocs=false},canonicalize,relax-sink-globals,ownership-based-buffer-deallocation,"
         "canonicalize,buffer-deallocation-simplification,relax-split-deallocs,"
@@ -51,7 +51,7 @@ OLD_PIPELINES = {
         "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}"
     ),
     "host-to-llvm": (
-        "builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
+        "builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
         "canonicalize,func.func(buffer-loop-hoisting),drop-equivalent-buffer-results,"
         "expand-realloc{emit-deallocs=false},canonicalize,relax-sink-globals,ownership-based-buffer-deallocation,"
         "canonicalize,buffer-deallocation-simplification,relax-split-deallocs,"
@@ -64,21 +64,21 @@ OLD_PIPELINES = {
         "convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
         "convert-ub-to-llvm,convert-openmp-to-llvm,reconcile-unrealized-casts)"
     ),
-    "relax-O0": "relax-verify,relax-infer-shapes,convert-relax-to-linalg,relax-lower-host",
+    "relax-O0": "relax-verify,relax-infer-shapes,relax-bind-region-dims,convert-relax-to-linalg,relax-lower-host",
     "relax-O1": (
-        "relax-verify,relax-infer-shapes,relax-canonicalize,relax-fold-constants{opt-level=1},"
+        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-canonicalize,relax-fold-constants{opt-level=1},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=1},convert-relax-to-linalg,"
         "relax-lower-host,relax-schedule-kernels"
     ),
     "relax-O2": (
-        "relax-verify,relax-infer-shapes,relax-inline{max-ops=64},relax-canonicalize,"
+        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},relax-canonicalize,"
         "relax-fold-constants{opt-level=2},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=2},relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
         "relax-parallelize-kernels,relax-schedule-kernels"
     ),
     "relax-O3": (
-        "relax-verify,relax-infer-shapes,relax-inline{max-ops=64},relax-canonicalize,"
+        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},relax-canonicalize,"
         "relax-fold-constants{opt-level=3},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=3},relax-dispatch-blas,relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
@@ -88,7 +88,7 @@ OLD_PIPELINES = {
     # since the webgpu target: convolutions as named linalg ops on GPU targets (im2col looped over images
     # on the host)
     "relax-to-host-gpu": (
-        "relax-verify,relax-infer-shapes,relax-inline{max-ops=64},relax-canonicalize,"
+        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},relax-canonicalize,"
         "relax-fold-constants{opt-level=2},"
         "relax-cse,relax-dce,relax-fuse-ops,convert-relax-to-linalg{conv=direct},relax-fuse-kernels,"
         "relax-plan-memory,relax-lower-host"
