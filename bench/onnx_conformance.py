@@ -129,9 +129,11 @@ def _input_names(model: object) -> list[str]:
     return [vi.name for vi in model.graph.input if vi.name not in inits]
 
 
-def _array(x: object) -> np.ndarray:
+def _array(x: object) -> np.ndarray | list:
     import onnx
 
+    if isinstance(x, list):  # a sequence
+        return [_array(i) for i in x]
     return onnx.numpy_helper.to_array(x) if isinstance(x, onnx.TensorProto) else np.asarray(x)
 
 
