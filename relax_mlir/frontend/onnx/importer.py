@@ -71,7 +71,8 @@ def from_onnx(
 ) -> ir.Module:
     """Import an ONNX model (a ModelProto or a path) as a relax module with one function ``@main``.
 
-    ``shape_dict`` maps input names to shapes (ints and symbol names) that replace the model's.
+    ``shape_dict`` maps input names to shapes (ints and symbol names) that replace the model's; a
+    sequence input takes its length (an int) or the shape of each item (a list of shapes).
     ``constants`` fixes graph inputs to values (they stop being parameters), for inputs that decide
     ranks or attributes, such as an ``axes`` input.
     """
