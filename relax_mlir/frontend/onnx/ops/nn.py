@@ -137,7 +137,12 @@ def conv_nd(
     dilations: Sequence[int],
     groups: int,
 ) -> ir.Value:
-    """N-d convolution (1-D, 2-D or 3-D) with the relax 1-D/2-D convolutions; pads are befores then afters."""
+    """N-d convolution (1-D, 2-D or 3-D) with the relax 1-D/2-D convolutions; pads are befores then afters.
+    f16 and bf16 are multiplied and accumulated in f32, then rounded once (as numpy and onnxruntime do)."""
+    t = relax_type(x.type)
+    if isinstance(t, TensorType) and t.dtype in ("f16", "bf16"):
+        wide = conv_nd(R.astype(x, "f32"), R.astype(w, "f32"), strides, pads, dilations, groups)
+        return R.astype(wide, t.dtype)
     n = len(strides)
     if n == 1:
         return R.conv1d(x, w, strides, list(pads), dilations, groups)
