@@ -60,8 +60,13 @@ def _light_data(path: Path) -> tuple[object, list[list[np.ndarray]]]:
     return model, [(inputs, outputs)]
 
 
-def compare(got: np.ndarray, want: np.ndarray, rtol: float = RTOL, atol: float = ATOL) -> str | None:
-    """None when ``got`` matches ``want``, else what differs."""
+def compare(got: object, want: np.ndarray | list, rtol: float = RTOL, atol: float = ATOL) -> str | None:
+    """None when ``got`` matches ``want`` (sequences item by item), else what differs."""
+    if isinstance(want, list):
+        if not isinstance(got, (tuple, list)) or len(got) != len(want):
+            return f"{type(got).__name__} of {len(got) if isinstance(got, (tuple, list)) else 1}, expected a sequence of {len(want)}"
+        problems = [(i, compare(g, w, rtol, atol)) for i, (g, w) in enumerate(zip(got, want))]
+        return next((f"item #{i}: {p}" for i, p in problems if p), None)
     got = np.asarray(got)
     if got.shape != want.shape:
         return f"shape {got.shape}, expected {want.shape}"
@@ -109,11 +114,11 @@ def run_case(kind: str, name: str, opt_level: int) -> tuple[str, str]:
         names = _input_names(model)
         for inputs, expected in data_sets:
             result = exe(*[x for n, x in zip(names, inputs) if n not in fixed])
-            results = list(result) if isinstance(result, (tuple, list)) else [result]
+            results = [result] if len(model.graph.output) == 1 else list(result)  # a sequence is a tuple
             if len(results) != len(expected):
                 return "fail", f"run: {len(results)} outputs, expected {len(expected)}"
             for j, (got, want) in enumerate(zip(results, expected)):
-                problem = compare(got, np.asarray(want), rtol, atol)
+                problem = compare(got, want if isinstance(want, list) else np.asarray(want), rtol, atol)
                 if problem:
                     return "fail", f"mismatch: output #{j}: {problem}"
     except Exception as e:  # every failure is recorded with its reason
@@ -129,9 +134,11 @@ def _input_names(model: object) -> list[str]:
     return [vi.name for vi in model.graph.input if vi.name not in inits]
 
 
-def _array(x: object) -> np.ndarray:
+def _array(x: object) -> np.ndarray | list:
     import onnx
 
+    if isinstance(x, list):  # a sequence
+        return [_array(i) for i in x]
     return onnx.numpy_helper.to_array(x) if isinstance(x, onnx.TensorProto) else np.asarray(x)
 
 

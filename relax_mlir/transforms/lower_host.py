@@ -283,7 +283,8 @@ class _HostWriter:
 
     def _flatten(self, v: ir.Value | _Field, t: RelaxType | None) -> list[tuple[Any, RelaxType]]:
         if isinstance(t, TupleType):
-            owner = v.owner if isinstance(v, ir.OpResult) else None
+            source = _source(v)  # a tuple built inside a dataflow block and yielded out of it
+            owner = source.owner if isinstance(source, ir.OpResult) else None
             if owner is not None and owner.name == "relax.make_tuple":
                 out = []
                 for x in owner.operands:

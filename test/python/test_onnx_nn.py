@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper, numpy_helper
-from onnx_util import check_against_ort, node_model, run_ours, value_info
+from onnx_util import check_against_ort, graph_model, node_model, run_ours, value_info
 
 from relax_mlir.frontend.onnx import OnnxImportError, from_onnx
 
@@ -418,3 +418,17 @@ def test_deform_conv() -> None:
     )
     for n in (1, 2):
         check_against_ort(m, rand(n, 4, 5, 5), rand(2, 2, 2, 2), rand(n, 16, 3, 4), rand(2), rand(n, 8, 3, 4))
+
+
+@pytest.mark.parametrize("target", [[0, 3], [1, 1], [5, 2], [9, 7]])
+def test_center_crop_pad_with_runtime_shape(target: list[int]) -> None:
+    """The target shape is a graph input: crop, pad or both per axis at run time (onnxruntime's values)."""
+    node = helper.make_node("CenterCropPad", ["x", "shape"], ["y"], axes=[0, 2])
+    g = helper.make_graph(
+        [node],
+        "ccp",
+        [value_info("x", np.float32, ["h", 3, "w"]), value_info("shape", np.int64, [2])],
+        [value_info("y", np.float32, None)],
+    )
+    x = np.random.default_rng(sum(target)).standard_normal((6, 3, 4)).astype(np.float32)
+    check_against_ort(graph_model(g, 18), x, np.array(target, np.int64))

@@ -12,6 +12,7 @@ one with 2**40 filters hung, and a 1x8x512x512 conv took over a minute to compil
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -157,3 +158,33 @@ def test_static_pool_with_rows_longer_than_a_tile(level: int) -> None:
         bb.ret(out)
     want = x.reshape(1, 2, 3, 515, 2).max(axis=-1)
     np.testing.assert_array_equal(compile(bb.module, opt_level=level)(x), want)
+
+
+@pytest.mark.parametrize(
+    ("shape", "kernel"), [((1, 75, 32, 32), (8, 8)), ((1, 3, 32, 1024), (16, 1)), ((1, 1, 9, 1), (3, 1))]
+)
+def test_avg_pool_divisor_is_not_unrolled_per_element(
+    shape: tuple[int, ...], kernel: tuple[int, int]
+) -> None:
+    """An average pool's division by the per-position tap counts reads the counts transposed; vectorized
+    whole (47k elements: under the element bound), it unrolled into one shuffle per element and took over a
+    minute to compile (ONNX's averagepool_3d_default and larger windows). Now row-tiled: no vector of
+    over ``MAX_ROWS`` rows, no transpose over ``MAX_TRANSPOSED`` elements, and numpy's values."""
+    from relax_mlir.transforms.schedules import MAX_ROWS, MAX_TRANSPOSED
+
+    x = np.random.default_rng(5).standard_normal(shape, np.float32)
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(list(shape))}) as (xv,):
+        with bb.dataflow():
+            out = bb.emit_output(R.avg_pool2d(xv, kernel=kernel, strides=1))
+        bb.ret(out)
+    stages: dict[str, str] = {}
+    exe = compile(bb.module, opt_level=1, on_stage=lambda s, ir: stages.__setitem__(s, ir))
+    dims = [[int(d) for d in v.split("x")] for v in re.findall(r"vector<([0-9x]+)x[a-z]", stages["host"])]
+    assert max(int(np.prod(d[:-1])) for d in dims) <= MAX_ROWS
+    transposed = re.findall(r"vector.transpose .* to vector<([0-9x]+)x[a-z]", stages["host"])
+    assert (
+        max([int(np.prod([int(d) for d in v.split("x")])) for v in transposed], default=0) <= MAX_TRANSPOSED
+    )
+    windows = np.lib.stride_tricks.sliding_window_view(x, kernel, axis=(2, 3))
+    np.testing.assert_allclose(exe(x), windows.mean(axis=(-2, -1)), rtol=1e-5, atol=1e-6)

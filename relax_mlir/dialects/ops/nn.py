@@ -80,19 +80,34 @@ class SoftmaxBaseOp(RelaxOp):
         neg_inf = k.constant(float("-inf"), x.dtype)
         top = _reduce(k, x, [axis], neg_inf, lambda a: f"arith.maximumf {a[1]}, {a[0]}")
 
-        total = _stat(k, x, [axis], k.constant(0.0, x.dtype))
         if cls.NAME == "softmax":
-            # one exp per element: e = exp(x - max) is kept while summing, then out = e * (1 / sum)
+            # one exp per element: e = exp(x - max) is kept while summing, then out = e * (1 / sum); an
+            # f16 sum accumulates in f32 (as numpy and ONNX Runtime do)
+            acc = "f32" if x.dtype == "f16" else x.dtype
+            ta = element(acc)
+            total = _fill(
+                k, k.constant(0.0, acc), _empty_dims(k, [(x, i) for i in range(x.rank) if i != axis], acc)
+            )
+
             def exp_sum(a: list[str]) -> list[str]:
                 e = k.scalar(f"math.exp {k.scalar(f'arith.subf {a[0]}, {a[1]}', t)}", t)
-                return [e, k.scalar(f"arith.addf {a[3]}, {e}", t)]
+                wide = e if acc == x.dtype else k.typed(f"arith.extf {e} : {t} to {ta}")
+                return [e, k.scalar(f"arith.addf {a[3]}, {wide}", ta)]
 
             exps = _empty_dims(k, [(x, i) for i in range(x.rank)], x.dtype)
             maps = [red.full, red.kept, red.full, red.kept]
             exps, total = k.generic([x, top], [exps, total], maps, red.iterators, exp_sum)
+            maps = [red.full, red.kept, red.full]
+            if x.dtype in ("f16", "bf16"):  # 16 bits: a rounded reciprocal would round twice; divide
+
+                def divide(a: list[str]) -> list[str]:
+                    s = a[1] if acc == x.dtype else k.typed(f"arith.truncf {a[1]} : {ta} to {t}")
+                    return [k.scalar(f"arith.divf {a[0]}, {s}", t)]
+
+                [r] = k.generic([exps, total], [out], maps, ["parallel"] * x.rank, divide)
+                return [r]
             one = k.constant(1.0, x.dtype)
             inv = _map_in_place(k, total, lambda v: k.scalar(f"arith.divf {one}, {v}", t))
-            maps = [red.full, red.kept, red.full]
             [r] = k.generic(
                 [exps, inv],
                 [out],
@@ -101,6 +116,8 @@ class SoftmaxBaseOp(RelaxOp):
                 lambda a: [k.scalar(f"arith.mulf {a[0]}, {a[1]}", t)],
             )
             return [r]
+
+        total = _stat(k, x, [axis], k.constant(0.0, x.dtype))
 
         def log_sum_exp(a: list[str]) -> list[str]:
             e = k.scalar(f"math.exp {k.scalar(f'arith.subf {a[0]}, {a[1]}', t)}", t)

@@ -544,8 +544,12 @@ def _count(k: KernelBuilder, x: KernelValue, axes: Sequence[int]) -> str:
 def _reduce(
     k: KernelBuilder, name: str, x: KernelValue, axes: Sequence[int], acc: KernelValue
 ) -> KernelValue:
-    """Reduce ``x`` over ``axes`` into ``acc`` (shape: the kept dims) with reduction ``name``."""
+    """Reduce ``x`` over ``axes`` into ``acc`` (shape: the kept dims) with reduction ``name``. An f16
+    sum, mean or variance accumulates in f32 and rounds once (as numpy and ONNX Runtime do)."""
     dtype, t, rank = x.dtype, element(x.dtype), x.rank
+    if dtype == "f16" and name in ("sum", "mean", "variance"):
+        wide = _convert(k, x, k.empty_like(x, "f32"), "arith.extf")
+        return _convert(k, _reduce(k, name, wide, axes, k.empty_like(acc, "f32")), acc, "arith.truncf")
     kept = [i for i in range(rank) if i not in axes]
     maps = [identity(rank), _projection(rank, kept)]
     iterators = ["reduction" if i in axes else "parallel" for i in range(rank)]
@@ -581,6 +585,19 @@ def _reduce(
     )
     [r] = k.generic(
         [], [r], [identity(r.rank)], ["parallel"] * r.rank, lambda a: [k.scalar(f"arith.divf {a[0]}, {n}", t)]
+    )
+    return r
+
+
+def _convert(k: KernelBuilder, x: KernelValue, dest: KernelValue, op: str) -> KernelValue:
+    """``x`` converted elementwise into ``dest`` (of another float dtype) with ``op`` (extf/truncf)."""
+    src, dst = element(x.dtype), element(dest.dtype)
+    [r] = k.generic(
+        [x],
+        [dest],
+        [identity(x.rank)] * 2,
+        ["parallel"] * x.rank,
+        lambda a: [k.typed(f"{op} {a[0]} : {src} to {dst}")],
     )
     return r
 

@@ -22,7 +22,7 @@ from mlir import ir
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.registry import default_location
-from relax_mlir.dialects.types import ShapeType, TensorType, relax_type
+from relax_mlir.dialects.types import ShapeType, TensorType, TupleType, relax_type
 from relax_mlir.errors import RelaxError, UnsupportedOpError
 from relax_mlir.frontend.onnx import ops as _ops
 from relax_mlir.frontend.onnx.functions import LocalFunctions
@@ -32,6 +32,7 @@ from relax_mlir.frontend.onnx.registry import (
     ConversionError,
     Known,
     NodeContext,
+    Seq,
     relax_dtype,
     symbol_name,
 )
@@ -73,7 +74,8 @@ def from_onnx(
     """Import an ONNX model (a ModelProto or a path) as a relax module with a function ``@main`` (and a private
     relax function per model-local function it uses, called with ``relax.call``: ``functions.py``).
 
-    ``shape_dict`` maps input names to shapes (ints and symbol names) that replace the model's.
+    ``shape_dict`` maps input names to shapes (ints and symbol names) that replace the model's; a
+    sequence input takes its length (an int) or the shape of each item (a list of shapes).
     ``constants`` fixes graph inputs to values (they stop being parameters), for inputs that decide
     ranks or attributes, such as an ``axes`` input.
     """
@@ -139,14 +141,17 @@ class _Importer:
             if unknown:
                 raise OnnxImportError(f"{what} names {sorted(unknown)}, which are not graph inputs")
         with self.bb.function("main", params) as args:
-            for name, arg in zip(params, args):
-                self.values[name] = arg
             for t in self.graph.initializer:
                 self.values[t.name] = Known(
                     self.tensor_array(t), relax_dtype(t.data_type, f"initializer '{t.name}'")
                 )
             self.values.update(fixed)
             with self.bb.dataflow():
+                for (name, t), arg in zip(params.items(), args):
+                    self.values[name] = arg
+                    if isinstance(t, TupleType):  # a sequence input: its items, one per field
+                        items = [R.tuple_get_item(arg, j) for j in range(len(t.fields))]
+                        self.values[name] = Seq(items, self._sequence_dtype(name))
                 for index, node in enumerate(self.graph.node):
                     self._convert(index, node)
                 outputs = [self.bb.emit_output(self._output(o.name)) for o in self.graph.output]
@@ -176,25 +181,52 @@ class _Importer:
             )
 
     # -- inputs ----------------------------------------------------------------------------------
-    def _input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
+    def _input_type(self, vi: onnx.ValueInfoProto) -> TensorType | TupleType:
         kind = vi.type.WhichOneof("value")
+        if kind == "sequence_type":
+            return self._sequence_input_type(vi)
         if kind != "tensor_type":
             raise OnnxImportError(f"graph input '{vi.name}' is a {kind}; only tensors are supported")
         tt = vi.type.tensor_type
         dtype = relax_dtype(tt.elem_type, f"graph input '{vi.name}'")
         if vi.name in self.shape_dict:
-            dims = [
-                const(d) if isinstance(d, int) else sym(symbol_name(str(d))) for d in self.shape_dict[vi.name]
-            ]
-            if any(isinstance(d, int) and d < 0 for d in self.shape_dict[vi.name]):
-                raise OnnxImportError(
-                    f"shape_dict['{vi.name}'] = {list(self.shape_dict[vi.name])}: dims must be >= 0"
-                )
-            return TensorType(tuple(dims), dtype)
-        if not tt.HasField("shape"):
+            return TensorType(self._given_dims(vi.name, self.shape_dict[vi.name]), dtype)
+        return self._tensor_input_type(vi.name, tt, dtype)
+
+    def _given_dims(self, what: str, spec: Sequence[int | str]) -> tuple[Expr, ...]:
+        if any(isinstance(d, int) and d < 0 for d in spec):
+            raise OnnxImportError(f"shape_dict['{what}'] = {list(spec)}: dims must be >= 0")
+        return tuple(const(d) if isinstance(d, int) else sym(symbol_name(str(d))) for d in spec)
+
+    def _sequence_dtype(self, name: str) -> str:
+        vi = next(v for v in self.graph.input if v.name == name)
+        elem = vi.type.sequence_type.elem_type
+        return relax_dtype(elem.tensor_type.elem_type, f"graph input '{name}'")
+
+    def _sequence_input_type(self, vi: onnx.ValueInfoProto) -> TupleType:
+        """A sequence input is a tuple: its length (and optionally each item's shape) comes from
+        ``shape_dict``, as an int or a list of shapes."""
+        elem = vi.type.sequence_type.elem_type
+        if elem.WhichOneof("value") != "tensor_type":
             raise OnnxImportError(
-                f"graph input '{vi.name}' has an unknown rank; give its shape in shape_dict"
+                f"graph input '{vi.name}' is a sequence of non-tensors, which is not supported"
             )
+        dtype = relax_dtype(elem.tensor_type.elem_type, f"graph input '{vi.name}'")
+        spec = self.shape_dict.get(vi.name)
+        if spec is None or not (isinstance(spec, int) or all(isinstance(s, (list, tuple)) for s in spec)):
+            raise OnnxImportError(
+                f"graph input '{vi.name}' is a sequence whose length is not known at import time; give it "
+                "in shape_dict as a length (an int) or a list of item shapes"
+            )
+        if isinstance(spec, int):
+            return TupleType(
+                tuple(self._tensor_input_type(f"{vi.name}_{j}", elem.tensor_type, dtype) for j in range(spec))
+            )
+        return TupleType(tuple(TensorType(self._given_dims(vi.name, s), dtype) for s in spec))
+
+    def _tensor_input_type(self, name: str, tt: onnx.TypeProto.Tensor, dtype: str) -> TensorType:
+        if not tt.HasField("shape"):
+            raise OnnxImportError(f"graph input '{name}' has an unknown rank; give its shape in shape_dict")
         dims = []
         for axis, d in enumerate(tt.shape.dim):
             if d.HasField("dim_value"):
@@ -202,7 +234,7 @@ class _Importer:
             elif d.HasField("dim_param") and d.dim_param.strip():
                 dims.append(sym(symbol_name(d.dim_param)))
             else:
-                dims.append(sym(symbol_name(f"{vi.name}_d{axis}")))
+                dims.append(sym(symbol_name(f"{name}_d{axis}")))
         return TensorType(tuple(dims), dtype)
 
     def _fixed_input(self, vi: onnx.ValueInfoProto) -> Known:
@@ -268,6 +300,12 @@ class _Importer:
         """The relax value of ONNX value ``name``; known contents become a constant or, when
         symbolic, a shape computation (``shape_to_tensor(make_shape(...))``)."""
         v = self.values[name]
+        if isinstance(v, Seq):
+            if name not in self._materialized:
+                self._materialized[name] = R.tuple_(
+                    [self.known_value(i) if isinstance(i, Known) else i for i in v.items]
+                )
+            return self._materialized[name]
         if not isinstance(v, Known):
             return v
         if name not in self._materialized:

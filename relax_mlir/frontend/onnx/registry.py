@@ -144,7 +144,17 @@ def known_dims(dims: Sequence[Expr | int], dtype: str = "i64", shape: tuple[int,
     return Known(values.reshape(shape if shape is not None else (len(dims),)), dtype).simplified()
 
 
-Out = ir.Value | Known | None
+@dataclass
+class Seq:
+    """An ONNX sequence whose length is known at import time: its items (relax values, or contents
+    known at import time) and its element dtype (which an empty sequence still has). It becomes a
+    relax tuple where a single value is needed (a graph output, an op that takes a value)."""
+
+    items: list[ir.Value | Known]
+    dtype: str | None
+
+
+Out = ir.Value | Known | Seq | None
 
 
 class NodeContext:
@@ -189,6 +199,30 @@ class NodeContext:
         """Input ``i`` as a relax value (known contents become a constant or a shape computation)."""
         return self.importer.materialize(self._name(i))
 
+    def is_seq(self, i: int) -> bool:
+        """True when input ``i`` is a sequence."""
+        return self.has(i) and isinstance(self.importer.values[self.node.input[i]], Seq)
+
+    def seq(self, i: int) -> Seq:
+        """Input ``i`` as a sequence, or a ConversionError when it is a tensor."""
+        v = self.importer.values[self._name(i)]
+        if not isinstance(v, Seq):
+            raise ConversionError(f"input #{i} ('{self.node.input[i]}') must be a sequence, got a tensor")
+        return v
+
+    def item_value(self, item: ir.Value | Known) -> ir.Value:
+        """A sequence item as a relax value."""
+        return self.importer.known_value(item) if isinstance(item, Known) else item
+
+    def item_type(self, item: ir.Value | Known) -> TensorType:
+        """The relax tensor type of a sequence item."""
+        if isinstance(item, Known):
+            return TensorType(tuple(const(d) for d in item.values.shape), item.dtype)
+        t = relax_type(item.type)
+        if not isinstance(t, TensorType):
+            raise ConversionError(f"a sequence item is not a tensor: {t}")
+        return t
+
     def xs(self) -> list[ir.Value]:
         """Every given input, as relax values."""
         return [self.x(i) for i in range(self.num_inputs) if self.has(i)]
@@ -196,6 +230,8 @@ class NodeContext:
     def type(self, i: int) -> TensorType:
         """The relax tensor type of input ``i``."""
         v = self.importer.values[self._name(i)]
+        if isinstance(v, Seq):
+            raise ConversionError(f"input #{i} ('{self.node.input[i]}') must be a tensor, got a sequence")
         if isinstance(v, Known):
             return TensorType(tuple(const(d) for d in v.values.shape), v.dtype)
         t = relax_type(v.type)

@@ -80,7 +80,9 @@ BOUND_ATTR = "relax.bound_vector"  # on an op no schedule claims: its loop count
 BOUND_OPS = frozenset({"linalg.fill", "linalg.copy", "linalg.generic"})
 MAX_BOUND_RANK = 8
 ROW_TILE = 1024  # innermost elements per vector of a bounded op; the other dims get tile 1
-MAX_VECTOR = 64 * ROW_TILE  # static ops up to this many elements are vectorized whole
+MAX_VECTOR = 64 * ROW_TILE  # static ops up to this many elements are vectorized whole ...
+MAX_ROWS = 64  # ... and up to this many rows (full unrolling makes one op per row) ...
+MAX_TRANSPOSED = 1024  # ... and elements, when an operand is read transposed (unrolled per element)
 
 
 def register_schedule(
@@ -119,12 +121,29 @@ def mark_unclaimed(module: ir.Operation) -> None:
 
 
 def _large(op: ir.Operation) -> bool:
-    """Whether an operand or result of ``op`` is static and has more than ``MAX_VECTOR`` elements
-    (dynamic ones are not vectorized whole; small ones unroll into few vector ops, which compile
-    faster than row loops)."""
+    """Whether an operand or result of ``op`` is static and has more than ``MAX_VECTOR`` elements or
+    ``MAX_ROWS`` rows (dynamic ones are not vectorized whole; small ones unroll into few vector ops,
+    which compile faster than row loops). Rows count too: a ``vector<75x25x25xf32>`` has few elements
+    but unrolls into thousands of row operations, and a transposed read into one per element."""
+    limit = MAX_TRANSPOSED if _transposes(op) else MAX_VECTOR
     for v in [*op.operands, *op.results]:
         t = v.type
-        if isinstance(t, ir.RankedTensorType) and t.has_static_shape and math.prod(t.shape) > MAX_VECTOR:
+        if not (isinstance(t, ir.RankedTensorType) and t.has_static_shape):
+            continue
+        if math.prod(t.shape) > limit or math.prod(t.shape[:-1]) > MAX_ROWS:
+            return True
+    return False
+
+
+def _transposes(op: ir.Operation) -> bool:
+    """Whether vectorizing generic ``op`` whole transposes a vector: an operand indexed by other than
+    the trailing loops in order (a broadcast adds leading dims only; any other placement is a transpose)."""
+    if op.name != "linalg.generic":
+        return False
+    loops = len(ir.ArrayAttr(op.attributes["iterator_types"]))
+    for m in ir.ArrayAttr(op.attributes["indexing_maps"]):
+        results = [str(r) for r in ir.AffineMapAttr(m).value.results]
+        if results != [f"d{i}" for i in range(loops - len(results), loops)]:
             return True
     return False
 

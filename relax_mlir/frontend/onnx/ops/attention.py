@@ -91,15 +91,6 @@ def matmul(a: ir.Value, b: ir.Value) -> ir.Value:
     return R.astype(R.matmul(R.astype(a, "f32"), R.astype(b, "f32")), dtype)
 
 
-def softmax(x: ir.Value) -> ir.Value:
-    """Softmax over the last axis; for f16 the sum of exponentials is accumulated in f32."""
-    if dtype_of(x) != "f16":
-        return R.softmax(x, -1)
-    e = R.exp(R.subtract(x, R.max(x, [-1], True)))
-    total = R.astype(R.sum(R.astype(e, "f32"), [-1], True), "f16")
-    return R.divide(e, total)
-
-
 # -- Attention ---------------------------------------------------------------------------------------
 
 
@@ -272,7 +263,7 @@ def _attention(ctx: NodeContext) -> list[Out]:
             raise ConversionError(f"softmax_precision {code} is not supported (f16, bf16, f32 or f64 only)")
     if sm_dtype != dtype:
         qk = R.astype(qk, sm_dtype)
-    probs = softmax(qk)
+    probs = R.softmax(qk, -1)  # f16 sums accumulate in f32 (relax.softmax's lowering)
     if bias is not None:
         # a row whose bias is -inf everywhere attends nothing: its probabilities are 0, not NaN
         row_max = R.max(bias, [-1], True)

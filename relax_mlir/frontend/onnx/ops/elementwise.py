@@ -225,6 +225,8 @@ def _where(ctx: NodeContext) -> list[Out]:
 
 @converter("Identity")
 def _identity(ctx: NodeContext) -> list[Out]:
+    if ctx.is_seq(0):
+        return [ctx.seq(0)]
     known = ctx.known(0)
     return [known if known is not None else ctx.x(0)]
 

@@ -208,6 +208,13 @@ def _split(ctx: NodeContext) -> list[Out]:
         sizes = [chunk] * (count - 1) + [dim - chunk * (count - 1)]
     if len(sizes) != count:
         raise ConversionError(f"'split' has {len(sizes)} entries for {count} outputs")
+    return split_sizes(ctx, axis, sizes)
+
+
+def split_sizes(ctx: NodeContext, axis: int, sizes: list[Expr]) -> list[ir.Value]:
+    """Input 0 split along ``axis`` into parts of ``sizes`` (which must add up to its dim)."""
+    dim = ctx.shape(0)[axis]
+    count = len(sizes)
     if any(s.is_const and s.value < 0 for s in sizes):
         raise ConversionError(f"'split' has negative sizes {_spell(sizes)}")
     x = ctx.x(0)

@@ -17,7 +17,14 @@ from mlir import ir
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.dims import normalize_axis
 from relax_mlir.dialects.types import TensorType, relax_type
-from relax_mlir.frontend.onnx.registry import ConversionError, NodeContext, Out, converter
+from relax_mlir.frontend.onnx.registry import (
+    RELAX_TO_NUMPY,
+    ConversionError,
+    NodeContext,
+    Out,
+    converter,
+    known_dims,
+)
 from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim
 
 BIG = 1 << 62
@@ -137,7 +144,12 @@ def conv_nd(
     dilations: Sequence[int],
     groups: int,
 ) -> ir.Value:
-    """N-d convolution (1-D, 2-D or 3-D) with the relax 1-D/2-D convolutions; pads are befores then afters."""
+    """N-d convolution (1-D, 2-D or 3-D) with the relax 1-D/2-D convolutions; pads are befores then afters.
+    f16 and bf16 are multiplied and accumulated in f32, then rounded once (as numpy and onnxruntime do)."""
+    t = relax_type(x.type)
+    if isinstance(t, TensorType) and t.dtype in ("f16", "bf16"):
+        wide = conv_nd(R.astype(x, "f32"), R.astype(w, "f32"), strides, pads, dilations, groups)
+        return R.astype(wide, t.dtype)
     n = len(strides)
     if n == 1:
         return R.conv1d(x, w, strides, list(pads), dilations, groups)
@@ -508,8 +520,10 @@ def _pad(ctx: NodeContext) -> list[Out]:
 def _center_crop_pad(ctx: NodeContext) -> list[Out]:
     x = ctx.x(0)
     rank = ctx.rank(0)
-    target = [int(v) for v in ctx.require_const(1, "shape").reshape(-1)]
     axes = [normalize_axis(int(a), rank) for a in ctx.attr("axes", list(range(rank)))]
+    if ctx.const(1) is None or any(not _shape(x)[a].is_const for a in axes):
+        return [_center_crop_pad_at_run_time(ctx, axes)]
+    target = [int(v) for v in ctx.require_const(1, "shape").reshape(-1)]
     shape = _shape(x)
     widths = [0] * (2 * rank)
     for a, t in zip(axes, target):
@@ -523,6 +537,31 @@ def _center_crop_pad(ctx: NodeContext) -> list[Out]:
     if any(widths):
         x = R.pad(x, widths)
     return [x]
+
+
+def _center_crop_pad_at_run_time(ctx: NodeContext, axes: list[int]) -> ir.Value:
+    """CenterCropPad whose target sizes (or input sizes) are known only at run time: per axis, output
+    position o reads input position o + offset (offset = (size - t) // 2 when cropping, -((t - size) // 2)
+    when padding), and is 0 where that falls outside the input."""
+    x = ctx.x(0)
+    dtype = ctx.dtype(0)
+    targets = ctx.dims(1, "shape")
+    if len(targets) != len(axes):
+        raise ConversionError(f"'shape' has {len(targets)} entries for {len(axes)} axes")
+    zero_i, two = R.constant(np.array(0, np.int64)), R.constant(np.array(2, np.int64))
+    for a, t in zip(axes, targets):
+        size, want = (ctx.value_of(known_dims([d], shape=())) for d in (_shape(x)[a], t))
+        offset = R.where(
+            R.greater(size, want),
+            R.floor_divide(R.subtract(size, want), two),
+            R.neg(R.floor_divide(R.subtract(want, size), two)),
+        )
+        pos = R.add(R.arange(0, format_dim(t), 1, "i64"), offset)
+        inside = R.logical_and(R.greater_equal(pos, zero_i), R.less(pos, size))
+        picked = R.take(x, R.where(inside, pos, zero_i), a)
+        mask = R.reshape(inside, [format_dim(t) if j == a else 1 for j in range(ctx.rank(0))])
+        x = R.where(mask, picked, R.constant(np.zeros((), RELAX_TO_NUMPY[dtype])))
+    return x
 
 
 @converter("DepthToSpace")

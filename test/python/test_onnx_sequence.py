@@ -1,0 +1,141 @@
+"""ONNX sequence ops (lengths known at import time: relax tuples), against onnxruntime.
+
+Sequence outputs come back as tuples of arrays; sequence inputs get their length from ``shape_dict``.
+Each model runs at several shapes, including 0, 1 and odd sizes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from onnx_util import graph_model, run_ort, value_info
+
+import relax_mlir
+from relax_mlir.frontend.onnx import OnnxImportError, from_onnx
+
+rng = np.random.default_rng(0)
+F32 = np.float32
+
+
+def _seq(name: str) -> onnx.ValueInfoProto:
+    return helper.make_tensor_sequence_value_info(name, TensorProto.FLOAT, None)
+
+
+def _ours(model: onnx.ModelProto, *inputs: object, shape_dict: dict | None = None) -> list:
+    result = relax_mlir.compile(from_onnx(model, shape_dict=shape_dict), opt_level=1)(*inputs)
+    return [result] if len(model.graph.output) == 1 else list(result)
+
+
+def _same(ours: object, theirs: object) -> None:
+    if isinstance(theirs, list):
+        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            _same(a, b)
+        return
+    assert np.asarray(ours).shape == theirs.shape and np.asarray(ours).dtype == theirs.dtype
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def _const(name: str, value: np.ndarray) -> onnx.NodeProto:
+    return helper.make_node("Constant", [], [name], value=onnx.numpy_helper.from_array(value, name))
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_construct_insert_erase_at_concat(n: int) -> None:
+    """Construct, insert at front and back, erase, take an item and concatenate, all on tuples."""
+    nodes = [
+        helper.make_node("SequenceConstruct", ["a", "b"], ["s0"]),
+        _const("p0", np.array(0, np.int64)),
+        helper.make_node("SequenceInsert", ["s0", "c", "p0"], ["s1"]),  # c, a, b
+        helper.make_node("SequenceInsert", ["s1", "a"], ["s2"]),  # c, a, b, a
+        _const("pm", np.array(-3, np.int64)),
+        helper.make_node("SequenceErase", ["s2", "pm"], ["s3"]),  # c, b, a
+        helper.make_node("SequenceAt", ["s3", "pm"], ["first"]),  # c
+        helper.make_node("SequenceLength", ["s3"], ["len"]),
+        helper.make_node("ConcatFromSequence", ["s3"], ["cat"], axis=1),
+        helper.make_node("ConcatFromSequence", ["s3"], ["stack"], axis=-1, new_axis=1),
+    ]
+    ins = [value_info(x, F32, ["n", 3]) for x in "abc"]
+    outs = [value_info(y, F32, None) for y in ("first", "cat", "stack")] + [value_info("len", np.int64, None)]
+    outs.append(_seq("s3"))
+    model = graph_model(helper.make_graph(nodes, "seq", ins, outs))
+    xs = [rng.standard_normal((n, 3), dtype=F32) for _ in range(3)]
+    ours, theirs = _ours(model, *xs), run_ort(model, *xs)
+    for a, b in zip(ours, theirs):
+        _same(a, b)
+
+
+@pytest.mark.parametrize(
+    ("shape", "split", "keepdims"), [((4, 3), None, 0), ((5, 1), None, 1), ((7, 2), 3, 1)]
+)
+def test_split_to_sequence(shape: tuple[int, int], split: int | None, keepdims: int) -> None:
+    """No split: parts of size 1 (squeezed without keepdims); a scalar split: equal parts, the last smaller."""
+    nodes, inputs = [], ["x"]
+    if split is not None:
+        nodes.append(_const("k", np.array(split, np.int64)))
+        inputs.append("k")
+    nodes.append(helper.make_node("SplitToSequence", inputs, ["s"], axis=0, keepdims=keepdims))
+    model = graph_model(helper.make_graph(nodes, "split", [value_info("x", F32, list(shape))], [_seq("s")]))
+    x = rng.standard_normal(shape, dtype=F32)
+    _same(_ours(model, x)[0], run_ort(model, x)[0])
+
+
+@pytest.mark.parametrize("sizes", [[0, 3], [1, 1, 1], [3]])
+def test_split_to_sequence_runtime_sizes(sizes: list[int]) -> None:
+    """A 1-D split input known only at run time: its static length is the sequence length."""
+    g = helper.make_graph(
+        [helper.make_node("SplitToSequence", ["x", "k"], ["s"], axis=1)],
+        "split",
+        [value_info("x", F32, [2, "m"]), value_info("k", np.int64, [len(sizes)])],
+        [_seq("s")],
+    )
+    model = graph_model(g)
+    x, k = rng.standard_normal((2, sum(sizes)), dtype=F32), np.array(sizes, np.int64)
+    _same(_ours(model, x, k)[0], run_ort(model, x, k)[0])
+
+
+@pytest.mark.parametrize("shapes", [[(0,)], [(1,), (4,)], [(3,), (5,), (2,)]])
+def test_sequence_input_and_runtime_position(shapes: list[tuple[int]]) -> None:
+    """A sequence input (length from shape_dict) passes through; SequenceAt at a run-time position
+    on items of one type stacks them and takes the item (negative positions count from the back)."""
+    g = helper.make_graph(
+        [
+            helper.make_node("Identity", ["s"], ["t"]),
+            helper.make_node("SequenceConstruct", ["a", "a", "b"], ["u"]),
+            helper.make_node("SequenceAt", ["u", "p"], ["y"]),
+        ],
+        "seq_in",
+        [_seq("s"), value_info("a", F32, ["n"]), value_info("b", F32, ["n"]), value_info("p", np.int64, [])],
+        [_seq("t"), value_info("y", F32, None)],
+    )
+    model = graph_model(g)
+    s = [rng.standard_normal(sh, dtype=F32) for sh in shapes]
+    a, b = rng.standard_normal((3,), dtype=F32), rng.standard_normal((3,), dtype=F32)
+    exe = relax_mlir.compile(from_onnx(model, shape_dict={"s": [list(sh) for sh in shapes]}), opt_level=1)
+    for p in (-1, 0, 2):
+        ours, theirs = exe(s, a, b, np.array(p, np.int64)), run_ort(model, s, a, b, np.array(p, np.int64))
+        _same(list(ours[0]), theirs[0])
+        _same(ours[1], theirs[1])
+
+
+def test_sequence_input_needs_length() -> None:
+    g = helper.make_graph([helper.make_node("Identity", ["s"], ["t"])], "g", [_seq("s")], [_seq("t")])
+    with pytest.raises(OnnxImportError, match="graph input 's' is a sequence whose length"):
+        from_onnx(graph_model(g))
+
+
+def test_sequence_position_out_of_range() -> None:
+    g = helper.make_graph(
+        [
+            helper.make_node("SequenceConstruct", ["a"], ["s"]),
+            _const("p", np.array(2, np.int64)),
+            helper.make_node("SequenceAt", ["s", "p"], ["y"]),
+        ],
+        "g",
+        [value_info("a", F32, [2])],
+        [value_info("y", F32, None)],
+    )
+    with pytest.raises(OnnxImportError, match="position 2 is out of range for a sequence of 1 items"):
+        from_onnx(graph_model(g))
