@@ -14,17 +14,37 @@
 
 Every op helper deduces its result type when called, so an ill-typed program raises a
 ShapeError at the user's own line (the op also gets that line as its location).
+
+Control flow (outside dataflow blocks): a branch on a scalar tensor or prim value (nonzero: then), whose
+results have the join of the branches' types; a while loop whose carried values may change shape (their
+types are the join over the iterations)::
+
+    with bb.if_(R.greater(s, zero)) as (then, else_):
+        with then:
+            bb.yield_(R.exp(x))
+        with else_:
+            bb.yield_(R.concat([x, x], axis=0))
+    (y,) = then.results                     # !relax.tensor<["?"], f32>
+
+    with bb.while_(x, i) as loop:           # initial carried values
+        with loop.cond as (x, i):
+            loop.condition(R.less(i, k))     # stop when false; the carried values become the results
+        with loop.body as (x, i):
+            bb.yield_(R.concat([x, x], axis=0), R.add(i, one))
+    y, i = loop.results
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from mlir import ir
 from mlir.dialects import func, scf
 
 from relax_mlir.context import make_context
+from relax_mlir.dialects.ops.control_flow import condition
 from relax_mlir.dialects.registry import (
     as_dim,
     as_int64,
@@ -48,6 +68,12 @@ from relax_mlir.dialects.types import (
 )
 from relax_mlir.errors import ArgumentError, BuilderError, ShapeError
 from relax_mlir.shape_infer.expr import parse_dim
+from relax_mlir.transforms.infer_shapes import (
+    coerce_operands,
+    joined_types,
+    refine_control_flow,
+    visible_symbols,
+)
 from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
 
 DimSpec = int | str
@@ -150,6 +176,7 @@ class BlockBuilder:
         self._dataflow: _Dataflow | None = None
         self._regions: list[_DataflowRegion] = []
         self._returned = False
+        self._open: list[_Part] = []  # the branches and loop parts being built, innermost last
 
     @contextlib.contextmanager
     def function(
@@ -222,6 +249,10 @@ class BlockBuilder:
         name = f"{describe_location(caller_location())}bb.ret() of @{self._func.name.value}"
         if self._dataflow is not None:
             raise BuilderError(f"{name} inside a dataflow block; leave the block first")
+        if self._open:
+            raise BuilderError(
+                f"{name} inside a branch or loop body; bb.yield_(...) values out of it instead"
+            )
         if self._returned:
             raise BuilderError(f"{name} called twice: a function returns once")
         values = tuple(check_operands(values, [f"#{i}" for i in range(len(values))], name))
@@ -239,6 +270,10 @@ class BlockBuilder:
             raise BuilderError("bb.dataflow() outside of bb.function()")
         if self._dataflow is not None:
             raise BuilderError("dataflow blocks cannot nest")
+        if self._open:
+            raise BuilderError(
+                "a dataflow block inside a branch or loop body is not supported; build it outside"
+            )
         block = self._func.regions[0].blocks[0]
         self._dataflow = _Dataflow(block)
         try:
@@ -247,12 +282,233 @@ class BlockBuilder:
         finally:
             self._dataflow = None
 
+    # -- control flow ------------------------------------------------------------------------------
+    def _control_flow(self, what: str) -> ir.Location:
+        loc = caller_location()
+        if self._func is None:
+            raise BuilderError(f"{describe_location(loc)}{what} outside of bb.function()")
+        if self._dataflow is not None:
+            raise BuilderError(
+                f"{describe_location(loc)}{what} inside a dataflow block: control flow is not allowed there "
+                "(leave the block first)"
+            )
+        return loc
+
+    def if_(self, cond: ir.Value) -> _If:
+        """``with bb.if_(cond) as (then, else_):`` branch on ``cond`` (a scalar tensor or prim value, nonzero is
+        true, or an ``i1``); build each branch in ``with then:`` / ``with else_:`` and end it with
+        ``bb.yield_(...)``. The results (``then.results``) have the join of the two branches' types."""
+        loc = self._control_flow("bb.if_()")
+        (cond,) = check_operands([cond], ["cond"], f"{describe_location(loc)}bb.if_()")
+        if str(cond.type) != "i1":
+            cond = condition(cond, loc=loc)
+        return _If(self, cond, loc)
+
+    def while_(self, *init: ir.Value) -> _While:
+        """``with bb.while_(*init) as loop:`` a loop carrying ``init``: ``with loop.cond as args:`` computes
+        ``loop.condition(c)`` (the loop ends when it is false), ``with loop.body as args:`` yields the next
+        values with ``bb.yield_(...)``. ``loop.results`` are the carried values at the end; their types are
+        the join over the iterations (a dim that changes becomes ``"?"``)."""
+        loc = self._control_flow("bb.while_()")
+        init = tuple(check_operands(init, [f"init #{i}" for i in range(len(init))], "bb.while_()"))
+        return _While(self, list(init), loc)
+
+    def yield_(self, *values: ir.Value) -> None:
+        """The values a branch (``bb.if_``) or loop body (``bb.while_``) produces."""
+        where = f"{describe_location(caller_location())}bb.yield_()"
+        if not self._open:
+            raise BuilderError(f"{where} outside of a branch or loop body")
+        values = tuple(check_operands(values, [f"#{i}" for i in range(len(values))], where))
+        self._open[-1].set_yield(list(values), where)
+
     def emit_output(self, value: ir.Value) -> ir.Value:
         """Make a dataflow value visible after the block; returns the value to use there."""
         if self._dataflow is None:
             raise BuilderError("bb.emit_output() outside of bb.dataflow()")
         (value,) = check_operands([value], ["value"], "bb.emit_output()")
         return self._dataflow.add_output(value)
+
+
+class _Part:
+    """A branch or a loop part being built: ops go into its block."""
+
+    def __init__(self, bb: BlockBuilder, block: ir.Block, name: str) -> None:
+        self.bb, self.block, self.name = bb, block, name
+        self.values: list[ir.Value] | None = None
+        self.done = False
+        self._ip: ir.InsertionPoint | None = None
+
+    def __enter__(self) -> Any:
+        if self.done or self._ip is not None:
+            raise BuilderError(f"the {self.name} is built once")
+        self._ip = ir.InsertionPoint(self.block)
+        self._ip.__enter__()
+        self.bb._open.append(self)
+        return list(self.block.arguments)
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        assert self._ip is not None
+        self._ip.__exit__(exc_type, exc, tb)
+        self.bb._open.pop()
+        self.done = True
+
+    def set_yield(self, values: list[ir.Value], where: str) -> None:
+        if self.values is not None:
+            raise BuilderError(f"{where}: the {self.name} already yields; yield once, at its end")
+        self.values = values
+
+
+class _Branch(_Part):
+    """``then`` or ``else_`` of ``bb.if_``; ``results`` are the if's."""
+
+    def __init__(self, owner: _If, block: ir.Block, name: str) -> None:
+        super().__init__(owner.bb, block, name)
+        self.owner = owner
+
+    def __enter__(self) -> _Branch:
+        super().__enter__()
+        return self
+
+    @property
+    def results(self) -> list[ir.Value]:
+        return self.owner.results
+
+    @property
+    def result(self) -> ir.Value:
+        return self.owner.result
+
+
+class _ResultsOf:
+    """``results`` / ``result`` of a closed ``if_`` or ``while_``."""
+
+    _results: list[ir.Value] | None = None
+    kind = ""
+
+    @property
+    def results(self) -> list[ir.Value]:
+        if self._results is None:
+            raise BuilderError(f"the results of bb.{self.kind}() exist once its `with` block is closed")
+        return self._results
+
+    @property
+    def result(self) -> ir.Value:
+        if len(self.results) != 1:
+            raise BuilderError(f"bb.{self.kind}() has {len(self.results)} results; use .results")
+        return self.results[0]
+
+
+class _If(_ResultsOf):
+    """An ``scf.if`` being built; closed (result types joined) when its ``with`` block ends."""
+
+    kind = "if_"
+
+    def __init__(self, bb: BlockBuilder, cond: ir.Value, loc: ir.Location) -> None:
+        self.bb, self.cond, self.loc = bb, cond, loc
+        with loc:
+            self.op = scf.IfOp(cond, [], has_else=True)
+        self.then = _Branch(self, self.op.then_block, "then branch")
+        self.else_ = _Branch(self, self.op.else_block, "else branch")
+
+    def __enter__(self) -> _If:
+        return self
+
+    def __iter__(self) -> Iterator[_Branch]:
+        return iter((self.then, self.else_))
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+
+    def close(self) -> None:
+        where = f"{describe_location(self.loc)}bb.if_()"
+        if not self.then.done:
+            raise BuilderError(f"{where}: build the then branch in `with then:`")
+        then, other = self.then.values or [], self.else_.values or []
+        if len(then) != len(other):
+            raise BuilderError(
+                f"{where}: the then branch yields {len(then)} values, the else branch {len(other)}"
+            )
+        visible = visible_symbols(self.op.operation)
+        types = []
+        for i, (a, b) in enumerate(zip(then, other)):
+            t = joined_types([a.type, b.type], visible)
+            if t is None and a.type != b.type:
+                raise BuilderError(f"{where}: value #{i} is {a.type} in one branch and {b.type} in the other")
+            types.append(t or a.type)
+        with self.loc:
+            op = scf.IfOp(self.cond, types, has_else=True, ip=ir.InsertionPoint(self.op))
+        for old, new, values in (
+            (self.op.then_block, op.then_block, then),
+            (self.op.else_block, op.else_block, other),
+        ):
+            for inner in list(old.operations):
+                new.append(inner.operation)
+            with ir.InsertionPoint(new), self.loc:
+                coerce_operands(scf.YieldOp(values).operation, 0, types)
+        self.op.operation.erase()
+        self.op = op
+        self._results = list(op.results)
+
+
+class _While(_ResultsOf):
+    """An ``scf.while`` being built: its body is built on the initial types, then deduced again on the joined
+    ones (``refine_control_flow``) when its ``with`` block ends."""
+
+    kind = "while_"
+
+    def __init__(self, bb: BlockBuilder, init: list[ir.Value], loc: ir.Location) -> None:
+        self.bb, self.loc = bb, loc
+        types = [v.type for v in init]
+        with loc:
+            self.op = scf.WhileOp(types, init)
+            self.cond = _Part(bb, self.op.before.blocks.append(*types), "loop condition")
+            self.body = _Part(bb, self.op.after.blocks.append(*types), "loop body")
+        self.forwarded: list[ir.Value] | None = None
+
+    def __enter__(self) -> _While:
+        return self
+
+    def condition(self, cond: ir.Value, *forward: ir.Value) -> None:
+        """Inside ``with loop.cond``: go on while ``cond`` is nonzero, carrying the condition block's arguments
+        (or ``forward``) into the body and, at the end, into ``loop.results``."""
+        loc = caller_location()
+        where = f"{describe_location(loc)}loop.condition()"
+        if not self.bb._open or self.bb._open[-1] is not self.cond:
+            raise BuilderError(f"{where} outside of `with loop.cond`")
+        if self.forwarded is not None:
+            raise BuilderError(f"{where} called twice")
+        (cond, *values) = check_operands(
+            [cond, *forward], ["cond", *[f"#{i}" for i in range(len(forward))]], where
+        )
+        if str(cond.type) != "i1":
+            cond = condition(cond, loc=loc)
+        self.forwarded = values or list(self.cond.block.arguments)
+        if len(self.forwarded) != len(self.cond.block.arguments):
+            raise BuilderError(
+                f"{where}: forwards {len(self.forwarded)} values, the loop carries {len(self.cond.block.arguments)}"
+            )
+        with loc:
+            scf.ConditionOp(cond, self.forwarded)
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+
+    def close(self) -> None:
+        where = f"{describe_location(self.loc)}bb.while_()"
+        if self.forwarded is None:
+            raise BuilderError(f"{where}: the loop needs `with loop.cond:` ending in loop.condition(...)")
+        if not self.body.done:
+            raise BuilderError(f"{where}: build the loop body in `with loop.body:`")
+        values = self.body.values or []
+        if len(values) != len(self.op.inits):
+            raise BuilderError(
+                f"{where}: the body yields {len(values)} values, the loop carries {len(self.op.inits)}"
+            )
+        with ir.InsertionPoint(self.body.block), self.loc:
+            scf.YieldOp(values)
+        refine_control_flow(self.op.operation)
+        self._results = list(self.op.results)
 
 
 class _Dataflow:

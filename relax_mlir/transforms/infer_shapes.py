@@ -13,16 +13,17 @@ from mlir import ir
 
 from relax_mlir.dialects.join import forget, join
 from relax_mlir.dialects.ops.structural import DeclaredResultsOp, MatchCastOp, cast_cannot_fail
-from relax_mlir.dialects.registry import OPS, RelaxOp, check_types
+from relax_mlir.dialects.registry import OPS, RelaxOp, check_types, describe_location
 from relax_mlir.dialects.types import RelaxType, bare_symbols, relax_type, to_mlir
 from relax_mlir.errors import ShapeError
 from relax_mlir.transforms.registry import PassFailed, register_pass
-from relax_mlir.transforms.well_formed import check_results_agree
+from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, check_results_agree
 
 
 class _Inference:
-    def __init__(self, module: ir.Operation) -> None:
+    def __init__(self, module: ir.Operation, raise_errors: bool = False) -> None:
         self.module = module
+        self.raise_errors = raise_errors  # the builder's: a located ShapeError instead of a diagnostic
         body = module.regions[0].blocks[0]
         self.functions = {
             ir.StringAttr(op.attributes["sym_name"]).value: op.operation
@@ -65,8 +66,7 @@ class _Inference:
             try:
                 (self.visit_if if op.name == "scf.if" else self.visit_while)(op, func_name)
             except ShapeError as e:
-                op.location.emit_error(f"'{op.name}' op {e}")
-                self.failed = True
+                self.error(op, e)
             return
         for region in op.regions:
             for block in region.blocks:
@@ -105,10 +105,15 @@ class _Inference:
             if not self.loose:
                 check_results_agree(declared, deduced)
         except ShapeError as e:
-            op.location.emit_error(f"'{op.name}' op {e}")
-            self.failed = True
+            self.error(op, e)
             return
         self.set_types(op, [to_mlir(t) for t in deduced])
+
+    def error(self, op: ir.Operation, e: ShapeError) -> None:
+        if self.raise_errors:
+            raise ShapeError(f"{describe_location(op.location)}'{op.name}' op {e}") from None
+        op.location.emit_error(f"'{op.name}' op {e}")
+        self.failed = True
 
     # -- control flow ------------------------------------------------------------------------------
     def visit_block(self, block: ir.Block, func_name: str, outer: set[str]) -> ir.Operation:
@@ -187,6 +192,45 @@ class _Inference:
 
 
 _MAX_ITERATIONS = 64
+
+
+def refine_control_flow(op: ir.Operation) -> None:
+    """Deduce the result types of an ``scf.if`` or ``scf.while`` that the builder has just closed (a loop
+    body built on the initial types is re-deduced on the joined ones); casts included. Raises a located
+    ShapeError when a branch or body is ill-typed."""
+    func = op
+    while func.name != "func.func":
+        func = func.parent
+    inference = _Inference(func.parent, raise_errors=True)
+    inference.scope = visible_symbols(op)
+    name = ir.StringAttr(func.attributes["sym_name"]).value
+    (inference.visit_if if op.name == "scf.if" else inference.visit_while)(op, name)
+
+
+def visible_symbols(op: ir.Operation) -> set[str]:
+    """The symbols defined where ``op`` is: by its function's parameters, and by the match_casts before it
+    in its block and in each enclosing block (dataflow blocks included, branches and loop bodies not)."""
+    out: set[str] = set()
+    while op.name != "func.func":
+        for other in op.block.operations:
+            if other.operation == op:
+                break
+            out |= _cast_symbols(other.operation)
+        op = op.parent
+    for arg in op.regions[0].blocks[0].arguments:
+        t = relax_type(arg.type)
+        if t is not None:
+            out |= bare_symbols(t)
+    return out
+
+
+def _cast_symbols(op: ir.Operation) -> set[str]:
+    if op.name == "relax.match_cast":
+        t = relax_type(op.results[0].type)
+        return bare_symbols(t) if t is not None else set()
+    if op.name == "scf.execute_region" and DATAFLOW_ATTR in op.attributes:
+        return {s for inner in op.regions[0].blocks[0].operations for s in _cast_symbols(inner.operation)}
+    return set()
 
 
 def joined_types(types: list[ir.Type], visible: set[str]) -> ir.Type | None:
