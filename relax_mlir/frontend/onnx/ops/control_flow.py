@@ -26,13 +26,12 @@ from relax_mlir.dialects.types import (
     Dim,
     RelaxType,
     TensorType,
-    bare_symbols,
-    free_symbols,
     relax_type,
     to_mlir,
 )
 from relax_mlir.frontend.onnx.registry import ConversionError, Known, NodeContext, Out, converter, known_dims
 from relax_mlir.shape_infer.expr import format_dim
+from relax_mlir.transforms.infer_shapes import visible_symbols
 
 MAX_ROUNDS = 8  # joins only coarsen: a loop's types settle in a few rounds
 
@@ -57,27 +56,6 @@ def _scalar(v: ir.Value, what: str) -> ir.Value:
     if any(d is None or d.value != 1 for d in t.shape):
         raise ConversionError(f"{what} must hold one element, got {t}")
     return R.reshape(v, [])
-
-
-def _local_symbols(region: ir.Region) -> set[str]:
-    """Symbols bound by a match_cast inside ``region`` (not visible after it)."""
-    found: set[str] = set()
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "relax.match_cast":
-            new = bare_symbols(relax_type(op.results[0].type)) - free_symbols(relax_type(op.operands[0].type))
-            found.update(new)
-        return ir.WalkResult.ADVANCE
-
-    for block in region.blocks:
-        for op in block.operations:
-            op.operation.walk(visit)
-    return found
-
-
-def _outside(t: RelaxType, local: set[str]) -> RelaxType:
-    """``t`` as seen after the region: dims that use its local symbols become unknown."""
-    return forget(t, free_symbols(t) - local)
 
 
 def _weaken(v: ir.Value, t: RelaxType) -> ir.Value:
@@ -122,35 +100,23 @@ def _if(ctx: NodeContext) -> list[Out]:
 
         return build
 
-    results = _build_if(_scalar(ctx.x(0), "input 'cond'"), branch(branches[0]), branch(branches[1]))
+    results = _build_if(ctx, _scalar(ctx.x(0), "input 'cond'"), branch(branches[0]), branch(branches[1]))
     if len(results) < len(ctx.node.output):
         raise ConversionError(f"the branches have {len(results)} outputs, the node {len(ctx.node.output)}")
     return [_refine(ctx, r, f"{name}_d") for r in results]
 
 
 def _build_if(
-    cond: ir.Value, then: Callable[[], list[ir.Value]], else_: Callable[[], list[ir.Value]]
+    ctx: NodeContext, cond: ir.Value, then: Callable[[], list[ir.Value]], else_: Callable[[], list[ir.Value]]
 ) -> list[ir.Value]:
-    """``scf.if`` on scalar tensor ``cond``: each branch's values, typed by their join. The branches
-    are built once into a trial op whose ops then move to the final one (result types must be known
-    when an ``scf.if`` is created)."""
-    c = condition(cond)
-    trial = scf.IfOp(c, [], has_else=True)
-    values: list[list[ir.Value]] = []
-    for build, block in ((then, trial.then_block), (else_, trial.else_block)):
-        with ir.InsertionPoint(block):
-            values.append(build())
-    if len(values[0]) != len(values[1]):
-        raise ConversionError(f"the branches have {len(values[0])} and {len(values[1])} outputs")
-    local = _local_symbols(trial.then_block.region) | _local_symbols(trial.else_block.region)
-    types = [_outside(join(relax_type(a.type), relax_type(b.type)), local) for a, b in zip(*values)]
-    op = scf.IfOp(c, [to_mlir(t) for t in types], has_else=True)
-    for src, dst, vals in zip((trial.then_block, trial.else_block), (op.then_block, op.else_block), values):
-        _move(src, dst)
-        with ir.InsertionPoint(dst):
-            scf.YieldOp([_weaken(v, t) for v, t in zip(vals, types)])
-    trial.operation.erase()
-    return list(op.results)
+    """``scf.if`` on scalar tensor ``cond`` (the builder's ``if_``: result types are the join)."""
+    bb = ctx.importer.bb
+    with bb.if_(cond) as (then_part, else_part):
+        with then_part:
+            bb.yield_(*then())
+        with else_part:
+            bb.yield_(*else_())
+    return then_part.results
 
 
 # -- loops ---------------------------------------------------------------------------------------------
@@ -161,7 +127,7 @@ def _spell(d: Dim) -> int | str:
     return 0 if d is None else format_dim(d)
 
 
-def _accumulate(i: ir.Value, acc: ir.Value, s: ir.Value, prepend: bool) -> ir.Value:
+def _accumulate(ctx: NodeContext, i: ir.Value, acc: ir.Value, s: ir.Value, prepend: bool) -> ir.Value:
     """``acc`` with scan value ``s`` added along axis 0 (at the front when ``prepend``)."""
     row = R.expand_dims(s, [0])
     t = relax_type(acc.type)
@@ -169,9 +135,9 @@ def _accumulate(i: ir.Value, acc: ir.Value, s: ir.Value, prepend: bool) -> ir.Va
         return R.concat([row, acc] if prepend else [acc, row], axis=0)
     # dims not known to agree (the empty start's are 0): the first iteration starts anew
     first = R.equal(i, _i64(0))
-    return _build_if(first, lambda: [row], lambda: [R.concat([row, acc] if prepend else [acc, row], axis=0)])[
-        0
-    ]
+    return _build_if(
+        ctx, first, lambda: [row], lambda: [R.concat([row, acc] if prepend else [acc, row], axis=0)]
+    )[0]
 
 
 Step = Callable[[list[ir.Value]], tuple[list[ir.Value], list[ir.Value]]]
@@ -209,18 +175,20 @@ def _while(
             carried, scans = step(args[: len(types)])
             if scan_types is not None:
                 accs = args[len(types) :]
-                scans = [_accumulate(args[0], acc, s, first) for s, acc, first in zip(scans, accs, prepend)]
-        local = _local_symbols(op.after)
-        new_types = [_outside(join(t, relax_type(v.type)), local) for t, v in zip(types, carried)]
+                scans = [
+                    _accumulate(ctx, args[0], acc, s, first) for s, acc, first in zip(scans, accs, prepend)
+                ]
+        visible = visible_symbols(op.operation)
+        new_types = [forget(join(t, relax_type(v.type)), visible) for t, v in zip(types, carried)]
         if scan_types is None:
             new_scan = []
             for k, s in enumerate(scans):
-                t = _outside(relax_type(s.type), local)
+                t = forget(relax_type(s.type), visible)
                 if not isinstance(t, TensorType) or t.shape is None or t.dtype is None:
                     raise ConversionError(f"scan output #{k} has an unknown rank or dtype: {t}")
                 new_scan.append(TensorType((None, *t.shape), t.dtype))
         else:
-            new_scan = [_outside(join(t, relax_type(v.type)), local) for t, v in zip(scan_types, scans)]
+            new_scan = [forget(join(t, relax_type(v.type)), visible) for t, v in zip(scan_types, scans)]
         if new_types == types and (scan_types is not None or not scans) and new_scan == (scan_types or []):
             with ir.InsertionPoint(after):
                 scf.YieldOp([_weaken(v, t) for v, t in zip(carried + scans, all_types)])
