@@ -30,7 +30,7 @@ from relax_mlir.dialects.types import (
     to_mlir,
 )
 from relax_mlir.frontend.onnx.registry import ConversionError, Known, NodeContext, Out, converter, known_dims
-from relax_mlir.shape_infer.expr import format_dim
+from relax_mlir.shape_infer.expr import Expr, format_dim
 from relax_mlir.transforms.infer_shapes import visible_symbols
 
 MAX_ROUNDS = 8  # joins only coarsen: a loop's types settle in a few rounds
@@ -245,25 +245,79 @@ def _loop(ctx: NodeContext) -> list[Out]:
 
 @converter("Scan", control_flow=True)
 def _scan(ctx: NodeContext) -> list[Out]:
-    """The body once per slice of the scan inputs (along their axes, either direction), carrying states."""
-    if ctx.opset < 9:
-        raise ConversionError("Scan-8 (batched, with sequence_lens) is not supported; use opset 9 or later")
+    """The body once per slice of the scan inputs (along their axes, either direction), carrying states.
+    Scan-8 has a leading batch axis on every input and output: a loop over the batch around the scan."""
     body = ctx.graph("body")
     name = ctx.node.output[0] if ctx.node.output else "scan"
     m = ctx.attr("num_scan_inputs")
-    n = ctx.num_inputs - m
+    first = 1 if ctx.opset < 9 else 0  # Scan-8's optional sequence_lens
+    if first and ctx.has(0):
+        raise ConversionError("input 'sequence_lens' is not supported (leave it empty: full lengths)")
+    n = ctx.num_inputs - first - m
     k = len(body.output) - n
     if m < 1 or n < 0 or k < 0:
         raise ConversionError(f"num_scan_inputs = {m} does not fit {ctx.num_inputs} inputs")
-    xs = [ctx.x(n + j) for j in range(m)]
-    ranks = [ctx.rank(n + j) for j in range(m)]
-    in_axes = [normalize_axis(a, r) for a, r in zip(ctx.attr("scan_input_axes", [0] * m), ranks)]
-    in_rev = ctx.attr("scan_input_directions", [0] * m)
-    out_rev = ctx.attr("scan_output_directions", [0] * k)
-    out_axes = ctx.attr("scan_output_axes", [0] * k)
-    length = ctx.shape(n)[in_axes[0]]
+    states = [ctx.x(first + j) for j in range(n)]
+    xs = [ctx.x(first + n + j) for j in range(m)]
+    if first:
+        in_rev = ctx.attr("directions", [0] * m)
+        batch = ctx.shape(first + n)[0]
+        if batch is None:
+            raise ConversionError(f"the batch axis of input #{first + n} has an unknown length")
+        count = ctx.value_of(known_dims([batch], shape=()))
+
+        def step(args: list[ir.Value]) -> tuple[list[ir.Value], list[ir.Value]]:
+            b = args[0]
+            one = _scan_loop(
+                ctx,
+                body,
+                [R.take(s, b, 0) for s in states],
+                [R.take(x, b, 0) for x in xs],
+                [0] * m,
+                in_rev,
+                [0] * k,
+                [0] * k,
+                name,
+            )
+            return [R.add(b, _i64(1))], one
+
+        _, stacked = _while(
+            ctx, [_i64(0)], lambda args: R.less(args[0], count), step, [False] * (n + k), name
+        )
+        return [_with_length(ctx, v, batch, name) for v in stacked]
+    return _scan_loop(
+        ctx,
+        body,
+        states,
+        xs,
+        ctx.attr("scan_input_axes", [0] * m),
+        ctx.attr("scan_input_directions", [0] * m),
+        ctx.attr("scan_output_axes", [0] * k),
+        ctx.attr("scan_output_directions", [0] * k),
+        name,
+    )
+
+
+def _scan_loop(
+    ctx: NodeContext,
+    body: onnx.GraphProto,
+    states: list[ir.Value],
+    xs: list[ir.Value],
+    in_axes: Sequence[int],
+    in_rev: Sequence[int],
+    out_axes: Sequence[int],
+    out_rev: Sequence[int],
+    name: str,
+) -> list[ir.Value]:
+    """Scan-9+ on relax values: the final states, then the scan outputs."""
+    n = len(states)
+    shapes = [relax_type(x.type).shape for x in xs]
+    if any(s is None for s in shapes):
+        raise ConversionError("the scan inputs must have known ranks")
+    in_axes = [normalize_axis(a, len(s)) for a, s in zip(in_axes, shapes)]
+    length = shapes[0][in_axes[0]]
     if length is None:
-        raise ConversionError(f"the scan axis of input #{n} has an unknown length")
+        raise ConversionError("the scan axis of the first scan input has an unknown length")
     count = ctx.value_of(known_dims([length], shape=()))
 
     def keep_going(args: list[ir.Value]) -> ir.Value:
@@ -277,16 +331,21 @@ def _scan(ctx: NodeContext) -> list[Out]:
         values = [_value(ctx, o, f"body output #{j}") for j, o in enumerate(outs)]
         return [R.add(i, _i64(1)), *values[:n]], values[n:]
 
-    inits = [_i64(0), *(ctx.x(j) for j in range(n))]
-    carried, scans = _while(ctx, inits, keep_going, step, [bool(r) for r in out_rev], name)
+    carried, scans = _while(ctx, [_i64(0), *states], keep_going, step, [bool(r) for r in out_rev], name)
     results = [_refine(ctx, v, f"{name}_d") for v in carried[1:]]
     for acc, axis in zip(scans, out_axes):
+        acc = _with_length(ctx, acc, length, name)
         t = relax_type(acc.type)
-        acc = R.match_cast(acc, TensorType((length, *t.shape[1:]), t.dtype))
         axis = normalize_axis(axis, len(t.shape))
         if axis != 0:
             order = list(range(1, len(t.shape)))
             order.insert(axis, 0)
             acc = R.permute_dims(acc, order)
-        results.append(_refine(ctx, acc, f"{name}_d"))
+        results.append(acc)
     return results
+
+
+def _with_length(ctx: NodeContext, acc: ir.Value, length: Expr, name: str) -> ir.Value:
+    """A stacked scan result whose leading dim is the number of iterations, ``length`` (checked)."""
+    t = relax_type(acc.type)
+    return _refine(ctx, R.match_cast(acc, TensorType((length, *t.shape[1:]), t.dtype)), f"{name}_d")
