@@ -23,7 +23,7 @@ from relax_mlir.pipelines.data import P, Pipeline, passes, text
 from relax_mlir.pipelines.registry import register_pipeline
 from relax_mlir.transforms.schedules import VectorUnit
 
-VERIFY = passes("relax-verify", "relax-infer-shapes")
+VERIFY = passes("relax-verify", "relax-infer-shapes", "relax-bind-region-dims")
 
 
 def cleanup(opt_level: int) -> Pipeline:
@@ -72,6 +72,7 @@ BUFFERIZE: Pipeline = [
         "one-shot-bufferize",
         bufferize_function_boundaries=True,
         function_boundary_type_conversion="identity-layout-map",
+        allow_return_allocs_from_loops=True,  # an scf.while carries tensors whose size changes per iteration
     ),
     P("canonicalize"),
     # temporaries of row-fused kernels (transforms/schedules/rows.py) are allocated once, not once per row

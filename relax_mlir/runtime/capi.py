@@ -115,7 +115,8 @@ def function_api(name: str, signature: dict[str, Any]) -> FunctionApi:
         if x["kind"] == "returned":
             raise CompileError(
                 f"{where}: output #{k} {x['type']} has dims that depend on the data (bound by a match_cast "
-                "inside the function, e.g. after nonzero or unique); relax-compile cannot size it before "
+                "inside the function, e.g. after nonzero or unique, or joined by an scf.if/scf.while whose "
+                "branches or iterations give different sizes); relax-compile cannot size it before "
                 "the call, so the C API does not support it: return a fixed-size result instead"
             )
         outputs.append(_value(x["kind"], x["type"], f"output #{k}", where))

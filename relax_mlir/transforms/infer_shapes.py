@@ -91,8 +91,11 @@ class _Inference:
     def refine_relax_op(self, cls: type[RelaxOp], op: ir.Operation) -> None:
         """Deduced results replace coarser declared ones; stated results (match_cast, calls) are kept.
         Either way, results the operands make impossible are reported."""
-        if check_types(cls, op) is not None:
-            return  # wrong kinds of operands: relax-verify reports it
+        problem = check_types(cls, op)
+        if problem is not None:  # wrong kinds of operands: relax-verify reports it (the builder raises)
+            if self.raise_errors:
+                self.error(op, ShapeError(problem))
+            return
         view: RelaxOp = op.opview  # type: ignore[assignment]
         declared = [relax_type(r.type) for r in op.results]
         try:

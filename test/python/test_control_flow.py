@@ -74,3 +74,231 @@ def test_forget_drops_symbols_out_of_scope() -> None:
         )
     )
     assert forget(ObjectType(), set()) == ObjectType()
+
+
+# -- builder and compiled numerics --------------------------------------------------------------------------
+import numpy as np  # noqa: E402
+
+import relax_mlir.builder as rb  # noqa: E402
+from relax_mlir import compile  # noqa: E402
+from relax_mlir.dialects import relax as R  # noqa: E402
+from relax_mlir.errors import BuilderError, ShapeError  # noqa: E402
+from relax_mlir.transforms.well_formed import verify_module  # noqa: E402
+
+
+def branch_module() -> rb.BlockBuilder:
+    """``exp(x)`` when ``s > 0``, else ``concat(x, x)``: the output's size depends on the data."""
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 3], "f32"), "s": rb.tensor([], "f32")}) as (x, s):
+        zero = R.constant(np.array(0.0, np.float32))
+        with bb.if_(R.greater(s, zero)) as (then, else_):
+            with then:
+                bb.yield_(R.exp(x))
+            with else_:
+                bb.yield_(R.concat([x, x], axis=0))
+        bb.ret(R.multiply(then.result, then.result))
+    return bb
+
+
+def grow_module() -> rb.BlockBuilder:
+    """``k`` times: ``x = concat(x, x) + 1``; the carried tensor doubles each iteration."""
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 3], "f32"), "k": rb.tensor([], "i64")}) as (x, k):
+        one, step = R.constant(np.array(1, np.int64)), R.constant(np.ones(3, np.float32))
+        with bb.while_(x, R.constant(np.array(0, np.int64))) as loop:
+            with loop.cond as (a, i):
+                loop.condition(R.less(i, k))
+            with loop.body as (a, i):
+                bb.yield_(R.add(R.concat([a, a], axis=0), step), R.add(i, one))
+        bb.ret(loop.results[0])
+    return bb
+
+
+def grow_reference(x: np.ndarray, k: int) -> np.ndarray:
+    for _ in range(k):
+        x = np.concatenate([x, x]) + 1
+    return x
+
+
+def test_builder_if_joins_the_branches() -> None:
+    bb = branch_module()
+    text = str(bb.module)
+    assert 'scf.if %2 -> (!relax.tensor<["?", 3], f32>)' in text
+    assert ': (!relax.tensor<["2 * n", 3], f32>) -> !relax.tensor<["?", 3], f32>' in text
+    assert verify_module(bb.module.operation) == []
+
+
+def test_builder_while_carried_type_is_the_join_over_iterations() -> None:
+    bb = grow_module()
+    text = str(bb.module)
+    assert '(!relax.tensor<["?", 3], f32>, !relax.tensor<[], i64>) -> (!relax.tensor<["?", 3], f32>' in text
+    assert (
+        '"relax.match_cast"(%arg0) : (!relax.tensor<["n", 3], f32>) -> !relax.tensor<["?", 3], f32>' in text
+    )
+    assert verify_module(bb.module.operation) == []
+
+
+def test_builder_while_keeps_a_shape_that_does_not_change() -> None:
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n"], "f32"), "k": rb.prim("k")}) as (x, k):
+        with bb.while_(x) as loop:
+            with loop.cond as (a,):
+                loop.condition(k)
+            with loop.body as (a,):
+                bb.yield_(R.exp(a))
+        assert str(rb.type_of(loop.result)) == '!relax.tensor<["n"], f32>'
+        bb.ret(loop.result)
+
+
+def test_builder_errors_name_the_users_line() -> None:
+    bb = rb.BlockBuilder()
+    with pytest.raises(BuilderError, match=r"test_control_flow.py:\d+: bb.if_\(\) inside a dataflow block"):
+        with bb.function("f", {"x": rb.tensor([], "f32")}) as (x,):
+            with bb.dataflow():
+                bb.if_(x)
+    bb = rb.BlockBuilder()
+    with pytest.raises(ShapeError, match=r"test_control_flow.py:\d+: relax.condition: .*scalar tensor"):
+        with bb.function("f", {"x": rb.tensor([2], "f32")}) as (x,):
+            bb.if_(x)
+    bb = rb.BlockBuilder()
+    with pytest.raises(
+        BuilderError, match=r"test_control_flow.py:\d+: bb.if_\(\): the then branch yields 1 values"
+    ):
+        with bb.function("f", {"x": rb.tensor([], "f32")}) as (x,):
+            with bb.if_(x) as (then, else_):
+                with then:
+                    bb.yield_(x)
+                with else_:
+                    pass
+    bb = rb.BlockBuilder()
+    # the body is ill-typed on the joined carried type (a tensor, then a shape value: an object), the error
+    # names the body's line
+    with pytest.raises(ShapeError, match=r"test_control_flow.py:\d+: 'relax.exp' op .*must be !relax.tensor"):
+        with bb.function("f", {"x": rb.tensor([2], "f32"), "k": rb.prim("k")}) as (x, k):
+            with bb.while_(x) as loop:
+                with loop.cond as (a,):
+                    loop.condition(k)
+                with loop.body as (a,):
+                    bb.yield_(R.shape_of(R.exp(a)))
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+def test_branch_taken_on_data(opt_level: int) -> None:
+    exe = compile(branch_module().module, opt_level=opt_level)
+    for n in (0, 1, 5):
+        x = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32)
+        for s in (1.0, -1.0):
+            got = exe(x, np.array(s, np.float32))
+            ref = np.exp(x) if s > 0 else np.concatenate([x, x])
+            np.testing.assert_allclose(got, ref * ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+def test_loop_whose_carried_tensor_grows(opt_level: int) -> None:
+    exe = compile(grow_module().module, opt_level=opt_level)
+    for n in (0, 1, 3):
+        x = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+        for k in (0, 1, 3):  # zero iterations return the input unchanged
+            np.testing.assert_allclose(exe(x, np.array(k, np.int64)), grow_reference(x, k))
+
+
+def nested_module() -> rb.BlockBuilder:
+    """``k`` times: ``x = exp(-x)`` when ``sum(x) > 0``, else ``x * 0.5``: a branch inside a loop, fixed size."""
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 3], "f32"), "k": rb.tensor([], "i64")}) as (x, k):
+        one, zero = R.constant(np.array(1, np.int64)), R.constant(np.array(0.0, np.float32))
+        with bb.while_(x, R.constant(np.array(0, np.int64))) as loop:
+            with loop.cond as (a, i):
+                loop.condition(R.less(i, k))
+            with loop.body as (a, i):
+                with bb.if_(R.greater(R.sum(a), zero)) as (then, else_):
+                    with then:
+                        bb.yield_(R.exp(R.neg(a)))
+                    with else_:
+                        bb.yield_(R.multiply(a, R.constant(np.array(0.5, np.float32))))
+                bb.yield_(then.result, R.add(i, one))
+        bb.ret(loop.results[0])
+    return bb
+
+
+def nested_reference(x: np.ndarray, k: int) -> np.ndarray:
+    for _ in range(k):
+        x = np.exp(-x) if x.sum() > 0 else x * 0.5
+    return x
+
+
+def _inputs() -> list[tuple[np.ndarray, np.ndarray]]:
+    out = []
+    for n in (0, 1, 4):
+        x = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32) - 0.3
+        out += [(x, np.array(k, np.int64)) for k in (0, 1, 3)]
+    return out
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_branch_inside_a_loop(opt_level: int) -> None:
+    exe = compile(nested_module().module, opt_level=opt_level)
+    for x, k in _inputs():
+        np.testing.assert_allclose(exe(x, k), nested_reference(x, int(k)), rtol=1e-5)
+
+
+def test_cuda_mapping_runs_branches_and_loops() -> None:
+    from gpu_emulation import compile_emulated
+
+    for module, ref in ((grow_module, grow_reference), (nested_module, nested_reference)):
+        exe = compile_emulated(module().module)
+        for x, k in _inputs():
+            np.testing.assert_allclose(exe(x, k), ref(x, int(k)), rtol=1e-5)
+    exe = compile_emulated(branch_module().module)
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(exe(x, np.array(-1.0, np.float32)), np.ones((4, 3)))
+
+
+def test_wasm32_runs_a_loop_and_refuses_a_data_dependent_output() -> None:
+    from relax_mlir.errors import CompileError, RelaxError
+
+    try:
+        exe = compile(nested_module().module, target="wasm32")
+    except RelaxError as e:  # no wasm toolchain here
+        if "scf" in str(e):
+            raise
+        pytest.skip(str(e))
+    for x, k in _inputs():
+        np.testing.assert_allclose(exe(x, k), nested_reference(x, int(k)), rtol=1e-5)
+    with pytest.raises(CompileError, match=r"output #0 .* joined by an scf.if/scf.while"):
+        compile(grow_module().module, target="wasm32")
+
+
+def test_aot_library_runs_a_loop(tmp_path) -> None:
+    from test_aot import Built, _toolchain
+
+    from relax_mlir.errors import CompileError
+    from relax_mlir.targets import compile_library
+
+    runner, cc = _toolchain("x86_64")
+    lib = compile_library(nested_module().module, tmp_path / "libloop.so", target="x86_64")
+    built = Built(lib, runner, cc, "main", tmp_path)
+    for x, k in _inputs():
+        code, outs = built.run([x, k])
+        assert code == 0, outs
+        np.testing.assert_allclose(outs[0], nested_reference(x, int(k)), rtol=1e-5)
+    with pytest.raises(CompileError, match=r"joined by an scf.if/scf.while"):
+        compile_library(grow_module().module, tmp_path / "libgrow.so", target="x86_64")
+
+
+def test_webgpu_runs_a_branch_and_refuses_a_loop_naming_it() -> None:
+    from relax_mlir.errors import CompileError, DeviceUnavailableError
+    from relax_mlir.targets import webgpu_runtime
+
+    try:
+        webgpu_runtime.device()
+    except DeviceUnavailableError as e:
+        pytest.skip(str(e))
+    exe = compile(branch_module().module, target="webgpu", opt_level=1)
+    for n in (0, 1, 5):
+        x = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32)
+        for s in (1.0, -1.0):
+            ref = np.exp(x) if s > 0 else np.concatenate([x, x])
+            np.testing.assert_allclose(exe(x, np.array(s, np.float32)), ref * ref, rtol=1e-5)
+    with pytest.raises(CompileError, match=r"in a loop \('scf.while'\)"):
+        compile(grow_module().module, target="webgpu")

@@ -277,8 +277,8 @@ class _Function:
             top = top.parent
         if collect(top, {"gpu.launch_func", "gpu.launch", "func.call"}):
             raise PassError(
-                f"@{_function_name(load)}: host code reads device memory ({load.location}) in a loop that "
-                "also runs kernels; the webgpu target's host cannot address device memory"
+                f"@{_function_name(load)}: host code reads device memory ({load.location}) in a loop "
+                f"('{top.name}') that also runs kernels; the webgpu target's host cannot address device memory"
             )
         chain = []
         while (op := producer(memory)) is not None and op.name in _VIEWS:
