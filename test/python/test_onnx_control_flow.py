@@ -9,8 +9,10 @@ import onnx
 import pytest
 from isolated import run_isolated
 from onnx import TensorProto, helper
-from onnx_util import check_against_ort, graph_model, run_ours
+from onnx_util import check_against_ort, graph_model, run_ort, run_ours
 
+import relax_mlir
+from relax_mlir.errors import UnsupportedOpError
 from relax_mlir.frontend.onnx import OnnxImportError, from_onnx
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -267,18 +269,19 @@ def test_if_inside_a_loop_body_reads_values_of_both_outer_scopes(trips: int, sig
 
 
 def test_a_subgraph_error_names_the_inner_node() -> None:
-    then = helper.make_graph([helper.make_node("Foo", ["x"], ["t"])], "then", [], [_vi("t", F, None)])
-    else_ = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_vi("e", F, None)])
-    m = graph_model(
-        helper.make_graph(
-            [helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=else_)],
-            "bad",
-            [_vi("c", B, []), _vi("x", F, [2])],
-            [_vi("y", F, None)],
-        )
-    )
-    with pytest.raises((OnnxImportError, Exception), match="Foo"):
-        from_onnx(m)
+    def model(then_node: onnx.NodeProto) -> onnx.ModelProto:
+        then = helper.make_graph([then_node], "then", [], [_vi("t", F, None)])
+        else_ = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_vi("e", F, None)])
+        node = helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=else_)
+        graph = helper.make_graph([node], "bad", [_vi("c", B, []), _vi("x", F, [2])], [_vi("y", F, None)])
+        return graph_model(graph)
+
+    with pytest.raises(UnsupportedOpError, match=r"TfIdfVectorizer \(node 'tfidf'"):
+        from_onnx(model(helper.make_node("TfIdfVectorizer", ["x"], ["t"], name="tfidf")))
+    bad = model(helper.make_node("MatMul", ["x", "w"], ["t"]))  # [2] @ [3, 4]
+    bad.graph.initializer.append(onnx.numpy_helper.from_array(np.ones((3, 4), np.float32), "w"))
+    with pytest.raises(OnnxImportError, match=r"ONNX node 'y.then/MatMul_0' \(MatMul, opset 21\)"):
+        from_onnx(bad)
 
 
 def test_a_checked_match_cast_of_a_loop_result_does_not_abort() -> None:
@@ -310,3 +313,29 @@ def test_a_checked_match_cast_of_a_loop_result_does_not_abort() -> None:
     )
     assert outcome.returncode == 0, outcome.stderr[-2000:]
     assert outcome.stdout.split("\n")[:2] == ["(2, 3)", "raised True"], outcome.stdout
+
+
+@pytest.mark.parametrize("opt_level", [0, 2, 3])
+def test_every_optimization_level(opt_level: int) -> None:
+    """Branches, loops and scans compile and match onnxruntime at O0, O2 and O3 (the others run at O1)."""
+    cases = [
+        (_scan_model(1, 1, 1, 1), (rng.standard_normal(3), rng.standard_normal((3, 4)))),
+        (_loop_model(True, True, 3.0), (rng.standard_normal(3), np.array(4, np.int64), np.array(True))),
+        (
+            _if_model(
+                [helper.make_node("Concat", ["x", "x1"], ["t"], axis=0)],
+                "t",
+                [helper.make_node("Neg", ["x"], ["e"])],
+                "e",
+            ),
+            (rng.standard_normal(5),),
+        ),
+    ]
+    for model, inputs in cases:
+        inputs = [a.astype(np.float32) if a.dtype == np.float64 else a for a in inputs]
+        exe = relax_mlir.compile(from_onnx(model), opt_level=opt_level)
+        got = exe(*inputs)
+        got = list(got) if isinstance(got, (list, tuple)) else [got]
+        for a, b in zip(got, run_ort(model, *inputs), strict=True):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
