@@ -4,6 +4,8 @@ Graph inputs keep their symbolic dims: a ``dim_param`` becomes a symbol of that 
 dynamic dim a fresh symbol (``<input>_d<axis>``), and ``shape_dict`` overrides either. Initializers
 become constants only where a relax op uses them; shape computations (Shape, Gather, Concat,
 arithmetic...) are evaluated symbolically at import time, so the shapes they build stay symbolic.
+Control-flow nodes (If, Loop, Scan) build ``scf.if`` / ``scf.while`` with their subgraphs imported into
+the regions (``subgraph``); the runs of other nodes between them form dataflow blocks.
 """
 
 from __future__ import annotations

@@ -76,11 +76,6 @@ def _i64(value: int) -> ir.Value:
     return R.constant(np.array(value, dtype=np.int64))
 
 
-def _move(src: ir.Block, dst: ir.Block) -> None:
-    for op in list(src.operations):
-        dst.append(op.operation)
-
-
 # -- If ------------------------------------------------------------------------------------------------
 
 
