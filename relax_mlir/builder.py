@@ -270,11 +270,7 @@ class BlockBuilder:
             raise BuilderError("bb.dataflow() outside of bb.function()")
         if self._dataflow is not None:
             raise BuilderError("dataflow blocks cannot nest")
-        if self._open:
-            raise BuilderError(
-                "a dataflow block inside a branch or loop body is not supported; build it outside"
-            )
-        block = self._func.regions[0].blocks[0]
+        block = ir.InsertionPoint.current.block  # the function body, a branch or a loop body
         self._dataflow = _Dataflow(block)
         try:
             yield

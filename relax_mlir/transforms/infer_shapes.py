@@ -5,6 +5,12 @@ deduced result types (stated results of match_cast / call_tir / call_dps_library
 dataflow blocks and ``func.call`` results follow their yields and callees, and the function
 type follows its returned values. When a function's signature changes, its callers are
 walked again. Running the pass twice changes nothing the second time.
+
+Control flow (``relax.condition`` feeding upstream ``scf.if`` / ``scf.while``): an ``scf.if``'s results are the
+join of its branches' yields (``dialects/join.py``), an ``scf.while``'s carried values the fixed point of
+``join(init, body(T))``; symbols bound by a match_cast inside a branch or body are forgotten at the join. A
+value more precise than the joined type is weakened with a ``relax.match_cast`` that cannot fail (no run-time
+check), which a later run looks through, so a join can become more precise again.
 """
 
 from __future__ import annotations

@@ -17,7 +17,11 @@ ops. This pass rewrites it into a function on builtin types with a fixed calling
   dim]`` into ``%status`` and returns; a ``relax.check_index`` (indices within their dim) or
   ``relax.check_dim`` stores the same without branching (the first failure wins) and the code goes on:
   the kernels that rely on it keep their accesses inside their buffers. ``relax.signature`` tells the
-  runtime what each check means (``executable.format_check``), so a failure comes back to Python as an error.
+  runtime what each check means (``executable.format_check``), so a failure comes back to Python as an error;
+- ``scf.if`` / ``scf.while`` stay ``scf.if`` / ``scf.while`` on host values (tensors, prim and shape values as
+  ``index``es); symbols and sizes computed inside a branch or loop body stay there, a check inside one records
+  its failure without branching (a loop then stops after the iteration), and a result whose size differs per
+  branch or iteration is a tensor of unknown dims (returned when it is an output).
 """
 
 from __future__ import annotations
@@ -483,6 +487,18 @@ class _HostWriter:
         flat = [x for t in types for x in self._flat_types(t, op)]
         return f"{keyword} {', '.join(names)} : {', '.join(flat)}" if names else keyword
 
+    def _unless_failed(self, cond: str) -> str:
+        """``cond`` and no check has failed yet: a check inside a loop records its failure and the code goes
+        on, so the loop stops at the end of the iteration that failed."""
+        status, zero, ok, both = (self.f.fresh("st") for _ in range(4))
+        self.f.lines += [
+            f"{status} = memref.load {self.status}[{self.code.const(0)}] : memref<4xi64>",
+            f"{zero} = arith.constant 0 : i64",
+            f"{ok} = arith.cmpi eq, {status}, {zero} : i64",
+            f"{both} = arith.andi {cond}, {ok} : i1",
+        ]
+        return both
+
     def lower_if(self, op: ir.Operation) -> None:
         """``scf.if`` on host values; results whose size differs per branch are tensors of unknown dims."""
         cond = self.lookup(op.operands[0])
@@ -526,6 +542,7 @@ class _HostWriter:
             cond = self.lookup(term.operands[0])
             if not isinstance(cond, str):
                 raise _OpError(op, "'scf.while' op: the condition must come from relax.condition")
+            cond = self._unless_failed(cond)
             self.f.lines.append(
                 self._terminator(f"scf.condition({cond})", list(term.operands)[1:], types, op)
             )

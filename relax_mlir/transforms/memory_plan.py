@@ -16,7 +16,9 @@ Only symbols defined by the parameters take part: their values (and bounds) are 
 function runs and are known at entry, where ``relax-lower-host`` allocates every storage once.
 Not planned (left to the bufferizer): function outputs and their aliases, results of allocating
 (data-dependent) kernels, tensors whose size uses symbols bound later by ``match_cast``, sub-byte
-element types, and every tensor of a function whose body has control flow other than dataflow blocks.
+element types, and every tensor defined inside a branch or loop body (``scf.if``/``scf.while``): such an op
+counts as one program point where every value from outside that it uses is live, and its results may alias
+them, so no storage live across a branch or iteration is reused.
 
 The plan is recorded as attributes that ``relax-lower-host`` reads::
 
@@ -183,20 +185,28 @@ def _num(v: int | None) -> str:
 # -- analysis --------------------------------------------------------------------------------------------
 
 
-def _linear_ops(block: ir.Block) -> Iterator[ir.Operation] | None:
-    """The ops of a body in execution order, through dataflow blocks; None if other regions occur."""
+def _linear_ops(block: ir.Block) -> Iterator[ir.Operation]:
+    """The ops of a body in execution order, through dataflow blocks. A branch or loop (``scf.if``,
+    ``scf.while``) is one op: what it uses is live through it, and values defined inside it are not planned."""
     out: list[ir.Operation] = []
     for op in block.operations:
         op = op.operation
         if op.name == "scf.execute_region" and DATAFLOW_ATTR in op.attributes:
-            inner = _linear_ops(op.regions[0].blocks[0])
-            if inner is None:
-                return None
-            out.extend(inner)
-        elif len(op.regions):
-            return None
+            out.extend(_linear_ops(op.regions[0].blocks[0]))
         out.append(op)
     return iter(out)
+
+
+def _region_operands(op: ir.Operation) -> list[ir.Value]:
+    """Every operand of ``op`` and of the ops nested in it (the values from outside are among them)."""
+    out: list[ir.Value] = []
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        out.extend(inner.operands)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return out
 
 
 def param_symbols(func: ir.Operation) -> set[str]:
@@ -255,14 +265,13 @@ def analyze(func: ir.Operation, kernels: Mapping[str, ir.FunctionType]) -> Funct
     bounds = declared_bounds(func)
     plan = FunctionPlan(name, bounds, [], [], [])
     ops = _linear_ops(func.regions[0].blocks[0])
-    if ops is None:
-        plan.skipped = "control flow other than dataflow blocks"
-        return plan
     known = param_symbols(func)
     roots: dict[ir.Value, frozenset[int]] = {}  # value -> buffers it may alias
     outputs: set[int] = set()
     for i, op in enumerate(ops):
-        used: frozenset[int] = frozenset().union(*(roots.get(v, frozenset()) for v in op.operands))
+        region = len(op.regions) and op.name != "scf.execute_region"  # a branch or a loop, as one op
+        operands = _region_operands(op) if region else op.operands
+        used: frozenset[int] = frozenset().union(*(roots.get(v, frozenset()) for v in operands))
         for b in used:
             plan.buffers[b].end = max(plan.buffers[b].end, i)
         if op.name == "func.return":
@@ -466,11 +475,34 @@ def check_plan(func: ir.Operation, kernels: Mapping[str, ir.FunctionType]) -> st
             if other.start <= b.end and b.start <= other.end:
                 return f"{where} and {other.value.get_name()} share storage {s} while both are live"
         live.setdefault(s, []).append(b)
+    nested = _nested_storage(func)
+    if nested is not None:
+        return f"{nested.get_name()} is defined inside a branch or loop body, where nothing is planned"
     known = param_symbols(func)
     for i, e in enumerate(storages):
         if not e.free_symbols <= known:
             return f"storage {i} ({e}) uses symbols the parameters do not define"
     return None
+
+
+def _nested_storage(func: ir.Operation) -> ir.Value | None:
+    """A result planned into a storage by an op inside an ``scf.if``/``scf.while``, or None."""
+    found: list[ir.Value] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("scf.if", "scf.while"):
+            op.walk(lambda x: _planned(x, found), ir.WalkOrder.PRE_ORDER)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[0] if found else None
+
+
+def _planned(op: ir.Operation, found: list[ir.Value]) -> ir.WalkResult:
+    if STORAGE_ATTR in op.attributes:
+        found.extend(r for i, r in enumerate(op.results) if storage_of(op, i) >= 0)
+    return ir.WalkResult.ADVANCE
 
 
 @register_pass("relax-plan-memory")

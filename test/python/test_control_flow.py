@@ -302,3 +302,108 @@ def test_webgpu_runs_a_branch_and_refuses_a_loop_naming_it() -> None:
             np.testing.assert_allclose(exe(x, np.array(s, np.float32)), ref * ref, rtol=1e-5)
     with pytest.raises(CompileError, match=r"in a loop \('scf.while'\)"):
         compile(grow_module().module, target="webgpu")
+
+
+def planned_module() -> rb.BlockBuilder:
+    """Intermediates before, inside and after a loop: the loop uses ``w`` and carries ``b``."""
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 3], "f32"), "k": rb.tensor([], "i64")}) as (x, k):
+        b = R.neg(R.exp(x))  # carried in: the loop's result may be its buffer
+        w = R.sqrt(R.abs(x))  # read by every iteration: live through the loop
+        one = R.constant(np.array(1, np.int64))
+        with bb.while_(b, R.constant(np.array(0, np.int64))) as loop:
+            with loop.cond as (c, i):
+                loop.condition(R.less(i, k))
+            with loop.body as (c, i):
+                bb.yield_(R.add(R.multiply(c, w), w), R.add(i, one))
+        u = R.tanh(R.exp(R.neg(x)))  # after the loop: reuses dead storages only
+        bb.ret(R.add(loop.results[0], u))
+    return bb
+
+
+def planned_reference(x: np.ndarray, k: int) -> np.ndarray:
+    c, w = -np.exp(x), np.sqrt(np.abs(x))
+    for _ in range(k):
+        c = c * w + w
+    return c + np.tanh(np.exp(-x))
+
+
+def test_memory_plan_around_a_loop_never_reuses_a_storage_live_across_it() -> None:
+    from mlir import ir, passmanager
+
+    from relax_mlir.context import make_context, parse_module
+    from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
+    from relax_mlir.transforms.memory_plan import _kernels, check_plan, plan_module
+
+    text = str(planned_module().module)
+    with make_context(), ir.Location.unknown():
+        load_passes()
+        op = parse_module(text, "<test>")
+        pm = passmanager.PassManager("builtin.module")
+        add_pipeline(pm, parse_pipeline("relax-verify,relax-infer-shapes,convert-relax-to-linalg"))
+        pm.run(op)
+        (plan,) = plan_module(op)
+        assert not plan.skipped and len(plan.planned) == 7
+        loop = next(
+            o for o in op.regions[0].blocks[0].operations[0].regions[0].blocks[0] if o.name == "scf.while"
+        )
+        assert all(b.value.owner.parent == loop.parent for b in plan.buffers)  # nothing inside the loop
+        # in program order: exp, neg (carried in), abs, sqrt (read inside), then neg, exp, tanh after the loop;
+        # the loop's result may be the carried buffer, and w is read by every iteration: neither is reused
+        after = {plan.buffers[i].storage for i in (4, 5, 6)}
+        assert plan.buffers[1].storage not in after and plan.buffers[3].storage not in after
+        assert plan.buffers[0].storage in after  # a storage dead before the loop is reused after it
+        passes = parse_pipeline("relax-plan-memory")
+        pm = passmanager.PassManager("builtin.module")
+        add_pipeline(pm, passes)
+        pm.run(op)
+        f = op.regions[0].blocks[0].operations[0]
+        assert check_plan(f, _kernels(op)) is None
+    exe = compile(planned_module().module, opt_level=2)
+    for n in (0, 1, 5):
+        x = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32)
+        for k in (0, 1, 3):
+            np.testing.assert_allclose(exe(x, np.array(k, np.int64)), planned_reference(x, k), rtol=1e-5)
+
+
+def test_failed_check_inside_a_loop_stops_it_and_raises() -> None:
+    from relax_mlir.errors import InputError
+
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 3], "f32"), "k": rb.tensor([], "i64")}) as (x, k):
+        one = R.constant(np.array(1, np.int64))
+        with bb.while_(x, R.constant(np.array(0, np.int64))) as loop:
+            with loop.cond as (a, i):
+                loop.condition(R.less(i, k))
+            with loop.body as (a, i):
+                same = R.match_cast(a, rb.tensor(["n", 3], "f32"))  # fails once the carried tensor has grown
+                bb.yield_(R.concat([same, x], axis=0), R.add(i, one))
+        bb.ret(loop.results[0])
+    exe = compile(bb.module, opt_level=1)
+    x = np.ones((2, 3), np.float32)
+    assert exe(x, np.array(1, np.int64)).shape == (4, 3)
+    with pytest.raises(
+        InputError, match=r"test_control_flow.py:\d+:\d+: relax.match_cast: dim 0 .* must be n, got 4"
+    ):
+        exe(x, np.array(2, np.int64))
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_dataflow_block_inside_a_loop_body(opt_level: int) -> None:
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 3], "f32"), "k": rb.tensor([], "i64")}) as (x, k):
+        one = R.constant(np.array(1, np.int64))
+        with bb.while_(x, R.constant(np.array(0, np.int64))) as loop:
+            with loop.cond as (a, i):
+                loop.condition(R.less(i, k))
+            with loop.body as (a, i):
+                with bb.dataflow():  # fused at O2, inside the loop
+                    y = bb.emit_output(R.tanh(R.add(R.exp(a), a)))
+                bb.yield_(y, R.add(i, one))
+        bb.ret(loop.results[0])
+    exe = compile(bb.module, opt_level=opt_level)
+    for x, k in _inputs():
+        ref = x
+        for _ in range(int(k)):
+            ref = np.tanh(np.exp(ref) + ref)
+        np.testing.assert_allclose(exe(x, k), ref, rtol=1e-5)
