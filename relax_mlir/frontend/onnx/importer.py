@@ -236,7 +236,8 @@ class _Importer:
                 f"subgraph '{graph.name}' has {len(graph.input)} inputs, expected {len(args)}"
             )
         outer, outer_materialized = self.values, self._materialized
-        self.values, self._materialized = outer.new_child(), outer_materialized.new_child()
+        # a chain over the enclosing table (a ChainMap or, in a function body, a dict): writes stay here
+        self.values, self._materialized = ChainMap({}, outer), ChainMap({}, outer_materialized)
         try:
             for vi, arg in zip(graph.input, args):
                 self.values[vi.name] = arg
