@@ -339,3 +339,21 @@ def test_every_optimization_level(opt_level: int) -> None:
         for a, b in zip(got, run_ort(model, *inputs), strict=True):
             assert a.shape == b.shape
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_nodes_between_branches_whose_values_are_known_or_unused() -> None:
+    """A run of nodes that leaves no run-time value for later (shape arithmetic, a dead node) forms no
+    dataflow block; a known value is made again where a later node needs it."""
+    then = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["t"])], "then", [], [_vi("t", F, None)]
+    )
+    else_ = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_vi("e", F, None)])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),  # known at import time: [n]
+        helper.make_node("Relu", ["x"], ["dead"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=else_),
+        helper.make_node("Reshape", ["y", "shape"], ["z"]),
+    ]
+    m = graph_model(helper.make_graph(nodes, "g", [_vi("c", B, []), _vi("x", F, ["n"])], [_vi("z", F, None)]))
+    for c in (True, False):
+        check_against_ort(m, np.array(c), rng.standard_normal(4).astype(np.float32))
