@@ -122,8 +122,11 @@ class _Function:
     checks: list[str] = field(default_factory=list)
 
     def fresh(self, prefix: str = "h") -> str:
+        """A new SSA name; a prefix ending in a digit (``c1``, a constant) gets a ``_`` before the counter, so
+        ``c1`` + 6 and ``c`` + 16 stay apart."""
         self.counter += 1
-        return f"%{prefix}{self.counter}"
+        sep = "_" if prefix[-1:].isdigit() else ""
+        return f"%{prefix}{sep}{self.counter}"
 
 
 class _HostWriter:

@@ -507,6 +507,58 @@ def test_onnx_local_functions_are_called_relax_functions() -> None:
             np.testing.assert_allclose(g, e, rtol=1e-6)
 
 
+def test_onnx_local_function_with_a_branch_inside() -> None:
+    """A function body holding an If (dataflow blocks around the branch) called at two shapes."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    from relax_mlir.frontend.onnx import from_onnx
+
+    def branch(name: str, op: str) -> object:
+        out = helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, None)
+        return helper.make_graph([helper.make_node(op, ["X"], [f"{name}_y"])], name, [], [out])
+
+    body = [
+        helper.make_node("ReduceSum", ["X"], ["s"], keepdims=0),
+        helper.make_node("Constant", [], ["zero"], value_float=0.0),
+        helper.make_node("Greater", ["s", "zero"], ["c"]),
+        helper.make_node(
+            "If", ["c"], ["t"], then_branch=branch("then", "Exp"), else_branch=branch("else", "Neg")
+        ),
+        helper.make_node("Add", ["t", "X"], ["Y"]),
+    ]
+    f = helper.make_function("local", "F", ["X"], ["Y"], body, [helper.make_opsetid("", 21)])
+    graph = helper.make_graph(
+        [
+            helper.make_node("F", ["a"], ["y"], domain="local"),
+            helper.make_node("F", ["b"], ["z"], domain="local"),
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n"]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, ["p", 3]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, ["p", 3]),
+        ],
+    )
+    opsets = [helper.make_opsetid("", 21), helper.make_opsetid("local", 1)]
+    model = helper.make_model(graph, opset_imports=opsets, functions=[f], ir_version=10)
+    text = str(from_onnx(model))
+    assert text.count("scf.if") == 2 and text.count("func.func private") == 2, text
+    ex = relax_mlir.compile(text, opt_level=1)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n, p, sign in ((0, 1, 1.0), (1, 0, -1.0), (7, 5, 1.0), (4, 3, -1.0)):
+        rng = np.random.default_rng(n + p)
+        feeds = {
+            "a": (sign * np.abs(rng.standard_normal(n)) + 0.1 * sign).astype(np.float32),
+            "b": (-sign * np.abs(rng.standard_normal((p, 3))) - 0.1 * sign).astype(np.float32),
+        }
+        for e, g in zip(session.run(None, feeds), ex["main"](*feeds.values())):
+            np.testing.assert_allclose(g, e, rtol=1e-6)
+
+
 def test_onnx_local_function_errors_name_the_function() -> None:
     from onnx import TensorProto, helper
 

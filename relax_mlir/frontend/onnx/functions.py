@@ -12,6 +12,7 @@ defaults; each distinct set of attribute values is its own relax function. Funct
 from __future__ import annotations
 
 import types
+from collections import ChainMap
 from typing import Any
 
 import onnx
@@ -99,19 +100,18 @@ class LocalFunctions:
         opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), importer.opset)
         body = type(importer).__new__(type(importer))
         body.__dict__.update(importer.__dict__)
-        body.bb, body.opset, body.values, body._materialized = bb, opset, {}, {}
-        body.graph = types.SimpleNamespace(input=[], node=[], output=[])
-        nodes = [_resolve(n, attrs) for n in proto.node]
+        body.bb, body.opset, body.values, body._materialized = bb, opset, ChainMap(), ChainMap()
+        body.graph = types.SimpleNamespace(
+            input=[],
+            node=[_resolve(n, attrs) for n in proto.node],
+            output=[types.SimpleNamespace(name=o) for o in proto.output],
+        )
         try:
             with bb.function(name, dict(zip(proto.input, params)), private=True) as args:
                 body.values.update(zip(proto.input, args))
-                with bb.dataflow():
-                    for index, node in enumerate(nodes):
-                        body._convert(index, node)
-                    outs = [bb.emit_output(body._output(o)) for o in proto.output]
-                bb.ret(*outs)
+                bb.ret(*body._body())  # dataflow blocks between control-flow nodes, as in the main graph
         except RelaxError as e:
-            raise type(e)(f"in function {_spell(proto)}: {e}") from None
+            raise ConversionError(f"in function {_spell(proto)}: {e}") from None  # the call node names itself
         f = next(op.operation for op in bb.module.body.operations)
         first = next(iter(self.module.body.operations), None)
         if first is None:
