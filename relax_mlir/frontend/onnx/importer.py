@@ -21,6 +21,7 @@ from mlir import ir
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.lists import list_type, mark_lists
 from relax_mlir.dialects.registry import default_location
 from relax_mlir.dialects.types import ShapeType, TensorType, TupleType, relax_type
 from relax_mlir.errors import RelaxError, UnsupportedOpError
@@ -33,6 +34,7 @@ from relax_mlir.frontend.onnx.registry import (
     Known,
     NodeContext,
     Seq,
+    SeqList,
     relax_dtype,
     symbol_name,
 )
@@ -112,6 +114,7 @@ class _Importer:
         self.bb = rb.BlockBuilder()
         self._materialized: dict[str, ir.Value] = {}
         self._fresh = 0
+        self._list_inputs: set[str] = set()
         self.functions = LocalFunctions(model, self.bb.module)
 
     # -- entry -----------------------------------------------------------------------------------
@@ -149,13 +152,22 @@ class _Importer:
             with self.bb.dataflow():
                 for (name, t), arg in zip(params.items(), args):
                     self.values[name] = arg
-                    if isinstance(t, TupleType):  # a sequence input: its items, one per field
+                    if name in self._list_inputs:  # a run-time list: (data, shapes)
+                        shapes = R.tuple_get_item(arg, 1)
+                        rank = relax_type(shapes.type).shape[1].value
+                        self.values[name] = SeqList(
+                            R.tuple_get_item(arg, 0), shapes, self._sequence_dtype(name), rank
+                        )
+                    elif isinstance(t, TupleType):  # a sequence input: its items, one per field
                         items = [R.tuple_get_item(arg, j) for j in range(len(t.fields))]
                         self.values[name] = Seq(items, self._sequence_dtype(name))
                 for index, node in enumerate(self.graph.node):
                     self._convert(index, node)
                 outputs = [self.bb.emit_output(self._output(o.name)) for o in self.graph.output]
             self.bb.ret(*outputs)
+        list_params = [i for i, name in enumerate(params) if name in self._list_inputs]
+        list_results = [i for i, o in enumerate(self.graph.output) if isinstance(self.values[o.name], SeqList)]
+        mark_lists(self.bb.module, "main", list_params, list_results)
         return self.bb.module
 
     def _check_supported(self) -> None:
@@ -213,10 +225,15 @@ class _Importer:
             )
         dtype = relax_dtype(elem.tensor_type.elem_type, f"graph input '{vi.name}'")
         spec = self.shape_dict.get(vi.name)
+        if spec is None and elem.tensor_type.HasField("shape"):  # a run-time list of items of known rank
+            self._list_inputs.add(vi.name)
+            base = symbol_name(vi.name)
+            rank = len(elem.tensor_type.shape.dim)
+            return list_type(dtype, rank, sym(f"{base}_size"), sym(f"{base}_len"))
         if spec is None or not (isinstance(spec, int) or all(isinstance(s, (list, tuple)) for s in spec)):
             raise OnnxImportError(
-                f"graph input '{vi.name}' is a sequence whose length is not known at import time; give it "
-                "in shape_dict as a length (an int) or a list of item shapes"
+                f"graph input '{vi.name}' is a sequence whose items have an unknown rank; give its length "
+                "in shape_dict (an int) or a list of item shapes"
             )
         if isinstance(spec, int):
             return TupleType(
@@ -300,6 +317,8 @@ class _Importer:
         """The relax value of ONNX value ``name``; known contents become a constant or, when
         symbolic, a shape computation (``shape_to_tensor(make_shape(...))``)."""
         v = self.values[name]
+        if isinstance(v, SeqList):
+            return R.tuple_([v.data, v.shapes])
         if isinstance(v, Seq):
             if name not in self._materialized:
                 self._materialized[name] = R.tuple_(

@@ -17,6 +17,7 @@ from mlir import ir
 
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.dims import normalize_axis
+from relax_mlir.frontend.onnx.ops import sequence_list as L
 from relax_mlir.frontend.onnx.ops.index import split_sizes
 from relax_mlir.frontend.onnx.registry import (
     ConversionError,
@@ -24,7 +25,9 @@ from relax_mlir.frontend.onnx.registry import (
     NodeContext,
     Out,
     Seq,
+    SeqList,
     converter,
+    known_dims,
     relax_dtype,
 )
 from relax_mlir.shape_infer.expr import ceildiv, const
@@ -59,12 +62,17 @@ def _empty(ctx: NodeContext) -> list[Out]:
 
 @converter("SequenceLength")
 def _length(ctx: NodeContext) -> list[Out]:
+    seq = ctx.seq(0)
+    if isinstance(seq, SeqList):
+        return [known_dims([L.length(seq)], shape=())]
     return [Known(np.array(len(ctx.seq(0).items), np.int64), "i64")]
 
 
 @converter("SequenceAt")
 def _at(ctx: NodeContext) -> list[Out]:
     seq = ctx.seq(0)
+    if isinstance(seq, SeqList):
+        return [L.at(ctx, seq, 1)]
     n = len(seq.items)
     if ctx.const(1) is not None or n == 0:
         return [seq.items[_position(ctx, 1, n)]]
@@ -88,6 +96,10 @@ def _insert(ctx: NodeContext) -> list[Out]:
     item = ctx.known(1) or ctx.x(1)
     if seq.dtype is not None and ctx.dtype(1) != seq.dtype:
         raise ConversionError(f"the tensor's dtype {ctx.dtype(1)} differs from the sequence's {seq.dtype}")
+    if isinstance(seq, SeqList) or (ctx.has(2) and ctx.const(2) is None):  # a run-time list
+        if isinstance(seq, Seq) and seq.dtype is None:
+            seq = Seq(seq.items, ctx.dtype(1))
+        return [L.insert(ctx, L.pack(ctx, seq, ctx.rank(1)), item, 2)]
     n = len(seq.items)
     pos = _position(ctx, 2, n, inserting=True) if ctx.has(2) else n
     return [Seq(seq.items[:pos] + [item] + seq.items[pos:], ctx.dtype(1))]
@@ -96,6 +108,8 @@ def _insert(ctx: NodeContext) -> list[Out]:
 @converter("SequenceErase")
 def _erase(ctx: NodeContext) -> list[Out]:
     seq = ctx.seq(0)
+    if isinstance(seq, SeqList) or (ctx.has(1) and ctx.const(1) is None):  # a run-time list
+        return [L.erase(ctx, L.pack(ctx, seq), 1)]
     n = len(seq.items)
     pos = _position(ctx, 1, n) if ctx.has(1) else n - 1
     if n == 0:
@@ -135,6 +149,10 @@ def _split_to_sequence(ctx: NodeContext) -> list[Out]:
 @converter("ConcatFromSequence")
 def _concat_from_sequence(ctx: NodeContext) -> list[Out]:
     seq = ctx.seq(0)
+    if isinstance(seq, SeqList):
+        new_axis = bool(ctx.attr("new_axis", 0))
+        axis = normalize_axis(ctx.attr("axis"), seq.rank + int(new_axis))
+        return [L.concat(ctx, seq, axis, new_axis)]
     if not seq.items:
         raise ConversionError("cannot concatenate an empty sequence")
     values: list[ir.Value] = [ctx.item_value(t) for t in seq.items]
