@@ -154,6 +154,7 @@ class _HostWriter:
         if _is_private(func):  # only called by other functions (relax.call): not an entry point
             self.signature["private"] = True
         self.depth = 0  # > 0 inside a branch or loop body: checks record a failure instead of branching
+        self.control_flow = False  # after an scf.if / scf.while: checks record a failure too
 
     def _symbol(self, name: str) -> str:
         if name not in self.env:
@@ -430,6 +431,7 @@ class _HostWriter:
                 )
             return
         if name in ("scf.if", "scf.while"):
+            self.control_flow = True
             (self.lower_if if name == "scf.if" else self.lower_while)(op)
             return
         cls = op_class(op)
@@ -659,7 +661,10 @@ class _HostWriter:
                 else:
                     d = self.f.fresh("empty")
                     sizes = [self.code.value(x) for x in t.shape if not x.is_const]  # type: ignore[union-attr]
-                    self.f.lines.append(f"{d} = tensor.empty({', '.join(sizes)}) : {value.mlir}")
+                    # in a branch or loop body, an allocation CSE cannot merge with one outside: a buffer
+                    # allocated outside and yielded by one branch defeats the deallocation's splitting
+                    empty = "bufferization.alloc_tensor" if self.depth else "tensor.empty"
+                    self.f.lines.append(f"{d} = {empty}({', '.join(sizes)}) : {value.mlir}")
                 args.append(d)
                 types.append(value.mlir)
             results.append(value)
@@ -986,7 +991,9 @@ class _HostWriter:
             return None
         ok = self.f.fresh("ok")
         self.f.lines.append(f"{ok} = arith.cmpi eq, {actual}, {expected} : index")
-        if self.depth:  # the runtime raises after the call
+        # no branch out of a region, nor after one (a loop or branch result would cross blocks, which
+        # ownership-based deallocation cannot handle): record it, the runtime raises after the call
+        if self.depth or self.control_flow:
             self.record_check(ok, actual, expected, f"{what} must be {format_dim(d)}")
             return ok
         self._branch(ok, actual, expected, f"{what} must be {format_dim(d)}")

@@ -133,7 +133,7 @@ def test_every_unsupported_op_is_listed_at_once() -> None:
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
         helper.make_node("StringNormalizer", ["a"], ["b"], name="strings"),
-        helper.make_node("Loop", ["b"], ["c"], name="loop"),
+        helper.make_node("TfIdfVectorizer", ["b"], ["c"], name="tfidf"),
         helper.make_node("Foo", ["c"], ["y"], name="custom", domain="com.example"),
     ]
     graph = helper.make_graph(
@@ -146,7 +146,7 @@ def test_every_unsupported_op_is_listed_at_once() -> None:
     assert "3 node(s) of unsupported ONNX ops" in message
     for part in (
         "StringNormalizer (node 'strings', opset 21)",
-        "Loop (node 'loop', opset 21)",
+        "TfIdfVectorizer (node 'tfidf', opset 21)",
         "com.example.Foo",
     ):
         assert part in message

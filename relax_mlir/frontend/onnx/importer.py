@@ -5,13 +5,17 @@ Graph inputs keep their symbolic dims: a ``dim_param`` becomes a symbol of that 
 dynamic dim a fresh symbol (``<input>_d<axis>``), and ``shape_dict`` overrides either. Initializers
 become constants only where a relax op uses them; shape computations (Shape, Gather, Concat,
 arithmetic...) are evaluated symbolically at import time, so the shapes they build stay symbolic.
+Control-flow nodes (If, Loop, Scan) build ``scf.if`` / ``scf.while`` with their subgraphs imported into
+the regions (``subgraph``); the runs of other nodes between them form dataflow blocks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pkgutil
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -28,11 +32,13 @@ from relax_mlir.errors import RelaxError, UnsupportedOpError
 from relax_mlir.frontend.onnx import ops as _ops
 from relax_mlir.frontend.onnx.functions import LocalFunctions
 from relax_mlir.frontend.onnx.registry import (
+    CONTROL_FLOW,
     CONVERTERS,
     RELAX_TO_NUMPY,
     ConversionError,
     Known,
     NodeContext,
+    Out,
     Seq,
     SeqList,
     relax_dtype,
@@ -40,11 +46,12 @@ from relax_mlir.frontend.onnx.registry import (
 )
 from relax_mlir.frontend.onnx.validate import (
     DEFAULT_DOMAINS,
+    all_nodes,
     check_names,
     check_tensor,
     is_onnx_op,
     node_name,
-    node_where,
+    subgraphs,
     validate_model,
 )
 from relax_mlir.shape_infer.expr import Expr, const, format_dim, sym
@@ -61,6 +68,24 @@ class OnnxImportError(RelaxError):
     def __init__(self, message: str, constant_input: str | None = None) -> None:
         super().__init__(message)
         self.constant_input = constant_input
+
+
+class _NoOutputs(Exception):
+    """Ends a dataflow block that has no outputs (its ops stay in the function body)."""
+
+
+def _used_names(node: onnx.NodeProto) -> set[str]:
+    """The values ``node`` reads: its inputs and what its subgraphs take from the outer scope."""
+    used = {i for i in node.input if i}
+    for g in subgraphs(node):
+        inner: set[str] = set()
+        defined = {vi.name for vi in g.input} | {t.name for t in g.initializer}
+        for n in g.node:
+            inner |= _used_names(n) - defined
+            defined.update(n.output)
+        inner |= {o.name for o in g.output} - defined
+        used |= inner
+    return used
 
 
 def _load_converters() -> None:
@@ -110,9 +135,10 @@ class _Importer:
         self.graph = model.graph
         self.shape_dict = shape_dict
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
-        self.values: dict[str, ir.Value | Known] = {}
+        # one map per graph being imported: a subgraph sees the enclosing graphs' values (outer scope)
+        self.values: ChainMap[str, ir.Value | Known] = ChainMap()
         self.bb = rb.BlockBuilder()
-        self._materialized: dict[str, ir.Value] = {}
+        self._materialized: ChainMap[str, ir.Value] = ChainMap()
         self._fresh = 0
         self._list_inputs: set[str] = set()
         self.functions = LocalFunctions(model, self.bb.module)
@@ -149,33 +175,109 @@ class _Importer:
                     self.tensor_array(t), relax_dtype(t.data_type, f"initializer '{t.name}'")
                 )
             self.values.update(fixed)
-            with self.bb.dataflow():
-                for (name, t), arg in zip(params.items(), args):
-                    self.values[name] = arg
-                    if name in self._list_inputs:  # a run-time list: (data, shapes)
-                        shapes = R.tuple_get_item(arg, 1)
-                        rank = relax_type(shapes.type).shape[1].value
-                        self.values[name] = SeqList(
-                            R.tuple_get_item(arg, 0), shapes, self._sequence_dtype(name), rank
-                        )
-                    elif isinstance(t, TupleType):  # a sequence input: its items, one per field
-                        items = [R.tuple_get_item(arg, j) for j in range(len(t.fields))]
-                        self.values[name] = Seq(items, self._sequence_dtype(name))
-                for index, node in enumerate(self.graph.node):
-                    self._convert(index, node)
-                outputs = [self.bb.emit_output(self._output(o.name)) for o in self.graph.output]
-            self.bb.ret(*outputs)
+            for (name, t), arg in zip(params.items(), args):
+                self.values[name] = self._param_value(name, t, arg)
+            self.bb.ret(*self._body())
         list_params = [i for i, name in enumerate(params) if name in self._list_inputs]
-        list_results = [i for i, o in enumerate(self.graph.output) if isinstance(self.values[o.name], SeqList)]
+        list_results = [
+            i for i, o in enumerate(self.graph.output) if isinstance(self.values[o.name], SeqList)
+        ]
         mark_lists(self.bb.module, "main", list_params, list_results)
         return self.bb.module
 
+    def _param_value(self, name: str, t: TensorType | TupleType, arg: ir.Value) -> Out:
+        """A graph input's value: a tensor, or a sequence (a run-time list, or a tuple's items)."""
+        if name in self._list_inputs:
+            shapes = R.tuple_get_item(arg, 1)
+            rank = relax_type(shapes.type).shape[1].value
+            return SeqList(R.tuple_get_item(arg, 0), shapes, self._sequence_dtype(name), rank)
+        if isinstance(t, TupleType):
+            return Seq([R.tuple_get_item(arg, j) for j in range(len(t.fields))], self._sequence_dtype(name))
+        return arg
+
+    def _body(self) -> list[ir.Value]:
+        """Convert the graph's nodes; runs of nodes between control-flow nodes form dataflow blocks
+        whose outputs are the values used after them. Returns the graph's outputs."""
+        nodes = self.graph.node
+        last_use: dict[str, float] = {}
+        for index, node in enumerate(nodes):
+            for name in _used_names(node):
+                last_use[name] = index
+        for o in self.graph.output:
+            last_use[o.name] = float("inf")
+        segment: contextlib.ExitStack | None = None
+        defined: list[str] = []
+        for index, node in enumerate(nodes):
+            region = node.op_type in CONTROL_FLOW and node.domain in DEFAULT_DOMAINS
+            if region and segment is not None:
+                self._close_segment(segment, [n for n in defined if last_use.get(n, -1) >= index])
+                segment = None
+            if not region and segment is None:
+                segment, defined = contextlib.ExitStack(), []
+                segment.enter_context(self.bb.dataflow())
+            self._convert(index, node)
+            defined.extend(o for o in node.output if o)
+        outputs = [self._output(o.name) for o in self.graph.output]
+        if segment is not None:
+            outputs = [self.bb.emit_output(v) for v in outputs]
+            segment.close()
+        return outputs
+
+    def _close_segment(self, segment: contextlib.ExitStack, live: list[str]) -> None:
+        """End a dataflow block, emitting the run-time values of ``live``; without any, its ops stay in
+        the function body (a dataflow block needs an output)."""
+        emitted = False
+        for name in live:
+            v = self.values[name]
+            parts = [v] if isinstance(v, ir.Value) else []
+            if isinstance(v, SeqList):
+                parts = [v.data, v.shapes]
+            elif isinstance(v, Seq):
+                parts = [i for i in v.items if isinstance(i, ir.Value)]
+            for part in parts:
+                self.bb.emit_output(part)
+                emitted = True
+        if emitted:
+            segment.close()
+        else:
+            segment.__exit__(_NoOutputs, _NoOutputs(), None)
+        self._materialized.maps[0].clear()  # constants made inside the block are not visible after it
+
+    def subgraph(self, graph: onnx.GraphProto, args: Sequence[ir.Value | Known], where: str) -> list[Out]:
+        """Convert subgraph ``graph`` (a branch or loop body) at the current insertion point with its
+        inputs bound to ``args``; names it does not define are the enclosing graphs' values (outer
+        scope). Returns its outputs; what it defines is not visible after it."""
+        if len(args) != len(graph.input):
+            raise ConversionError(
+                f"subgraph '{graph.name}' has {len(graph.input)} inputs, expected {len(args)}"
+            )
+        outer, outer_materialized = self.values, self._materialized
+        # a chain over the enclosing table (a ChainMap or, in a function body, a dict): writes stay here
+        self.values, self._materialized = ChainMap({}, outer), ChainMap({}, outer_materialized)
+        try:
+            for vi, arg in zip(graph.input, args):
+                self.values[vi.name] = arg
+            for t in graph.initializer:
+                self.values[t.name] = Known(
+                    self.tensor_array(t), relax_dtype(t.data_type, f"initializer '{t.name}'")
+                )
+            for index, node in enumerate(graph.node):
+                self._convert(index, node, f"{where}/")
+            outs: list[Out] = []
+            for o in graph.output:
+                if o.name not in self.values:
+                    raise ConversionError(f"subgraph '{graph.name}': output '{o.name}' is never defined")
+                outs.append(self.values[o.name])
+            return outs
+        finally:
+            self.values, self._materialized = outer, outer_materialized
+
     def _check_supported(self) -> None:
         missing = []
-        bodies = [("", self.graph.node)]
-        bodies += [(f" in function '{f.name}'", f.node) for f in self.model.functions]
+        bodies = [("", list(all_nodes(self.graph)))]
+        bodies += [(f" in function '{f.name}'", list(enumerate(f.node))) for f in self.model.functions]
         for where, nodes in bodies:
-            for index, node in enumerate(nodes):
+            for index, node in nodes:
                 if (node.op_type in CONVERTERS and node.domain in DEFAULT_DOMAINS) or self.functions.handles(
                     node
                 ):
@@ -273,9 +375,9 @@ class _Importer:
             raise ConversionError(f"{what}: {e}") from None
 
     # -- nodes -----------------------------------------------------------------------------------
-    def _convert(self, index: int, node: onnx.NodeProto) -> None:
-        name = node_name(index, node)
-        where = node_where(index, node, self.opset)
+    def _convert(self, index: int, node: onnx.NodeProto, prefix: str = "") -> None:
+        name = prefix + node_name(index, node)
+        where = f"ONNX node '{name}' ({node.op_type}, opset {self.opset})"
         for i in node.input:
             if i and i not in self.values:
                 raise OnnxImportError(f"{where}: input '{i}' is not defined before the node")
@@ -289,6 +391,8 @@ class _Importer:
                     outs = list(self.functions.convert(self, node))
                 else:
                     outs = list(CONVERTERS[node.op_type](ctx))
+        except OnnxImportError:  # from a node of a subgraph: names that node
+            raise
         except RelaxError as e:
             message = str(e)
             if message.startswith(f"{name}: "):

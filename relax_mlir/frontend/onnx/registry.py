@@ -199,6 +199,13 @@ class NodeContext:
     def has_attr(self, name: str) -> bool:
         return name in self._attrs
 
+    def graph(self, name: str) -> onnx.GraphProto:
+        """Subgraph attribute ``name`` (a branch or loop body), imported with ``importer.subgraph``."""
+        a = self._attrs.get(name)
+        if a is None or a.type != onnx.AttributeProto.GRAPH:
+            raise ConversionError(f"attribute '{name}' must be a graph")
+        return a.g
+
     # -- inputs ----------------------------------------------------------------------------------
     @property
     def num_inputs(self) -> int:
@@ -331,16 +338,21 @@ class NodeContext:
 
 
 CONVERTERS: dict[str, Callable[[NodeContext], Sequence[Out]]] = {}
+# ops that build control flow (scf.if / scf.while): the importer keeps them out of dataflow blocks
+CONTROL_FLOW: set[str] = set()
 
 
-def converter(*op_types: str) -> Callable:
-    """Register ``fn(ctx) -> outputs`` as the converter of each ONNX op type (default domain)."""
+def converter(*op_types: str, control_flow: bool = False) -> Callable:
+    """Register ``fn(ctx) -> outputs`` as the converter of each ONNX op type (default domain);
+    ``control_flow`` for ops whose converter builds regions (never inside a dataflow block)."""
 
     def register(fn: Callable[[NodeContext], Sequence[Out]]) -> Callable[[NodeContext], Sequence[Out]]:
         for op_type in op_types:
             if op_type in CONVERTERS:
                 raise TypeError(f"ONNX op {op_type} has two converters")
             CONVERTERS[op_type] = fn
+            if control_flow:
+                CONTROL_FLOW.add(op_type)
         return fn
 
     return register

@@ -17,6 +17,7 @@ with its inference, which the importer handles (it deduces shapes itself).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import onnx
@@ -66,6 +67,23 @@ def check_names(graph: onnx.GraphProto) -> None:
                 raise ConversionError(f"graph input '{vi.name}': dim name {d.dim_param!r} is not UTF-8 text")
 
 
+def subgraphs(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:
+    """The graphs held by ``node``'s attributes (If branches, Loop and Scan bodies)."""
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            yield from a.graphs
+
+
+def all_nodes(graph: onnx.GraphProto) -> Iterator[tuple[int, onnx.NodeProto]]:
+    """The nodes of ``graph`` and of its subgraphs, recursively (each with its index in its own graph)."""
+    for index, node in enumerate(graph.node):
+        yield index, node
+        for g in subgraphs(node):
+            yield from all_nodes(g)
+
+
 def is_onnx_op(node: onnx.NodeProto) -> bool:
     """Whether ``node`` is an op of ONNX's default domain at any opset (else validation rejects it)."""
     return node.domain in DEFAULT_DOMAINS and onnx.defs.has(node.op_type, "")
@@ -81,7 +99,7 @@ def validate_model(model: onnx.ModelProto, opset: int) -> None:
     for kind, values in (("input", graph.input), ("output", graph.output)):
         for vi in values:
             _check_dims(vi, f"graph {kind} '{vi.name}'")
-    for index, node in enumerate(graph.node):
+    for index, node in all_nodes(graph):
         _check_node(node, opset, node_where(index, node, opset))
     try:
         onnx.checker.check_model(_without_weights(model))

@@ -46,7 +46,7 @@ func.func @branch(%x: !relax.tensor<["n", 4], f32>, %p: !relax.tensor<[], f32>) 
 // CHECK:         ^bb0(%[[B:.*]]: tensor<?xf32>):
 // CHECK:           %[[D0:.*]] = tensor.dim %[[B]]
 // CHECK:           %[[D2:.*]] = arith.muli %[[D0]], %{{.*}} : index
-// CHECK:           tensor.empty(%[[D2]]) : tensor<?xf32>
+// CHECK:           bufferization.alloc_tensor(%[[D2]]) : tensor<?xf32>
 // CHECK:           call @concat_0
 // CHECK:           scf.yield %{{.*}} : tensor<?xf32>
 // CHECK:         }

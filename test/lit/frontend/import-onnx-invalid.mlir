@@ -14,7 +14,7 @@
 
 // CHECK: relax-import-onnx: error: the model uses 2 node(s) of unsupported ONNX ops:
 // CHECK-NEXT: StringNormalizer (node 'normalize', opset 21)
-// CHECK-NEXT: Loop (node 'loop', opset 21)
+// CHECK-NEXT: TfIdfVectorizer (node 'tfidf', opset 21)
 
 // MISSING: error: {{.*}}missing.onnx: no such file
 // GARBAGE: error: {{.*}}import-onnx-invalid.mlir: not a readable ONNX model

@@ -36,7 +36,7 @@ def unsupported() -> onnx.GraphProto:
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
         helper.make_node("StringNormalizer", ["r"], ["s"], name="normalize"),
-        helper.make_node("Loop", ["s"], ["y"], name="loop"),
+        helper.make_node("TfIdfVectorizer", ["s"], ["y"], name="tfidf"),
     ]
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
