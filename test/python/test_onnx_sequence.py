@@ -120,10 +120,121 @@ def test_sequence_input_and_runtime_position(shapes: list[tuple[int]]) -> None:
         _same(ours[1], theirs[1])
 
 
-def test_sequence_input_needs_length() -> None:
+def test_sequence_input_needs_rank() -> None:
+    """A sequence input of unknown length needs its items' rank (from the model or shape_dict)."""
     g = helper.make_graph([helper.make_node("Identity", ["s"], ["t"])], "g", [_seq("s")], [_seq("t")])
-    with pytest.raises(OnnxImportError, match="graph input 's' is a sequence whose length"):
+    with pytest.raises(
+        OnnxImportError, match="graph input 's' is a sequence whose items have an unknown rank"
+    ):
         from_onnx(graph_model(g))
+
+
+def _list(name: str, rank: int) -> onnx.ValueInfoProto:
+    return helper.make_tensor_sequence_value_info(name, TensorProto.FLOAT, ["?"] * rank)
+
+
+def _check_list(model: onnx.ModelProto, cases: list[list[np.ndarray]]) -> None:
+    """Compile once (a sequence input of run-time length), compare with onnxruntime on every case."""
+    exe = relax_mlir.compile(from_onnx(model), opt_level=1)
+    for inputs in cases:
+        ours, theirs = exe(*inputs), run_ort(model, *inputs)
+        ours = [ours] if len(model.graph.output) == 1 else list(ours)
+        for a, b in zip(ours, theirs):
+            _same(a, b)
+
+
+def _items(shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
+    return [rng.standard_normal(sh, dtype=F32) for sh in shapes]
+
+
+LISTS = [[], [(1, 3)], [(2, 3), (0, 1), (3, 5)], [(1, 1), (4, 2), (2, 2), (1, 3), (5, 1)]]
+
+
+def test_runtime_list_insert_at_erase_length() -> None:
+    """A list of run-time length: insert, take and erase at run-time positions (negative from the back),
+    its length, and the lists themselves as outputs (a Python list of arrays in and out)."""
+    nodes = [
+        helper.make_node("SequenceInsert", ["s", "x", "p"], ["t"]),
+        helper.make_node("SequenceLength", ["t"], ["n"]),
+        helper.make_node("SequenceAt", ["t", "q"], ["y"]),
+        helper.make_node("SequenceErase", ["t", "q"], ["u"]),
+        helper.make_node("SequenceErase", ["t"], ["v"]),  # the last item
+    ]
+    ins = [_list("s", 2), value_info("x", F32, ["a", "b"])]
+    ins += [value_info("p", np.int64, []), value_info("q", np.int64, [])]
+    outs = [_seq("t"), value_info("n", np.int64, None), value_info("y", F32, None), _seq("u"), _seq("v")]
+    model = graph_model(helper.make_graph(nodes, "list", ins, outs))
+    cases = []
+    for shapes in LISTS:
+        n = len(shapes)
+        for p, q in ((0, 0), (n, -1), (-n, n // 2)):
+            x = rng.standard_normal((2, 3), dtype=F32)
+            cases.append([_items(shapes), x, np.array(p, np.int64), np.array(q, np.int64)])
+    _check_list(model, cases)
+
+
+@pytest.mark.parametrize("rank", [0, 1, 3])
+def test_runtime_list_ranks(rank: int) -> None:
+    """Items of rank 0, 1 and 3 pass through a run-time list; insert at a run-time position."""
+    nodes = [helper.make_node("SequenceInsert", ["s", "x", "p"], ["t"])]
+    ins = [_list("s", rank), value_info("x", F32, ["d"] * rank), value_info("p", np.int64, [])]
+    model = graph_model(helper.make_graph(nodes, "ranks", ins, [_seq("t")]))
+    cases = []
+    for n in (0, 1, 3):
+        items = [rng.standard_normal((j + 1,) * rank, dtype=F32) for j in range(n)]
+        cases.append([items, rng.standard_normal((2,) * rank, dtype=F32), np.array(n // 2, np.int64)])
+    _check_list(model, cases)
+
+
+@pytest.mark.parametrize(("axis", "new_axis"), [(0, 0), (0, 1), (1, 1), (-1, 1)])
+def test_runtime_list_concat(axis: int, new_axis: int) -> None:
+    """ConcatFromSequence of a run-time list: along axis 0, or stacked on a new axis."""
+    node = helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=axis, new_axis=new_axis)
+    model = graph_model(helper.make_graph([node], "cat", [_list("s", 2)], [value_info("y", F32, None)]))
+    if new_axis:
+        cases = [[_items([(2, 3)] * n)] for n in (1, 2, 5)]
+    else:
+        cases = [[_items([(k, 3) for k in ks])] for ks in ([1], [0, 2], [3, 1, 2])]
+    _check_list(model, cases)
+
+
+def test_runtime_positions_on_a_known_list() -> None:
+    """A run-time position on a sequence of known length packs it into a run-time list."""
+    nodes = [
+        helper.make_node("SequenceConstruct", ["a", "b"], ["s"]),
+        helper.make_node("SequenceInsert", ["s", "a", "p"], ["t"]),
+        helper.make_node("SequenceErase", ["t", "p"], ["u"]),
+    ]
+    ins = [value_info("a", F32, ["n", 2]), value_info("b", F32, [3, 2]), value_info("p", np.int64, [])]
+    model = graph_model(helper.make_graph(nodes, "known", ins, [_seq("t"), _seq("u")]))
+    cases = [
+        [_items([(n, 2)])[0], _items([(3, 2)])[0], np.array(p, np.int64)]
+        for n, p in ((0, 0), (1, 2), (4, -1))
+    ]
+    _check_list(model, cases)
+
+
+def test_runtime_position_out_of_range() -> None:
+    from isolated import expect_error
+
+    expect_error(
+        """
+import numpy as np, onnx
+from onnx import TensorProto, helper
+import relax_mlir
+from relax_mlir.frontend.onnx import from_onnx
+s = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, ["?"])
+g = helper.make_graph([helper.make_node("SequenceAt", ["s", "p"], ["y"])], "g",
+    [s, helper.make_tensor_value_info("p", TensorProto.INT64, [])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+exe = relax_mlir.compile(from_onnx(m), opt_level=1)
+print(exe([np.zeros(2, np.float32)], np.array(0)).shape)
+exe([np.zeros(2, np.float32)], np.array(1))
+""",
+        "InputError",
+        match="out of range",
+    )
 
 
 def test_sequence_position_out_of_range() -> None:
