@@ -21,13 +21,14 @@ LIST_PARAMS_ATTR = "relax.list_params"
 LIST_RESULTS_ATTR = "relax.list_results"
 
 
-def list_type(dtype: str, rank: int, size: Expr | None, length: Expr | None) -> TupleType:
-    """The packed type of a list of ``rank``-D items of ``dtype``."""
-    return TupleType((TensorType((size,), dtype), TensorType((length, const(rank)), "i64")))
+def list_type(dtype: str, rank: int | Expr | None, size: Expr | None, length: Expr | None) -> TupleType:
+    """The packed type of a list of ``rank``-D items of ``dtype`` (a symbol or None: rank unknown)."""
+    width = const(rank) if isinstance(rank, int) else rank
+    return TupleType((TensorType((size,), dtype), TensorType((length, width), "i64")))
 
 
-def list_element(t: RelaxType | None) -> tuple[str, int] | None:
-    """``(dtype, rank)`` of a packed list type, or None when ``t`` is not one."""
+def list_element(t: RelaxType | None) -> tuple[str, int | None] | None:
+    """``(dtype, rank)`` of a packed list type (rank None: unknown), or None when ``t`` is not one."""
     if not isinstance(t, TupleType) or len(t.fields) != 2:
         return None
     data, shapes = t.fields
@@ -36,9 +37,9 @@ def list_element(t: RelaxType | None) -> tuple[str, int] | None:
     if data.shape is None or len(data.shape) != 1 or shapes.shape is None or len(shapes.shape) != 2:
         return None
     rank = shapes.shape[1]
-    if shapes.dtype != "i64" or data.dtype is None or rank is None or not rank.is_const:
+    if shapes.dtype != "i64" or data.dtype is None:
         return None
-    return data.dtype, rank.value
+    return data.dtype, rank.value if rank is not None and rank.is_const else None
 
 
 def mark_lists(module: ir.Module, name: str, params: Sequence[int], results: Sequence[int]) -> None:

@@ -148,12 +148,15 @@ _STATUS_WORDS = 4  # check code, actual, expected, spare
 _DESC_WORDS_1D = 5  # allocated, aligned, offset, size, stride
 
 
-def pack_list(items: Any, dtype: str, rank: int, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """A list of arrays as a run-time list's ``(data, shapes)`` (see ``relax_mlir.dialects.lists``)."""
+def pack_list(items: Any, dtype: str, rank: int | None, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """A list of arrays as a run-time list's ``(data, shapes)`` (see ``relax_mlir.dialects.lists``);
+    ``rank`` None: any rank, the same for every item."""
     np_dtype = np.dtype(NUMPY_DTYPES[dtype])
     if not isinstance(items, (list, tuple)):
-        raise InputError(f"{what} must be a list of {rank}-D {np_dtype} arrays, got {type(items).__name__}")
+        raise InputError(f"{what} must be a list of {np_dtype} arrays, got {type(items).__name__}")
     arrays = [np.asarray(x) for x in items]
+    if rank is None:
+        rank = arrays[0].ndim if arrays else 0
     for j, a in enumerate(arrays):
         if a.ndim != rank or a.dtype != np_dtype:
             raise InputError(

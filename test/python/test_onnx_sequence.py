@@ -120,13 +120,19 @@ def test_sequence_input_and_runtime_position(shapes: list[tuple[int]]) -> None:
         _same(ours[1], theirs[1])
 
 
-def test_sequence_input_needs_rank() -> None:
-    """A sequence input of unknown length needs its items' rank (from the model or shape_dict)."""
-    g = helper.make_graph([helper.make_node("Identity", ["s"], ["t"])], "g", [_seq("s")], [_seq("t")])
-    with pytest.raises(
-        OnnxImportError, match="graph input 's' is a sequence whose items have an unknown rank"
-    ):
-        from_onnx(graph_model(g))
+@pytest.mark.parametrize("rank", [0, 2])
+def test_sequence_input_of_unknown_rank(rank: int) -> None:
+    """A sequence input without a length nor an item rank is a run-time list whose rank the items decide
+    (the same for every item); an insert of a tensor of known rank fixes it."""
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["s"], ["t"]), helper.make_node("SequenceInsert", ["s", "x"], ["u"])],
+        "g",
+        [_seq("s"), value_info("x", F32, ["a"] * rank)],
+        [_seq("t"), _seq("u")],
+    )
+    x = rng.standard_normal((2,) * rank, dtype=F32)
+    cases = [[_items([(k + 1,) * rank for k in range(n)]), x] for n in (0, 1, 3)]
+    _check_list(graph_model(g), cases)
 
 
 def _list(name: str, rank: int) -> onnx.ValueInfoProto:

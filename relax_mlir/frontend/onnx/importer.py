@@ -189,7 +189,8 @@ class _Importer:
         """A graph input's value: a tensor, or a sequence (a run-time list, or a tuple's items)."""
         if name in self._list_inputs:
             shapes = R.tuple_get_item(arg, 1)
-            rank = relax_type(shapes.type).shape[1].value
+            width = relax_type(shapes.type).shape[1]
+            rank = width.value if width.is_const else None
             return SeqList(R.tuple_get_item(arg, 0), shapes, self._sequence_dtype(name), rank)
         if isinstance(t, TupleType):
             return Seq([R.tuple_get_item(arg, j) for j in range(len(t.fields))], self._sequence_dtype(name))
@@ -327,10 +328,11 @@ class _Importer:
             )
         dtype = relax_dtype(elem.tensor_type.elem_type, f"graph input '{vi.name}'")
         spec = self.shape_dict.get(vi.name)
-        if spec is None and elem.tensor_type.HasField("shape"):  # a run-time list of items of known rank
+        if spec is None:  # a run-time list (of items whose rank may be known)
             self._list_inputs.add(vi.name)
             base = symbol_name(vi.name)
-            rank = len(elem.tensor_type.shape.dim)
+            tt = elem.tensor_type
+            rank = len(tt.shape.dim) if tt.HasField("shape") else sym(f"{base}_rank")
             return list_type(dtype, rank, sym(f"{base}_size"), sym(f"{base}_len"))
         if spec is None or not (isinstance(spec, int) or all(isinstance(s, (list, tuple)) for s in spec)):
             raise OnnxImportError(

@@ -164,7 +164,7 @@ class SeqList:
     data: ir.Value
     shapes: ir.Value
     dtype: str
-    rank: int
+    rank: int | None  # None: unknown until an item of known rank comes in
 
 
 Out = ir.Value | Known | Seq | SeqList | None

@@ -11,7 +11,6 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
-from relax_mlir.dialects.dims import product
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.frontend.onnx.registry import (
     ConversionError,
@@ -50,7 +49,7 @@ def length(seq: SeqList) -> Expr:
     return _dim(seq.shapes, 0)
 
 
-def make(ctx: NodeContext, data: ir.Value, shapes: ir.Value, dtype: str, rank: int) -> SeqList:
+def make(ctx: NodeContext, data: ir.Value, shapes: ir.Value, dtype: str, rank: int | None) -> SeqList:
     """A SeqList whose dims are bound to symbols."""
     name = ctx.node.output[0]
     data, _ = bound(ctx, data, f"{name}_size")
@@ -63,25 +62,27 @@ def flat_item(ctx: NodeContext, v: ir.Value | Known, rank: int) -> tuple[ir.Valu
     value, dims = bound(ctx, ctx.item_value(v), f"{ctx.node.output[0]}_item")
     if len(dims) != rank:
         raise ConversionError(f"a sequence of {rank}-D items cannot hold a {len(dims)}-D tensor")
-    flat = R.reshape(value, [_f(product(list(dims)))])
+    flat = R.reshape(value, [-1])  # (a reshape entry 0 would copy an input dim)
     row = ctx.value_of(known_dims(list(dims), shape=(1, rank)))
     return flat, row
 
 
 def pack(ctx: NodeContext, seq: Seq | SeqList, rank: int | None = None) -> SeqList:
-    """A sequence as a SeqList (a Seq's items must share a rank; an empty one takes ``rank``)."""
+    """A sequence as a SeqList (a Seq's items must share a rank; an empty one takes ``rank``, or leaves
+    it unknown until an item comes in)."""
     if isinstance(seq, SeqList):
         return seq
     ranks = {len(ctx.item_type(t).shape) for t in seq.items} | ({rank} if rank is not None else set())
-    if len(ranks) != 1:
-        what = "no items and no known rank" if not ranks else f"items of ranks {sorted(ranks)}"
-        raise ConversionError(f"a sequence with run-time positions needs items of one rank, got {what}")
-    r = ranks.pop()
+    if len(ranks) > 1:
+        raise ConversionError(f"a sequence of run-time length needs items of one rank, got {sorted(ranks)}")
+    r = ranks.pop() if ranks else None
     dtype = seq.dtype or "f32"
     parts = [flat_item(ctx, t, r) for t in seq.items]
     if not parts:
         data = R.constant(np.zeros(0, _np(dtype)))
-        shapes = R.constant(np.zeros((0, r), np.int64))
+        shapes = R.constant(np.zeros((0, r or 0), np.int64))
+        if r is None:  # the width is the rank of the items to come
+            shapes = R.match_cast(shapes, TensorType((const(0), None), "i64"))
     else:
         data = parts[0][0] if len(parts) == 1 else R.concat([p[0] for p in parts], 0)
         shapes = parts[0][1] if len(parts) == 1 else R.concat([p[1] for p in parts], 0)
@@ -92,6 +93,18 @@ def _np(dtype: str) -> np.dtype:
     from relax_mlir.frontend.onnx.registry import RELAX_TO_NUMPY
 
     return np.dtype(RELAX_TO_NUMPY[dtype])
+
+
+def rank_of(shapes: ir.Value) -> int | None:
+    """The items' rank: the width of ``shapes`` when known."""
+    width = relax_type(shapes.type).shape[1]
+    return width.value if width is not None and width.is_const else None
+
+
+def _rank(seq: SeqList, what: str) -> int:
+    if seq.rank is None:
+        raise ConversionError(f"{what} needs the rank of the sequence's items, which is unknown")
+    return seq.rank
 
 
 def _offsets(ctx: NodeContext, seq: SeqList) -> ir.Value:
@@ -150,6 +163,7 @@ def item_bounds(ctx: NodeContext, seq: SeqList, q: Expr) -> tuple[Expr, Expr]:
 
 
 def at(ctx: NodeContext, seq: SeqList, i: int) -> ir.Value:
+    _rank(seq, "SequenceAt")
     q = _position(ctx, i, seq, 0)
     begin, end = item_bounds(ctx, seq, q)
     dims = _read(ctx, _slice(seq.shapes, q, q + const(1)), seq.rank, "dim")
@@ -161,11 +175,25 @@ def insert(ctx: NodeContext, seq: SeqList, item: ir.Value | Known, i: int) -> Se
     q = _position(ctx, i, seq, n, inserting=True) if ctx.has(i) else n
     offsets = _offsets(ctx, seq)
     begin = _scalar(ctx, _slice(offsets, q, q + const(1)), "at")
-    flat, row = flat_item(ctx, item, seq.rank)
+    shape = ctx.item_type(item).shape
+    if shape is None:
+        raise ConversionError("the inserted tensor has an unknown rank")
+    rank = len(shape)
+    flat, row = flat_item(ctx, item, seq.rank if seq.rank is not None else rank)
     total = _dim(seq.data, 0)
     data = R.concat([_slice(seq.data, const(0), begin), flat, _slice(seq.data, begin, total)], 0)
-    shapes = R.concat([_slice(seq.shapes, const(0), q), row, _slice(seq.shapes, q, n)], 0)
-    return make(ctx, data, shapes, seq.dtype, seq.rank)
+    if seq.rank is None and rank > 0:  # the item decides the rank: the rows so far must have as many
+        # entries, which the final reshape checks (rows of an empty list may have any width)
+        flat = R.reshape(seq.shapes, [-1])
+        at, end = q * const(rank), _dim(flat, 0)
+        parts = [_slice(flat, const(0), at), R.reshape(row, [rank]), _slice(flat, at, end)]
+        shapes = R.reshape(R.concat(parts, 0), [_f(n + const(1)), rank])
+        return make(ctx, data, shapes, seq.dtype, rank)
+    old = seq.shapes
+    if seq.rank is None:  # rank-0 items: rows of no entries
+        old = R.match_cast(old, TensorType((n, const(0)), "i64"))
+    shapes = R.concat([_slice(old, const(0), q), row, _slice(old, q, n)], 0)
+    return make(ctx, data, shapes, seq.dtype, rank)
 
 
 def erase(ctx: NodeContext, seq: SeqList, i: int) -> SeqList:
@@ -180,7 +208,7 @@ def erase(ctx: NodeContext, seq: SeqList, i: int) -> SeqList:
 
 def concat(ctx: NodeContext, seq: SeqList, axis: int, new_axis: bool) -> ir.Value:
     """ConcatFromSequence: stacking on any axis; concatenation along axis 0 (items may differ there)."""
-    prefix = ctx.node.output[0]
+    _rank(seq, "ConcatFromSequence")
     first = R.check_index(
         ctx.scalar_like(0, "i64"), R.zeros([_f(length(seq))], "i8"), 0, "ConcatFromSequence (empty)"
     )
