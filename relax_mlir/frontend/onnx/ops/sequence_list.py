@@ -179,14 +179,16 @@ def insert(ctx: NodeContext, seq: SeqList, item: ir.Value | Known, i: int) -> Se
     if shape is None:
         raise ConversionError("the inserted tensor has an unknown rank")
     rank = len(shape)
-    flat, row = flat_item(ctx, item, seq.rank if seq.rank is not None else rank)
+    flat, row = flat_item(ctx, item, rank)
+    if seq.rank is not None and seq.rank != rank:  # only right when the list is empty: checked below
+        seq = SeqList(seq.data, seq.shapes, seq.dtype, None)
     total = _dim(seq.data, 0)
     data = R.concat([_slice(seq.data, const(0), begin), flat, _slice(seq.data, begin, total)], 0)
     if seq.rank is None and rank > 0:  # the item decides the rank: the rows so far must have as many
         # entries, which the final reshape checks (rows of an empty list may have any width)
-        flat = R.reshape(seq.shapes, [-1])
-        at, end = q * const(rank), _dim(flat, 0)
-        parts = [_slice(flat, const(0), at), R.reshape(row, [rank]), _slice(flat, at, end)]
+        rows = R.reshape(seq.shapes, [-1])
+        at, end = q * const(rank), _dim(rows, 0)
+        parts = [_slice(rows, const(0), at), R.reshape(row, [rank]), _slice(rows, at, end)]
         shapes = R.reshape(R.concat(parts, 0), [_f(n + const(1)), rank])
         return make(ctx, data, shapes, seq.dtype, rank)
     old = seq.shapes
