@@ -62,7 +62,7 @@ def flat_item(ctx: NodeContext, v: ir.Value | Known, rank: int) -> tuple[ir.Valu
     value, dims = bound(ctx, ctx.item_value(v), f"{ctx.node.output[0]}_item")
     if len(dims) != rank:
         raise ConversionError(f"a sequence of {rank}-D items cannot hold a {len(dims)}-D tensor")
-    flat = R.reshape(value, [-1])  # (a reshape entry 0 would copy an input dim)
+    flat = value if len(dims) == 1 else R.reshape(value, [-1])  # (an entry 0 would copy an input dim)
     row = ctx.value_of(known_dims(list(dims), shape=(1, rank)))
     return flat, row
 
