@@ -39,6 +39,7 @@ from relax_mlir.frontend.onnx.registry import (
     SeqList,
     converter,
     known_dims,
+    relax_dtype,
 )
 from relax_mlir.shape_infer.expr import Expr, format_dim
 from relax_mlir.transforms.infer_shapes import visible_symbols
@@ -399,3 +400,44 @@ def _with_length(ctx: NodeContext, acc: ir.Value, length: Expr, name: str) -> ir
     """A stacked scan result whose leading dim is the number of iterations, ``length`` (checked)."""
     t = relax_type(acc.type)
     return _refine(ctx, R.match_cast(acc, TensorType((length, *t.shape[1:]), t.dtype)), f"{name}_d")
+
+
+# -- SequenceMap ---------------------------------------------------------------------------------------
+
+
+@converter("SequenceMap", control_flow=True)
+def _sequence_map(ctx: NodeContext) -> list[Out]:
+    """The body once per item of the input sequence (with the items at the same position of the other
+    sequence inputs, and the tensor inputs as they are); each body output collects into a sequence.
+    Unrolled when the sequences' lengths are known at import time, else a loop over run-time lists."""
+    body = ctx.graph("body")
+    name = ctx.node.output[0] if ctx.node.output else "sequence_map"
+    inputs = [ctx.seq(i) if ctx.is_seq(i) else ctx.known(i) or ctx.x(i) for i in range(ctx.num_inputs)]
+    if not isinstance(inputs[0], (Seq, SeqList)):
+        raise ConversionError("input #0 must be a sequence")
+    dtypes = [relax_dtype(o.type.tensor_type.elem_type, f"body output '{o.name}'") for o in body.output]
+    where = f"{name}.body"
+    if all(isinstance(x, Seq) or not isinstance(x, SeqList) for x in inputs):
+        n = len(inputs[0].items)
+        if any(isinstance(x, Seq) and len(x.items) != n for x in inputs):
+            raise ConversionError("the input sequences differ in length")
+        results: list[list[Out]] = [[] for _ in body.output]
+        for j in range(n):
+            args = [x.items[j] if isinstance(x, Seq) else x for x in inputs]
+            for k, o in enumerate(ctx.importer.subgraph(body, args, where)):
+                results[k].append(o)
+        return [Seq(items, dtype) for items, dtype in zip(results, dtypes)]
+    lists = [L.pack(ctx, x) if isinstance(x, (Seq, SeqList)) else x for x in inputs]
+    count = ctx.value_of(known_dims([L.length(lists[0])], shape=()))
+    empty = [L.pack(ctx, Seq([], dtype)) for dtype in dtypes]
+    inits, kinds = _flatten(ctx, empty, "output")
+
+    def step(args: list[ir.Value]) -> tuple[list[ir.Value], list[ir.Value]]:
+        i = args[0]
+        items = [L.at(ctx, x, i) if isinstance(x, SeqList) else x for x in lists]
+        outs = ctx.importer.subgraph(body, items, where)
+        grown = [L.insert(ctx, acc, o, None) for acc, o in zip(_unflatten(args[1:], kinds), outs)]
+        return [R.add(i, _i64(1)), *_flatten(ctx, grown, "body output")[0]], []
+
+    carried, _ = _while(ctx, [_i64(0), *inits], lambda args: R.less(args[0], count), step, [], name)
+    return _unflatten([_refine(ctx, v, f"{name}_d") for v in carried[1:]], kinds)

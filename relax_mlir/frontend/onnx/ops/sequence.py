@@ -72,7 +72,7 @@ def _length(ctx: NodeContext) -> list[Out]:
 def _at(ctx: NodeContext) -> list[Out]:
     seq = ctx.seq(0)
     if isinstance(seq, SeqList):
-        return [L.at(ctx, seq, 1)]
+        return [L.at(ctx, seq, L.position(ctx, 1))]
     n = len(seq.items)
     if ctx.const(1) is not None or n == 0:
         return [seq.items[_position(ctx, 1, n)]]
@@ -99,7 +99,7 @@ def _insert(ctx: NodeContext) -> list[Out]:
     if isinstance(seq, SeqList) or (ctx.has(2) and ctx.const(2) is None):  # a run-time list
         if isinstance(seq, Seq) and seq.dtype is None:
             seq = Seq(seq.items, ctx.dtype(1))
-        return [L.insert(ctx, L.pack(ctx, seq, ctx.rank(1)), item, 2)]
+        return [L.insert(ctx, L.pack(ctx, seq, ctx.rank(1)), item, L.position(ctx, 2))]
     n = len(seq.items)
     pos = _position(ctx, 2, n, inserting=True) if ctx.has(2) else n
     return [Seq(seq.items[:pos] + [item] + seq.items[pos:], ctx.dtype(1))]
@@ -109,7 +109,7 @@ def _insert(ctx: NodeContext) -> list[Out]:
 def _erase(ctx: NodeContext) -> list[Out]:
     seq = ctx.seq(0)
     if isinstance(seq, SeqList) or (ctx.has(1) and ctx.const(1) is None):  # a run-time list
-        return [L.erase(ctx, L.pack(ctx, seq), 1)]
+        return [L.erase(ctx, L.pack(ctx, seq), L.position(ctx, 1))]
     n = len(seq.items)
     pos = _position(ctx, 1, n) if ctx.has(1) else n - 1
     if n == 0:

@@ -127,15 +127,22 @@ def _scalar(ctx: NodeContext, v: ir.Value, prefix: str) -> Expr:
     return _read(ctx, v, 1, prefix)[0]
 
 
-def _position(ctx: NodeContext, i: int, seq: SeqList, default: int, inserting: bool = False) -> Expr:
-    """Input ``i`` (default ``default``; negative counts from the back) as a symbol in ``[0, length)``
-    (``[0, length]`` when ``inserting``), checked at run time."""
+def position(ctx: NodeContext, i: int) -> ir.Value | None:
+    """Optional input ``i`` (a position) as an i64 scalar, or None."""
+    if not ctx.has(i):
+        return None
+    p = ctx.x(i)
+    return R.reshape(R.astype(p, "i64") if ctx.dtype(i) != "i64" else p, [])
+
+
+def _position(
+    ctx: NodeContext, p: ir.Value | None, seq: SeqList, default: int, inserting: bool = False
+) -> Expr:
+    """Position ``p`` (an i64 scalar; None: ``default``; negative counts from the back) as a symbol in
+    ``[0, length)`` (``[0, length]`` when ``inserting``), checked at run time."""
     n = length(seq)
     size = ctx.value_of(known_dims([n], shape=()))
-    if ctx.has(i):
-        p = ctx.x(i)
-        p = R.reshape(R.astype(p, "i64") if ctx.dtype(i) != "i64" else p, [])
-    else:
+    if p is None:
         p = ctx.value_of(known_dims([n + const(default)] if default < 0 else [const(default)], shape=()))
     zero = ctx.scalar_like(0, "i64")
     q = R.where(R.less(p, zero), R.add(p, size), p)
@@ -162,17 +169,19 @@ def item_bounds(ctx: NodeContext, seq: SeqList, q: Expr) -> tuple[Expr, Expr]:
     return begin, end
 
 
-def at(ctx: NodeContext, seq: SeqList, i: int) -> ir.Value:
+def at(ctx: NodeContext, seq: SeqList, p: ir.Value | None) -> ir.Value:
+    """The item at position ``p``."""
     _rank(seq, "SequenceAt")
-    q = _position(ctx, i, seq, 0)
+    q = _position(ctx, p, seq, 0)
     begin, end = item_bounds(ctx, seq, q)
     dims = _read(ctx, _slice(seq.shapes, q, q + const(1)), seq.rank, "dim")
     return R.reshape(_slice(seq.data, begin, end), [_f(d) for d in dims])
 
 
-def insert(ctx: NodeContext, seq: SeqList, item: ir.Value | Known, i: int) -> SeqList:
+def insert(ctx: NodeContext, seq: SeqList, item: ir.Value | Known, p: ir.Value | None) -> SeqList:
+    """``seq`` with ``item`` inserted at position ``p`` (None: at the end)."""
     n = length(seq)
-    q = _position(ctx, i, seq, n, inserting=True) if ctx.has(i) else n
+    q = _position(ctx, p, seq, 0, inserting=True) if p is not None else n
     offsets = _offsets(ctx, seq)
     begin = _scalar(ctx, _slice(offsets, q, q + const(1)), "at")
     shape = ctx.item_type(item).shape
@@ -198,9 +207,10 @@ def insert(ctx: NodeContext, seq: SeqList, item: ir.Value | Known, i: int) -> Se
     return make(ctx, data, shapes, seq.dtype, rank)
 
 
-def erase(ctx: NodeContext, seq: SeqList, i: int) -> SeqList:
+def erase(ctx: NodeContext, seq: SeqList, p: ir.Value | None) -> SeqList:
+    """``seq`` without the item at position ``p`` (None: the last)."""
     n = length(seq)
-    q = _position(ctx, i, seq, -1)
+    q = _position(ctx, p, seq, -1)
     begin, end = item_bounds(ctx, seq, q)
     total = _dim(seq.data, 0)
     data = R.concat([_slice(seq.data, const(0), begin), _slice(seq.data, end, total)], 0)
