@@ -191,7 +191,8 @@ class _Importer:
             shapes = R.tuple_get_item(arg, 1)
             width = relax_type(shapes.type).shape[1]
             rank = width.value if width.is_const else None
-            return SeqList(R.tuple_get_item(arg, 0), shapes, self._sequence_dtype(name), rank)
+            data = R.tuple_get_item(arg, 0)
+            return SeqList(data, shapes, self._sequence_dtype(name), rank, self._sequence_item_dims(name))
         if isinstance(t, TupleType):
             return Seq([R.tuple_get_item(arg, j) for j in range(len(t.fields))], self._sequence_dtype(name))
         return arg
@@ -317,6 +318,21 @@ class _Importer:
         vi = next(v for v in self.graph.input if v.name == name)
         elem = vi.type.sequence_type.elem_type
         return relax_dtype(elem.tensor_type.elem_type, f"graph input '{name}'")
+
+    def _sequence_item_dims(self, name: str) -> tuple[Expr | None, ...] | None:
+        """The declared dims of a sequence input's items: numbers and named dims (else None)."""
+        vi = next(v for v in self.graph.input if v.name == name)
+        tt = vi.type.sequence_type.elem_type.tensor_type
+        if not tt.HasField("shape"):
+            return None
+        return tuple(
+            const(d.dim_value)
+            if d.HasField("dim_value")
+            else sym(symbol_name(d.dim_param))
+            if d.HasField("dim_param") and d.dim_param.strip()
+            else None
+            for d in tt.shape.dim
+        )
 
     def _sequence_input_type(self, vi: onnx.ValueInfoProto) -> TupleType:
         """A sequence input is a tuple: its length (and optionally each item's shape) comes from

@@ -165,6 +165,7 @@ class SeqList:
     shapes: ir.Value
     dtype: str
     rank: int | None  # None: unknown until an item of known rank comes in
+    dims: tuple[Expr | None, ...] | None = None  # the items' dims as the model declares them, if it does
 
 
 Out = ir.Value | Known | Seq | SeqList | None

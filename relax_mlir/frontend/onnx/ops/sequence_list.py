@@ -175,7 +175,13 @@ def at(ctx: NodeContext, seq: SeqList, p: ir.Value | None) -> ir.Value:
     q = _position(ctx, p, seq, 0)
     begin, end = item_bounds(ctx, seq, q)
     dims = _read(ctx, _slice(seq.shapes, q, q + const(1)), seq.rank, "dim")
-    return R.reshape(_slice(seq.data, begin, end), [_f(d) for d in dims])
+    item = R.reshape(_slice(seq.data, begin, end), [_f(d) for d in dims])
+    if seq.dims is None or len(seq.dims) != seq.rank or all(d is None for d in seq.dims):
+        return item
+    # the dims the model declares for the items, checked (a named one is bound, or checked if bound)
+    return R.match_cast(
+        item, TensorType(tuple(d if d is not None else e for d, e in zip(seq.dims, dims)), seq.dtype)
+    )
 
 
 def insert(ctx: NodeContext, seq: SeqList, item: ir.Value | Known, p: ir.Value | None) -> SeqList:
