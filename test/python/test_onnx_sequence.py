@@ -256,3 +256,101 @@ def test_sequence_position_out_of_range() -> None:
     )
     with pytest.raises(OnnxImportError, match="position 2 is out of range for a sequence of 1 items"):
         from_onnx(graph_model(g))
+
+
+def test_loop_grows_a_list() -> None:
+    """A Loop with a run-time trip count inserts a slice per iteration into a list that starts empty
+    (SequenceEmpty), then the list is concatenated and returned."""
+    one = helper.make_tensor("one", TensorProto.INT64, [1], [1])
+    zero = helper.make_tensor("zero", TensorProto.INT64, [1], [0])
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["c"], ["c_out"]),
+            helper.make_node("Add", ["i", "one_s"], ["end"]),
+            helper.make_node("Reshape", ["end", "one"], ["end1"]),
+            helper.make_node("Slice", ["x", "zero", "end1"], ["part"]),
+            helper.make_node("SequenceInsert", ["s_in", "part"], ["s_out"]),
+        ],
+        "body",
+        [value_info("i", np.int64, []), value_info("c", np.bool_, []), _seq("s_in")],
+        [value_info("c_out", np.bool_, []), _seq("s_out")],
+        [one, zero, helper.make_tensor("one_s", TensorProto.INT64, [], [1])],
+    )
+    nodes = [
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
+        helper.make_node("Loop", ["m", "", "empty"], ["s"], body=body),
+        helper.make_node("SequenceLength", ["s"], ["n"]),
+        helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=0),
+    ]
+    ins = [value_info("m", np.int64, []), value_info("x", F32, ["k"])]
+    outs = [_seq("s"), value_info("n", np.int64, None), value_info("cat", F32, None)]
+    model = graph_model(helper.make_graph(nodes, "grow", ins, outs))
+    x = rng.standard_normal((6,), dtype=F32)
+    _check_list(model, [[np.array(m, np.int64), x] for m in (1, 2, 5)])
+
+
+def test_loop_grows_a_list_zero_iterations() -> None:
+    """No iteration: the list stays empty (its items' rank is still unknown)."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["c"], ["c_out"]),
+            helper.make_node("SequenceInsert", ["s_in", "x"], ["s_out"]),
+        ],
+        "body",
+        [value_info("i", np.int64, []), value_info("c", np.bool_, []), _seq("s_in")],
+        [value_info("c_out", np.bool_, []), _seq("s_out")],
+    )
+    nodes = [
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
+        helper.make_node("Loop", ["m", "", "empty"], ["s"], body=body),
+        helper.make_node("SequenceLength", ["s"], ["n"]),
+    ]
+    ins = [value_info("m", np.int64, []), value_info("x", F32, [2, 3])]
+    model = graph_model(helper.make_graph(nodes, "grow0", ins, [_seq("s"), value_info("n", np.int64, None)]))
+    x = rng.standard_normal((2, 3), dtype=F32)
+    _check_list(model, [[np.array(m, np.int64), x] for m in (0, 3)])
+
+
+def test_if_of_sequences() -> None:
+    """An If whose branches make sequences of different lengths returns a run-time list."""
+
+    def branch(name: str, n: int) -> onnx.GraphProto:
+        return helper.make_graph(
+            [helper.make_node("SequenceConstruct", ["a"] * n, [f"{name}_s"])], name, [], [_seq(f"{name}_s")]
+        )
+
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["s"], then_branch=branch("t", 1), else_branch=branch("e", 3))],
+        "if",
+        [value_info("c", np.bool_, []), value_info("a", F32, ["n", 2])],
+        [_seq("s")],
+    )
+    model = graph_model(g)
+    cases = [[np.array(c), rng.standard_normal((n, 2), dtype=F32)] for c in (True, False) for n in (0, 3)]
+    _check_list(model, cases)
+
+
+@pytest.mark.parametrize("known", [True, False])
+def test_sequence_map(known: bool) -> None:
+    """SequenceMap adds a tensor to each item and collects each item's shape: unrolled when the length is
+    known at import time (shape_dict), else a loop over a run-time list."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["item", "t"], ["y"]), helper.make_node("Shape", ["item"], ["shape"])],
+        "body",
+        [value_info("item", F32, ["k", 3]), value_info("t", F32, [3])],
+        [value_info("y", F32, None), value_info("shape", np.int64, None)],
+    )
+    g = helper.make_graph(
+        [helper.make_node("SequenceMap", ["s", "t"], ["ys", "shapes"], body=body)],
+        "map",
+        [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, ["k", 3]), value_info("t", F32, [3])],
+        [_seq("ys"), helper.make_tensor_sequence_value_info("shapes", TensorProto.INT64, None)],
+    )
+    model = graph_model(g)
+    for shapes in ([(1, 3)], [(2, 3), (0, 3), (5, 3)]):
+        items, t = _items(shapes), rng.standard_normal((3,), dtype=F32)
+        shape_dict = {"s": [list(sh) for sh in shapes]} if known else None
+        exe = relax_mlir.compile(from_onnx(model, shape_dict=shape_dict), opt_level=1)
+        ours, theirs = exe(items, t), run_ort(model, items, t)
+        for a, b in zip(ours, theirs):
+            _same(list(a), b)

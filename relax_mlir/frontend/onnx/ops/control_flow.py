@@ -284,14 +284,18 @@ def _loop(ctx: NodeContext) -> list[Out]:
         carried, kind = _flatten(ctx, outs[1 : 1 + n], "body output")
         if kind != kinds:
             raise ConversionError("the body's outputs differ from the loop's inputs in which are sequences")
+        ranks[:] = [o.rank if isinstance(o, SeqList) else None for o in _unflatten(carried, kinds)]
         scans = [_value(ctx, o, f"body output #{1 + n + k}") for k, o in enumerate(outs[1 + n :])]
         return [R.add(args[0], _i64(1)), c, *carried], scans
 
+    ranks: list[int | None] = []  # of the lists the body returns (a list that starts empty takes it)
     carried, scans = _while(ctx, inits, keep_going, step, [False] * (len(body.output) - 1 - n), name)
-    return [
-        *_unflatten([_refine(ctx, v, f"{name}_d") for v in carried[2:]], kinds),
-        *(_refine(ctx, v, f"{name}_d") for v in scans),
+    finals = _unflatten([_refine(ctx, v, f"{name}_d") for v in carried[2:]], kinds)
+    finals = [
+        L.with_rank(ctx, v, r) if isinstance(v, SeqList) and r is not None else v
+        for v, r in zip(finals, ranks)
     ]
+    return [*finals, *(_refine(ctx, v, f"{name}_d") for v in scans)]
 
 
 @converter("Scan", control_flow=True)

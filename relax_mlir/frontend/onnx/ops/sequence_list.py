@@ -101,6 +101,22 @@ def rank_of(shapes: ir.Value) -> int | None:
     return width.value if width is not None and width.is_const else None
 
 
+def with_rank(ctx: NodeContext, seq: SeqList, rank: int) -> SeqList:
+    """``seq`` (of unknown item rank) as a list of ``rank``-D items, checked at run time (the rows of an
+    empty list may have any width)."""
+    if seq.rank is not None:
+        return seq
+    n = length(seq)
+    if rank == 0:
+        shapes = R.match_cast(seq.shapes, TensorType((n, const(0)), "i64"))
+    else:
+        # through a 1-D concat (not a reshape chain, which would be merged into one that assumes the
+        # width equals ``rank``, wrong for an empty list): the reshape checks only the element count
+        rows = R.concat([R.reshape(seq.shapes, [-1]), R.zeros([1], "i64")], 0)
+        shapes = R.reshape(R.strided_slice(rows, [0], [0], [_f(n * _dim(seq.shapes, 1))]), [_f(n), rank])
+    return make(ctx, seq.data, shapes, seq.dtype, rank)
+
+
 def _rank(seq: SeqList, what: str) -> int:
     if seq.rank is None:
         raise ConversionError(f"{what} needs the rank of the sequence's items, which is unknown")
