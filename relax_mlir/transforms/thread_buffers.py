@@ -5,6 +5,7 @@ buffers allocated in one block are used in later ones. MLIR 22's ``ownership-bas
 aborts when the buffers live at a point come from three or more blocks (its value ordering calls
 ``Operation::isBeforeInBlock`` on operations of different blocks). Passing each such buffer along the
 branches as a block argument leaves every block with buffers that are its own arguments or results.
+Only allocations are passed (a view of one stays where it is: relax-split-deallocs follows it to its base).
 Runs right before ``ownership-based-buffer-deallocation``; functions whose blocks have several
 predecessors are left alone (lower_host makes a tree of checks).
 """
@@ -51,9 +52,9 @@ def _thread(func: ir.Operation) -> None:
     needs: dict[ir.Block, list[ir.Value]] = {b: [] for b in blocks}
     for d in blocks:
         for op in d.operations:
+            if _op(op).name != "memref.alloc":  # views stay (relax-split-deallocs follows them to their base)
+                continue
             for v in op.results:
-                if not isinstance(v.type, ir.MemRefType):
-                    continue
                 for use in list(v.uses):
                     x = _top_block(_op(use.owner), region)
                     while x is not None and x != d:
@@ -62,7 +63,9 @@ def _thread(func: ir.Operation) -> None:
                         if v not in needs[x]:
                             needs[x].append(v)
                         x = preds[x][0]
-    if not any(needs.values()):
+    # deallocation handles buffers from one earlier block (and passing them would hide the views of a
+    # planned storage from relax-split-deallocs): only thread when some block uses buffers of two or more
+    if not any(len({_op(v.owner).block for v in vs}) >= 2 for vs in needs.values()):
         return
     order, seen = [blocks[0]], {blocks[0]}
     for b in order:
