@@ -354,3 +354,27 @@ def test_sequence_map(known: bool) -> None:
         ours, theirs = exe(items, t), run_ort(model, items, t)
         for a, b in zip(ours, theirs):
             _same(list(a), b)
+
+
+@pytest.mark.parametrize(("split", "keepdims"), [(None, 0), (None, 1), (2, 1), ("sizes", 1)])
+def test_split_to_runtime_list(split: object, keepdims: int) -> None:
+    """SplitToSequence along a dim known only at run time (or by sizes of run-time number): a run-time
+    list; no split: parts of 1 (squeezed without keepdims); a scalar: equal parts, the last smaller."""
+    nodes, inputs, ins = [], ["x"], [value_info("x", F32, ["n", 3])]
+    if split == "sizes":
+        inputs.append("k")
+        ins.append(value_info("k", np.int64, ["m"]))
+    elif split is not None:
+        nodes.append(_const("k", np.array(split, np.int64)))
+        inputs.append("k")
+    nodes.append(helper.make_node("SplitToSequence", inputs, ["s"], axis=0, keepdims=keepdims))
+    nodes.append(helper.make_node("SequenceLength", ["s"], ["len"]))
+    model = graph_model(
+        helper.make_graph(nodes, "split", ins, [_seq("s"), value_info("len", np.int64, None)])
+    )
+    cases = []
+    for n in (1, 4, 5):
+        x = rng.standard_normal((n, 3), dtype=F32)
+        sizes = [np.array(s, np.int64) for s in ([1], [1, 0, 3], [2, 2, 1])[: 1 + (n > 1) * 2] if sum(s) == n]
+        cases += [[x, k] for k in sizes] if split == "sizes" else [[x]]
+    _check_list(model, cases)

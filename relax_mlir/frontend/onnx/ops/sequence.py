@@ -122,6 +122,21 @@ def _split_to_sequence(ctx: NodeContext) -> list[Out]:
     rank = ctx.rank(0)
     axis = normalize_axis(ctx.attr("axis", 0), rank)
     dim = ctx.shape(0)[axis]
+    if ctx.has(1) and ctx.rank(1) == 1:  # a run-time list when the number of sizes is not static
+        count = ctx.shape(1)[0]
+        runtime = count is None or not count.is_const
+    else:  # parts of one size: a run-time list when the axis is not static
+        runtime = dim is not None and not dim.is_const
+    if axis == 0 and runtime:
+        if not ctx.has(1):
+            return [L.split(ctx, ctx.x(0), None, None, not ctx.attr("keepdims", 1))]
+        if ctx.rank(1) == 0:
+            chunk = int(ctx.require_const(1, "split").reshape(-1)[0])
+            if chunk <= 0:
+                raise ConversionError(f"'split' must be positive, got {chunk}")
+            return [L.split(ctx, ctx.x(0), None, const(chunk), False)]
+        sizes = ctx.x(1) if ctx.dtype(1) == "i64" else R.astype(ctx.x(1), "i64")
+        return [L.split(ctx, ctx.x(0), sizes, None, False)]
     if dim is None:
         raise ConversionError(f"axis {axis} of the input has an unknown size")
     if not ctx.has(1):  # parts of size 1, squeezed unless keepdims

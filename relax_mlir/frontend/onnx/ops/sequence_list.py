@@ -20,7 +20,7 @@ from relax_mlir.frontend.onnx.registry import (
     SeqList,
     known_dims,
 )
-from relax_mlir.shape_infer.expr import Expr, const, format_dim
+from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim
 
 
 def _f(e: Expr) -> str | int:
@@ -262,3 +262,39 @@ def concat(ctx: NodeContext, seq: SeqList, axis: int, new_axis: bool) -> ir.Valu
     rest = _read(ctx, R.strided_slice(row, [0], [1], [seq.rank]), seq.rank - 1, "dim")
     total = _scalar(ctx, R.sum(R.strided_slice(seq.shapes, [1], [0], [1]), None, False), "dim0")
     return R.reshape(seq.data, [_f(total)] + [_f(d) for d in rest])
+
+
+def split(
+    ctx: NodeContext, x: ir.Value, sizes: ir.Value | None, chunk: Expr | None, squeeze: bool
+) -> SeqList:
+    """SplitToSequence along axis 0 into a list: parts of the run-time ``sizes`` (i64 1-D), else of
+    ``chunk`` each (the last smaller; None: 1), squeezed when ``squeeze``. The parts are ``x``'s
+    elements in order, so ``data`` is ``x`` flattened and ``shapes`` says where each part ends."""
+    x, dims = bound(ctx, x, f"{ctx.node.output[0]}_in")
+    dtype = relax_type(x.type).dtype
+    rest = list(dims[1:])
+    if sizes is None:
+        step = chunk if chunk is not None else const(1)
+        count = ceildiv(dims[0], step)
+        starts = R.arange(_f(count))
+        if step != const(1):
+            starts = R.multiply(starts, _i64(ctx, step))
+        sizes = R.minimum(_i64(ctx, step), R.subtract(_i64(ctx, dims[0]), starts))
+    else:
+        count = _dim(sizes, 0)
+        (covered,) = _read(ctx, R.sum(sizes, None, False), 1, "total")  # the parts must cover the axis
+        x = R.match_cast(x, TensorType((covered, *rest), dtype))
+    data = R.reshape(x, [-1]) if len(dims) != 1 else x
+    columns = [] if squeeze else [R.expand_dims(sizes, [1])]
+    if rest:
+        row = ctx.value_of(known_dims(rest, shape=(1, len(rest))))
+        columns.append(R.broadcast_to(row, [_f(count), len(rest)]))
+    if not columns:
+        shapes = R.zeros([_f(count), 0], "i64")
+    else:
+        shapes = columns[0] if len(columns) == 1 else R.concat(columns, 1)
+    return make(ctx, data, shapes, dtype, len(rest) + (0 if squeeze else 1))
+
+
+def _i64(ctx: NodeContext, e: Expr) -> ir.Value:
+    return ctx.value_of(known_dims([e], shape=()))
