@@ -7,7 +7,9 @@ A sequence is a ``Seq``: a Python list of relax values (or ``Known`` contents) k
 SequenceAt/Insert/Erase with positions known at import time cost nothing at run time and every item keeps
 its own symbolic shape. Where a sequence must be one value (a graph output or input) it is a relax tuple.
 A position known only at run time is supported where the items share one type (SequenceAt stacks them and
-takes the item); otherwise it must be known at import time.
+takes the item). A sequence whose length is known only at run time (a sequence input without a length in
+shape_dict, an insert or erase at a run-time position, a Loop or If that carries one, a split along a
+run-time axis) is a ``SeqList``: see ``sequence_list.py``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from mlir import ir
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.frontend.onnx.registry import (
+    RELAX_TO_NUMPY,
     ConversionError,
     Known,
     NodeContext,
@@ -79,7 +80,7 @@ def pack(ctx: NodeContext, seq: Seq | SeqList, rank: int | None = None) -> SeqLi
     dtype = seq.dtype or "f32"
     parts = [flat_item(ctx, t, r) for t in seq.items]
     if not parts:
-        data = R.constant(np.zeros(0, _np(dtype)))
+        data = R.constant(np.zeros(0, RELAX_TO_NUMPY[dtype]))
         shapes = R.constant(np.zeros((0, r or 0), np.int64))
         if r is None:  # the width is the rank of the items to come
             shapes = R.match_cast(shapes, TensorType((const(0), None), "i64"))
@@ -87,12 +88,6 @@ def pack(ctx: NodeContext, seq: Seq | SeqList, rank: int | None = None) -> SeqLi
         data = parts[0][0] if len(parts) == 1 else R.concat([p[0] for p in parts], 0)
         shapes = parts[0][1] if len(parts) == 1 else R.concat([p[1] for p in parts], 0)
     return make(ctx, data, shapes, dtype, r)
-
-
-def _np(dtype: str) -> np.dtype:
-    from relax_mlir.frontend.onnx.registry import RELAX_TO_NUMPY
-
-    return np.dtype(RELAX_TO_NUMPY[dtype])
 
 
 def rank_of(shapes: ir.Value) -> int | None:
@@ -171,10 +166,6 @@ def _position(
 
 def _slice(v: ir.Value, begin: Expr, end: Expr) -> ir.Value:
     return R.strided_slice(v, [0], [_f(begin)], [_f(end)])
-
-
-def _cat(parts: list[ir.Value]) -> ir.Value:
-    return parts[0] if len(parts) == 1 else R.concat(parts, 0)
 
 
 def item_bounds(ctx: NodeContext, seq: SeqList, q: Expr) -> tuple[Expr, Expr]:
