@@ -90,6 +90,7 @@ BUFFERIZE: Pipeline = [
     *passes(
         "canonicalize",
         "relax-sink-globals",  # no constant's buffer across a check's branch (deallocation aborts on it)
+        "relax-thread-buffers",  # buffers reach later blocks as block arguments (the same abort)
         "ownership-based-buffer-deallocation",
         "canonicalize",
         "buffer-deallocation-simplification",

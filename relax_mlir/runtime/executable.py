@@ -148,6 +148,32 @@ _STATUS_WORDS = 4  # check code, actual, expected, spare
 _DESC_WORDS_1D = 5  # allocated, aligned, offset, size, stride
 
 
+def pack_list(items: Any, dtype: str, rank: int | None, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """A list of arrays as a run-time list's ``(data, shapes)`` (see ``relax_mlir.dialects.lists``);
+    ``rank`` None: any rank, the same for every item."""
+    np_dtype = np.dtype(NUMPY_DTYPES[dtype])
+    if not isinstance(items, (list, tuple)):
+        raise InputError(f"{what} must be a list of {np_dtype} arrays, got {type(items).__name__}")
+    arrays = [np.asarray(x) for x in items]
+    if rank is None:
+        rank = arrays[0].ndim if arrays else 0
+    for j, a in enumerate(arrays):
+        if a.ndim != rank or a.dtype != np_dtype:
+            raise InputError(
+                f"{what}: item #{j} must be a {rank}-D {np_dtype} array, got {a.ndim}-D {a.dtype}"
+            )
+    data = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.zeros(0, np_dtype)
+    shapes = np.array([a.shape for a in arrays], np.int64).reshape(len(arrays), rank)
+    return data, shapes
+
+
+def unpack_list(data: np.ndarray, shapes: np.ndarray) -> list[np.ndarray]:
+    """A run-time list's ``(data, shapes)`` as a list of arrays (views of ``data``)."""
+    sizes = np.prod(shapes, axis=1, dtype=np.int64) if shapes.shape[1] else np.ones(len(shapes), np.int64)
+    ends = np.cumsum(sizes)
+    return [data[e - n : e].reshape(tuple(row)) for e, n, row in zip(ends, sizes, shapes.tolist())]
+
+
 @dataclass
 class _Input:
     kind: str
@@ -273,6 +299,9 @@ class Signature:
         def walk(value: Any, structure: Any, what: str) -> None:
             if structure == 0:
                 flat.append(value)
+                return
+            if isinstance(structure, dict):  # a run-time list: packed into (data, shapes)
+                flat.extend(pack_list(value, *structure["list"], f"@{self.name}: {what}"))
                 return
             if not isinstance(value, (tuple, list)) or len(value) != len(structure):
                 raise InputError(f"@{self.name}: {what} must be a tuple of {len(structure)} values")
@@ -489,6 +518,8 @@ class Signature:
         def build(s: Any) -> Any:
             if s == 0:
                 return next(it)
+            if isinstance(s, dict):  # a run-time list
+                return unpack_list(next(it), next(it))
             return tuple(build(x) for x in s)
 
         out = [build(s) for s in self.result_structure]

@@ -36,6 +36,7 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects.bind import Binding, bind, instantiate
+from relax_mlir.dialects.lists import LIST_PARAMS_ATTR, LIST_RESULTS_ATTR, list_element, marked_lists
 from relax_mlir.dialects.ops.call import callee_signature
 from relax_mlir.dialects.ops.structural import cast_cannot_fail
 from relax_mlir.dialects.registry import INPLACE_ATTR, is_resource_elements, op_class
@@ -181,7 +182,10 @@ class _HostWriter:
                 for n in ir.DictAttr(self.func.attributes[UPPER_BOUNDS_ATTR])
             }
         self.signature["upper_bounds"] = bounds
-        self.signature["param_structure"] = [self._structure(relax_type(t)) for t in ftype.inputs]
+        lists = marked_lists(self.func, LIST_PARAMS_ATTR)
+        self.signature["param_structure"] = [
+            self._structure(relax_type(t), i in lists) for i, t in enumerate(ftype.inputs)
+        ]
 
     def _param(self, t: RelaxType, what: str) -> Any:
         if isinstance(t, TupleType):
@@ -279,10 +283,17 @@ class _HostWriter:
                 raise UnsupportedOpError(
                     f"@{self.name}: {what} of type {t} cannot be returned from compiled code"
                 )
-        self.signature["result_structure"] = [self._structure(relax_type(v.type)) for v in ret.operands]
+        lists = marked_lists(self.func, LIST_RESULTS_ATTR)
+        self.signature["result_structure"] = [
+            self._structure(relax_type(v.type), i in lists) for i, v in enumerate(ret.operands)
+        ]
         return planned
 
-    def _structure(self, t: RelaxType | None) -> Any:
+    def _structure(self, t: RelaxType | None, is_list: bool = False) -> Any:
+        """0 for a tensor or integer, a list per tuple, ``{"list": [dtype, rank]}`` for a run-time list."""
+        element = list_element(t) if is_list else None
+        if element is not None:
+            return {"list": list(element)}
         return [self._structure(x) for x in t.fields] if isinstance(t, TupleType) else 0
 
     def _flatten(self, v: ir.Value | _Field, t: RelaxType | None) -> list[tuple[Any, RelaxType]]:

@@ -161,9 +161,10 @@ def test_bad_models_are_clear_errors(tmp_path: Path) -> None:
         from_onnx(garbage)
     with pytest.raises(OnnxImportError, match="expects an onnx.ModelProto or a path"):
         from_onnx(42)  # type: ignore[arg-type]
-    seq = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)
+    inner = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    seq = helper.make_value_info("s", helper.make_sequence_type_proto(inner))
     graph = helper.make_graph([helper.make_node("Identity", ["s"], ["y"])], "g", [seq], [seq])
-    with pytest.raises(OnnxImportError, match="graph input 's' is a sequence whose length is not known"):
+    with pytest.raises(OnnxImportError, match="graph input 's' is a sequence of non-tensors"):
         from_onnx(helper.make_model(graph))
     strings = helper.make_tensor_value_info("t", TensorProto.STRING, [2])
     graph = helper.make_graph([helper.make_node("Identity", ["t"], ["y"])], "g", [strings], [strings])

@@ -120,10 +120,127 @@ def test_sequence_input_and_runtime_position(shapes: list[tuple[int]]) -> None:
         _same(ours[1], theirs[1])
 
 
-def test_sequence_input_needs_length() -> None:
-    g = helper.make_graph([helper.make_node("Identity", ["s"], ["t"])], "g", [_seq("s")], [_seq("t")])
-    with pytest.raises(OnnxImportError, match="graph input 's' is a sequence whose length"):
-        from_onnx(graph_model(g))
+@pytest.mark.parametrize("rank", [0, 2])
+def test_sequence_input_of_unknown_rank(rank: int) -> None:
+    """A sequence input without a length nor an item rank is a run-time list whose rank the items decide
+    (the same for every item); an insert of a tensor of known rank fixes it."""
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["s"], ["t"]), helper.make_node("SequenceInsert", ["s", "x"], ["u"])],
+        "g",
+        [_seq("s"), value_info("x", F32, ["a"] * rank)],
+        [_seq("t"), _seq("u")],
+    )
+    x = rng.standard_normal((2,) * rank, dtype=F32)
+    cases = [[_items([(k + 1,) * rank for k in range(n)]), x] for n in (0, 1, 3)]
+    _check_list(graph_model(g), cases)
+
+
+def _list(name: str, rank: int) -> onnx.ValueInfoProto:
+    return helper.make_tensor_sequence_value_info(name, TensorProto.FLOAT, ["?"] * rank)
+
+
+def _check_list(model: onnx.ModelProto, cases: list[list[np.ndarray]]) -> None:
+    """Compile once (a sequence input of run-time length), compare with onnxruntime on every case."""
+    exe = relax_mlir.compile(from_onnx(model), opt_level=1)
+    for inputs in cases:
+        ours, theirs = exe(*inputs), run_ort(model, *inputs)
+        ours = [ours] if len(model.graph.output) == 1 else list(ours)
+        for a, b in zip(ours, theirs):
+            _same(a, b)
+
+
+def _items(shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
+    return [rng.standard_normal(sh, dtype=F32) for sh in shapes]
+
+
+LISTS = [[], [(1, 3)], [(2, 3), (0, 1), (3, 5)], [(1, 1), (4, 2), (2, 2), (1, 3), (5, 1)]]
+
+
+def test_runtime_list_insert_at_erase_length() -> None:
+    """A list of run-time length: insert, take and erase at run-time positions (negative from the back),
+    its length, and the lists themselves as outputs (a Python list of arrays in and out)."""
+    nodes = [
+        helper.make_node("SequenceInsert", ["s", "x", "p"], ["t"]),
+        helper.make_node("SequenceLength", ["t"], ["n"]),
+        helper.make_node("SequenceAt", ["t", "q"], ["y"]),
+        helper.make_node("SequenceErase", ["t", "q"], ["u"]),
+        helper.make_node("SequenceErase", ["t"], ["v"]),  # the last item
+    ]
+    ins = [_list("s", 2), value_info("x", F32, ["a", "b"])]
+    ins += [value_info("p", np.int64, []), value_info("q", np.int64, [])]
+    outs = [_seq("t"), value_info("n", np.int64, None), value_info("y", F32, None), _seq("u"), _seq("v")]
+    model = graph_model(helper.make_graph(nodes, "list", ins, outs))
+    cases = []
+    for shapes in LISTS:
+        n = len(shapes)
+        for p, q in ((0, 0), (n, -1), (-n, n // 2)):
+            x = rng.standard_normal((2, 3), dtype=F32)
+            cases.append([_items(shapes), x, np.array(p, np.int64), np.array(q, np.int64)])
+    _check_list(model, cases)
+
+
+@pytest.mark.parametrize("rank", [0, 1, 3])
+def test_runtime_list_ranks(rank: int) -> None:
+    """Items of rank 0, 1 and 3 pass through a run-time list; insert at a run-time position."""
+    nodes = [helper.make_node("SequenceInsert", ["s", "x", "p"], ["t"])]
+    ins = [_list("s", rank), value_info("x", F32, ["d"] * rank), value_info("p", np.int64, [])]
+    model = graph_model(helper.make_graph(nodes, "ranks", ins, [_seq("t")]))
+    cases = []
+    for n in (0, 1, 3):
+        items = [rng.standard_normal((j + 1,) * rank, dtype=F32) for j in range(n)]
+        cases.append([items, rng.standard_normal((2,) * rank, dtype=F32), np.array(n // 2, np.int64)])
+    _check_list(model, cases)
+
+
+@pytest.mark.parametrize(("axis", "new_axis"), [(0, 0), (0, 1), (1, 1), (-1, 1)])
+def test_runtime_list_concat(axis: int, new_axis: int) -> None:
+    """ConcatFromSequence of a run-time list: along axis 0, or stacked on a new axis."""
+    node = helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=axis, new_axis=new_axis)
+    model = graph_model(helper.make_graph([node], "cat", [_list("s", 2)], [value_info("y", F32, None)]))
+    if new_axis:
+        cases = [[_items([(2, 3)] * n)] for n in (1, 2, 5)]
+    else:
+        cases = [[_items([(k, 3) for k in ks])] for ks in ([1], [0, 2], [3, 1, 2])]
+    _check_list(model, cases)
+
+
+def test_runtime_positions_on_a_known_list() -> None:
+    """A run-time position on a sequence of known length packs it into a run-time list."""
+    nodes = [
+        helper.make_node("SequenceConstruct", ["a", "b"], ["s"]),
+        helper.make_node("SequenceInsert", ["s", "a", "p"], ["t"]),
+        helper.make_node("SequenceErase", ["t", "p"], ["u"]),
+    ]
+    ins = [value_info("a", F32, ["n", 2]), value_info("b", F32, [3, 2]), value_info("p", np.int64, [])]
+    model = graph_model(helper.make_graph(nodes, "known", ins, [_seq("t"), _seq("u")]))
+    cases = [
+        [_items([(n, 2)])[0], _items([(3, 2)])[0], np.array(p, np.int64)]
+        for n, p in ((0, 0), (1, 2), (4, -1))
+    ]
+    _check_list(model, cases)
+
+
+def test_runtime_position_out_of_range() -> None:
+    from isolated import expect_error
+
+    expect_error(
+        """
+import numpy as np, onnx
+from onnx import TensorProto, helper
+import relax_mlir
+from relax_mlir.frontend.onnx import from_onnx
+s = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, ["?"])
+g = helper.make_graph([helper.make_node("SequenceAt", ["s", "p"], ["y"])], "g",
+    [s, helper.make_tensor_value_info("p", TensorProto.INT64, [])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+exe = relax_mlir.compile(from_onnx(m), opt_level=1)
+print(exe([np.zeros(2, np.float32)], np.array(0)).shape)
+exe([np.zeros(2, np.float32)], np.array(1))
+""",
+        "InputError",
+        match="out of range",
+    )
 
 
 def test_sequence_position_out_of_range() -> None:
@@ -139,3 +256,125 @@ def test_sequence_position_out_of_range() -> None:
     )
     with pytest.raises(OnnxImportError, match="position 2 is out of range for a sequence of 1 items"):
         from_onnx(graph_model(g))
+
+
+def test_loop_grows_a_list() -> None:
+    """A Loop with a run-time trip count inserts a slice per iteration into a list that starts empty
+    (SequenceEmpty), then the list is concatenated and returned."""
+    one = helper.make_tensor("one", TensorProto.INT64, [1], [1])
+    zero = helper.make_tensor("zero", TensorProto.INT64, [1], [0])
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["c"], ["c_out"]),
+            helper.make_node("Add", ["i", "one_s"], ["end"]),
+            helper.make_node("Reshape", ["end", "one"], ["end1"]),
+            helper.make_node("Slice", ["x", "zero", "end1"], ["part"]),
+            helper.make_node("SequenceInsert", ["s_in", "part"], ["s_out"]),
+        ],
+        "body",
+        [value_info("i", np.int64, []), value_info("c", np.bool_, []), _seq("s_in")],
+        [value_info("c_out", np.bool_, []), _seq("s_out")],
+        [one, zero, helper.make_tensor("one_s", TensorProto.INT64, [], [1])],
+    )
+    nodes = [
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
+        helper.make_node("Loop", ["m", "", "empty"], ["s"], body=body),
+        helper.make_node("SequenceLength", ["s"], ["n"]),
+        helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=0),
+    ]
+    ins = [value_info("m", np.int64, []), value_info("x", F32, ["k"])]
+    outs = [_seq("s"), value_info("n", np.int64, None), value_info("cat", F32, None)]
+    model = graph_model(helper.make_graph(nodes, "grow", ins, outs))
+    x = rng.standard_normal((6,), dtype=F32)
+    _check_list(model, [[np.array(m, np.int64), x] for m in (1, 2, 5)])
+
+
+def test_loop_grows_a_list_zero_iterations() -> None:
+    """No iteration: the list stays empty (its items' rank is still unknown)."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["c"], ["c_out"]),
+            helper.make_node("SequenceInsert", ["s_in", "x"], ["s_out"]),
+        ],
+        "body",
+        [value_info("i", np.int64, []), value_info("c", np.bool_, []), _seq("s_in")],
+        [value_info("c_out", np.bool_, []), _seq("s_out")],
+    )
+    nodes = [
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
+        helper.make_node("Loop", ["m", "", "empty"], ["s"], body=body),
+        helper.make_node("SequenceLength", ["s"], ["n"]),
+    ]
+    ins = [value_info("m", np.int64, []), value_info("x", F32, [2, 3])]
+    model = graph_model(helper.make_graph(nodes, "grow0", ins, [_seq("s"), value_info("n", np.int64, None)]))
+    x = rng.standard_normal((2, 3), dtype=F32)
+    _check_list(model, [[np.array(m, np.int64), x] for m in (0, 3)])
+
+
+def test_if_of_sequences() -> None:
+    """An If whose branches make sequences of different lengths returns a run-time list."""
+
+    def branch(name: str, n: int) -> onnx.GraphProto:
+        return helper.make_graph(
+            [helper.make_node("SequenceConstruct", ["a"] * n, [f"{name}_s"])], name, [], [_seq(f"{name}_s")]
+        )
+
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["s"], then_branch=branch("t", 1), else_branch=branch("e", 3))],
+        "if",
+        [value_info("c", np.bool_, []), value_info("a", F32, ["n", 2])],
+        [_seq("s")],
+    )
+    model = graph_model(g)
+    cases = [[np.array(c), rng.standard_normal((n, 2), dtype=F32)] for c in (True, False) for n in (0, 3)]
+    _check_list(model, cases)
+
+
+@pytest.mark.parametrize("known", [True, False])
+def test_sequence_map(known: bool) -> None:
+    """SequenceMap adds a tensor to each item and collects each item's shape: unrolled when the length is
+    known at import time (shape_dict), else a loop over a run-time list."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["item", "t"], ["y"]), helper.make_node("Shape", ["item"], ["shape"])],
+        "body",
+        [value_info("item", F32, ["k", 3]), value_info("t", F32, [3])],
+        [value_info("y", F32, None), value_info("shape", np.int64, None)],
+    )
+    g = helper.make_graph(
+        [helper.make_node("SequenceMap", ["s", "t"], ["ys", "shapes"], body=body)],
+        "map",
+        [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, ["k", 3]), value_info("t", F32, [3])],
+        [_seq("ys"), helper.make_tensor_sequence_value_info("shapes", TensorProto.INT64, None)],
+    )
+    model = graph_model(g)
+    for shapes in ([(1, 3)], [(2, 3), (0, 3), (5, 3)]):
+        items, t = _items(shapes), rng.standard_normal((3,), dtype=F32)
+        shape_dict = {"s": [list(sh) for sh in shapes]} if known else None
+        exe = relax_mlir.compile(from_onnx(model, shape_dict=shape_dict), opt_level=1)
+        ours, theirs = exe(items, t), run_ort(model, items, t)
+        for a, b in zip(ours, theirs):
+            _same(list(a), b)
+
+
+@pytest.mark.parametrize(("split", "keepdims"), [(None, 0), (None, 1), (2, 1), ("sizes", 1)])
+def test_split_to_runtime_list(split: object, keepdims: int) -> None:
+    """SplitToSequence along a dim known only at run time (or by sizes of run-time number): a run-time
+    list; no split: parts of 1 (squeezed without keepdims); a scalar: equal parts, the last smaller."""
+    nodes, inputs, ins = [], ["x"], [value_info("x", F32, ["n", 3])]
+    if split == "sizes":
+        inputs.append("k")
+        ins.append(value_info("k", np.int64, ["m"]))
+    elif split is not None:
+        nodes.append(_const("k", np.array(split, np.int64)))
+        inputs.append("k")
+    nodes.append(helper.make_node("SplitToSequence", inputs, ["s"], axis=0, keepdims=keepdims))
+    nodes.append(helper.make_node("SequenceLength", ["s"], ["len"]))
+    model = graph_model(
+        helper.make_graph(nodes, "split", ins, [_seq("s"), value_info("len", np.int64, None)])
+    )
+    cases = []
+    for n in (1, 4, 5):
+        x = rng.standard_normal((n, 3), dtype=F32)
+        sizes = [np.array(s, np.int64) for s in ([1], [1, 0, 3], [2, 2, 1])[: 1 + (n > 1) * 2] if sum(s) == n]
+        cases += [[x, k] for k in sizes] if split == "sizes" else [[x]]
+    _check_list(model, cases)

@@ -25,6 +25,7 @@ from mlir import ir
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.lists import list_type, mark_lists
 from relax_mlir.dialects.registry import default_location
 from relax_mlir.dialects.types import ShapeType, TensorType, TupleType, relax_type
 from relax_mlir.errors import RelaxError, UnsupportedOpError
@@ -39,6 +40,7 @@ from relax_mlir.frontend.onnx.registry import (
     NodeContext,
     Out,
     Seq,
+    SeqList,
     relax_dtype,
     symbol_name,
 )
@@ -138,6 +140,7 @@ class _Importer:
         self.bb = rb.BlockBuilder()
         self._materialized: ChainMap[str, ir.Value] = ChainMap()
         self._fresh = 0
+        self._list_inputs: set[str] = set()
         self.functions = LocalFunctions(model, self.bb.module)
 
     # -- entry -----------------------------------------------------------------------------------
@@ -173,12 +176,26 @@ class _Importer:
                 )
             self.values.update(fixed)
             for (name, t), arg in zip(params.items(), args):
-                self.values[name] = arg
-                if isinstance(t, TupleType):  # a sequence input: its items, one per field
-                    items = [R.tuple_get_item(arg, j) for j in range(len(t.fields))]
-                    self.values[name] = Seq(items, self._sequence_dtype(name))
+                self.values[name] = self._param_value(name, t, arg)
             self.bb.ret(*self._body())
+        list_params = [i for i, name in enumerate(params) if name in self._list_inputs]
+        list_results = [
+            i for i, o in enumerate(self.graph.output) if isinstance(self.values[o.name], SeqList)
+        ]
+        mark_lists(self.bb.module, "main", list_params, list_results)
         return self.bb.module
+
+    def _param_value(self, name: str, t: TensorType | TupleType, arg: ir.Value) -> Out:
+        """A graph input's value: a tensor, or a sequence (a run-time list, or a tuple's items)."""
+        if name in self._list_inputs:
+            shapes = R.tuple_get_item(arg, 1)
+            width = relax_type(shapes.type).shape[1]
+            rank = width.value if width.is_const else None
+            data = R.tuple_get_item(arg, 0)
+            return SeqList(data, shapes, self._sequence_dtype(name), rank, self._sequence_item_dims(name))
+        if isinstance(t, TupleType):
+            return Seq([R.tuple_get_item(arg, j) for j in range(len(t.fields))], self._sequence_dtype(name))
+        return arg
 
     def _body(self) -> list[ir.Value]:
         """Convert the graph's nodes; runs of nodes between control-flow nodes form dataflow blocks
@@ -214,8 +231,13 @@ class _Importer:
         emitted = False
         for name in live:
             v = self.values[name]
-            if isinstance(v, ir.Value):
-                self.bb.emit_output(v)
+            parts = [v] if isinstance(v, ir.Value) else []
+            if isinstance(v, SeqList):
+                parts = [v.data, v.shapes]
+            elif isinstance(v, Seq):
+                parts = [i for i in v.items if isinstance(i, ir.Value)]
+            for part in parts:
+                self.bb.emit_output(part)
                 emitted = True
         if emitted:
             segment.close()
@@ -297,6 +319,21 @@ class _Importer:
         elem = vi.type.sequence_type.elem_type
         return relax_dtype(elem.tensor_type.elem_type, f"graph input '{name}'")
 
+    def _sequence_item_dims(self, name: str) -> tuple[Expr | None, ...] | None:
+        """The declared dims of a sequence input's items: numbers and named dims (else None)."""
+        vi = next(v for v in self.graph.input if v.name == name)
+        tt = vi.type.sequence_type.elem_type.tensor_type
+        if not tt.HasField("shape"):
+            return None
+        return tuple(
+            const(d.dim_value)
+            if d.HasField("dim_value")
+            else sym(symbol_name(d.dim_param))
+            if d.HasField("dim_param") and d.dim_param.strip()
+            else None
+            for d in tt.shape.dim
+        )
+
     def _sequence_input_type(self, vi: onnx.ValueInfoProto) -> TupleType:
         """A sequence input is a tuple: its length (and optionally each item's shape) comes from
         ``shape_dict``, as an int or a list of shapes."""
@@ -307,10 +344,16 @@ class _Importer:
             )
         dtype = relax_dtype(elem.tensor_type.elem_type, f"graph input '{vi.name}'")
         spec = self.shape_dict.get(vi.name)
+        if spec is None:  # a run-time list (of items whose rank may be known)
+            self._list_inputs.add(vi.name)
+            base = symbol_name(vi.name)
+            tt = elem.tensor_type
+            rank = len(tt.shape.dim) if tt.HasField("shape") else sym(f"{base}_rank")
+            return list_type(dtype, rank, sym(f"{base}_size"), sym(f"{base}_len"))
         if spec is None or not (isinstance(spec, int) or all(isinstance(s, (list, tuple)) for s in spec)):
             raise OnnxImportError(
-                f"graph input '{vi.name}' is a sequence whose length is not known at import time; give it "
-                "in shape_dict as a length (an int) or a list of item shapes"
+                f"graph input '{vi.name}' is a sequence whose items have an unknown rank; give its length "
+                "in shape_dict (an int) or a list of item shapes"
             )
         if isinstance(spec, int):
             return TupleType(
@@ -396,6 +439,8 @@ class _Importer:
         """The relax value of ONNX value ``name``; known contents become a constant or, when
         symbolic, a shape computation (``shape_to_tensor(make_shape(...))``)."""
         v = self.values[name]
+        if isinstance(v, SeqList):
+            return R.tuple_([v.data, v.shapes])
         if isinstance(v, Seq):
             if name not in self._materialized:
                 self._materialized[name] = R.tuple_(

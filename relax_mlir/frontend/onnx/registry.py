@@ -154,7 +154,21 @@ class Seq:
     dtype: str | None
 
 
-Out = ir.Value | Known | Seq | None
+@dataclass
+class SeqList:
+    """An ONNX sequence whose length is known only at run time, packed in two relax values: ``data``
+    (1-D, the items' elements back to back) and ``shapes`` (i64 ``[length, rank]``, one row per item).
+    Its type deduces the element type: dtype and rank (each item's dims are ``"?"`` until read).
+    Where one value is needed it is the tuple ``(data, shapes)``; at the Python boundary, a list of arrays."""
+
+    data: ir.Value
+    shapes: ir.Value
+    dtype: str
+    rank: int | None  # None: unknown until an item of known rank comes in
+    dims: tuple[Expr | None, ...] | None = None  # the items' dims as the model declares them, if it does
+
+
+Out = ir.Value | Known | Seq | SeqList | None
 
 
 class NodeContext:
@@ -208,12 +222,12 @@ class NodeContext:
 
     def is_seq(self, i: int) -> bool:
         """True when input ``i`` is a sequence."""
-        return self.has(i) and isinstance(self.importer.values[self.node.input[i]], Seq)
+        return self.has(i) and isinstance(self.importer.values[self.node.input[i]], (Seq, SeqList))
 
-    def seq(self, i: int) -> Seq:
+    def seq(self, i: int) -> Seq | SeqList:
         """Input ``i`` as a sequence, or a ConversionError when it is a tensor."""
         v = self.importer.values[self._name(i)]
-        if not isinstance(v, Seq):
+        if not isinstance(v, (Seq, SeqList)):
             raise ConversionError(f"input #{i} ('{self.node.input[i]}') must be a sequence, got a tensor")
         return v
 
@@ -237,7 +251,7 @@ class NodeContext:
     def type(self, i: int) -> TensorType:
         """The relax tensor type of input ``i``."""
         v = self.importer.values[self._name(i)]
-        if isinstance(v, Seq):
+        if isinstance(v, (Seq, SeqList)):
             raise ConversionError(f"input #{i} ('{self.node.input[i]}') must be a tensor, got a sequence")
         if isinstance(v, Known):
             return TensorType(tuple(const(d) for d in v.values.shape), v.dtype)

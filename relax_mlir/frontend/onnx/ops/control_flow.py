@@ -29,7 +29,18 @@ from relax_mlir.dialects.types import (
     relax_type,
     to_mlir,
 )
-from relax_mlir.frontend.onnx.registry import ConversionError, Known, NodeContext, Out, converter, known_dims
+from relax_mlir.frontend.onnx.ops import sequence_list as L
+from relax_mlir.frontend.onnx.registry import (
+    ConversionError,
+    Known,
+    NodeContext,
+    Out,
+    Seq,
+    SeqList,
+    converter,
+    known_dims,
+    relax_dtype,
+)
 from relax_mlir.shape_infer.expr import Expr, format_dim
 from relax_mlir.transforms.infer_shapes import visible_symbols
 
@@ -72,6 +83,35 @@ def _refine(ctx: NodeContext, v: ir.Value, prefix: str) -> ir.Value:
     return R.match_cast(v, TensorType(tuple(next(fresh) if d is None else d for d in t.shape), t.dtype))
 
 
+def _flatten(ctx: NodeContext, outs: Sequence[Out], what: str) -> tuple[list[ir.Value], list[str | None]]:
+    """Values as relax values, a sequence as the two of a run-time list (its ``data`` and ``shapes``);
+    with the dtype of each sequence (None for a tensor), to rebuild them with ``_unflatten``."""
+    values: list[ir.Value] = []
+    kinds: list[str | None] = []
+    for k, o in enumerate(outs):
+        if isinstance(o, (Seq, SeqList)):
+            seq = L.pack(ctx, o)
+            values += [seq.data, seq.shapes]
+            kinds.append(seq.dtype)
+        else:
+            values.append(_value(ctx, o, f"{what} #{k}"))
+            kinds.append(None)
+    return values, kinds
+
+
+def _unflatten(values: Sequence[ir.Value], kinds: Sequence[str | None]) -> list[ir.Value | SeqList]:
+    """The inverse of ``_flatten``."""
+    out: list[ir.Value | SeqList] = []
+    it = iter(values)
+    for dtype in kinds:
+        if dtype is None:
+            out.append(next(it))
+        else:
+            data, shapes = next(it), next(it)
+            out.append(SeqList(data, shapes, dtype, L.rank_of(shapes)))
+    return out
+
+
 def _i64(value: int) -> ir.Value:
     return R.constant(np.array(value, dtype=np.int64))
 
@@ -88,17 +128,25 @@ def _if(ctx: NodeContext) -> list[Out]:
         taken = branches[0] if bool(known.reshape(-1)[0]) else branches[1]
         return ctx.importer.subgraph(taken, [], f"{name}.{taken.name or 'branch'}")
 
+    kinds: list[list[str | None]] = []
+
     def branch(graph: onnx.GraphProto) -> Callable[[], list[ir.Value]]:
         def build() -> list[ir.Value]:
             outs = ctx.importer.subgraph(graph, [], f"{name}.{graph.name or 'branch'}")
-            return [_value(ctx, o, f"output #{i} of branch '{graph.name}'") for i, o in enumerate(outs)]
+            values, kind = _flatten(ctx, outs, f"output of branch '{graph.name}'")
+            if kinds and kind != kinds[0]:
+                raise ConversionError("the branches' outputs differ in which are sequences")
+            kinds.append(kind)
+            return values
 
         return build
 
     results = _build_if(ctx, _scalar(ctx.x(0), "input 'cond'"), branch(branches[0]), branch(branches[1]))
-    if len(results) < len(ctx.node.output):
-        raise ConversionError(f"the branches have {len(results)} outputs, the node {len(ctx.node.output)}")
-    return [_refine(ctx, r, f"{name}_d") for r in results]
+    results = [_refine(ctx, r, f"{name}_d") for r in results]
+    outs = _unflatten(results, kinds[0])
+    if len(outs) < len(ctx.node.output):
+        raise ConversionError(f"the branches have {len(outs)} outputs, the node {len(ctx.node.output)}")
+    return outs
 
 
 def _build_if(
@@ -217,7 +265,9 @@ def _loop(ctx: NodeContext) -> list[Out]:
     cond0 = _scalar(ctx.x(1), "input 'cond'") if has_cond else R.constant(np.array(True))
     if relax_type(cond0.type).dtype != "i1":
         cond0 = R.not_equal(cond0, ctx.scalar_like(0, relax_type(cond0.type).dtype))
-    inits = [_i64(0), cond0, *(ctx.x(2 + j) for j in range(n))]
+    carried0 = [ctx.seq(2 + j) if ctx.is_seq(2 + j) else ctx.known(2 + j) or ctx.x(2 + j) for j in range(n)]
+    flat0, kinds = _flatten(ctx, carried0, "input")
+    inits = [_i64(0), cond0, *flat0]
 
     def keep_going(args: list[ir.Value]) -> ir.Value:
         i, c = args[0], args[1]
@@ -227,15 +277,25 @@ def _loop(ctx: NodeContext) -> list[Out]:
         return go if go is not None else R.constant(np.array(True))
 
     def step(args: list[ir.Value]) -> tuple[list[ir.Value], list[ir.Value]]:
-        outs = ctx.importer.subgraph(body, args, f"{name}.body")
-        values = [_value(ctx, o, f"body output #{k}") for k, o in enumerate(outs)]
-        c = _scalar(values[0], "the body's condition output")
+        outs = ctx.importer.subgraph(body, [*args[:2], *_unflatten(args[2:], kinds)], f"{name}.body")
+        c = _scalar(_value(ctx, outs[0], "body output #0"), "the body's condition output")
         if relax_type(c.type).dtype != "i1":
             c = R.not_equal(c, ctx.scalar_like(0, relax_type(c.type).dtype))
-        return [R.add(args[0], _i64(1)), c, *values[1 : 1 + n]], values[1 + n :]
+        carried, kind = _flatten(ctx, outs[1 : 1 + n], "body output")
+        if kind != kinds:
+            raise ConversionError("the body's outputs differ from the loop's inputs in which are sequences")
+        ranks[:] = [o.rank if isinstance(o, SeqList) else None for o in _unflatten(carried, kinds)]
+        scans = [_value(ctx, o, f"body output #{1 + n + k}") for k, o in enumerate(outs[1 + n :])]
+        return [R.add(args[0], _i64(1)), c, *carried], scans
 
+    ranks: list[int | None] = []  # of the lists the body returns (a list that starts empty takes it)
     carried, scans = _while(ctx, inits, keep_going, step, [False] * (len(body.output) - 1 - n), name)
-    return [_refine(ctx, v, f"{name}_d") for v in carried[2:] + scans]
+    finals = _unflatten([_refine(ctx, v, f"{name}_d") for v in carried[2:]], kinds)
+    finals = [
+        L.with_rank(ctx, v, r) if isinstance(v, SeqList) and r is not None else v
+        for v, r in zip(finals, ranks)
+    ]
+    return [*finals, *(_refine(ctx, v, f"{name}_d") for v in scans)]
 
 
 @converter("Scan", control_flow=True)
@@ -344,3 +404,44 @@ def _with_length(ctx: NodeContext, acc: ir.Value, length: Expr, name: str) -> ir
     """A stacked scan result whose leading dim is the number of iterations, ``length`` (checked)."""
     t = relax_type(acc.type)
     return _refine(ctx, R.match_cast(acc, TensorType((length, *t.shape[1:]), t.dtype)), f"{name}_d")
+
+
+# -- SequenceMap ---------------------------------------------------------------------------------------
+
+
+@converter("SequenceMap", control_flow=True)
+def _sequence_map(ctx: NodeContext) -> list[Out]:
+    """The body once per item of the input sequence (with the items at the same position of the other
+    sequence inputs, and the tensor inputs as they are); each body output collects into a sequence.
+    Unrolled when the sequences' lengths are known at import time, else a loop over run-time lists."""
+    body = ctx.graph("body")
+    name = ctx.node.output[0] if ctx.node.output else "sequence_map"
+    inputs = [ctx.seq(i) if ctx.is_seq(i) else ctx.known(i) or ctx.x(i) for i in range(ctx.num_inputs)]
+    if not isinstance(inputs[0], (Seq, SeqList)):
+        raise ConversionError("input #0 must be a sequence")
+    dtypes = [relax_dtype(o.type.tensor_type.elem_type, f"body output '{o.name}'") for o in body.output]
+    where = f"{name}.body"
+    if all(isinstance(x, Seq) or not isinstance(x, SeqList) for x in inputs):
+        n = len(inputs[0].items)
+        if any(isinstance(x, Seq) and len(x.items) != n for x in inputs):
+            raise ConversionError("the input sequences differ in length")
+        results: list[list[Out]] = [[] for _ in body.output]
+        for j in range(n):
+            args = [x.items[j] if isinstance(x, Seq) else x for x in inputs]
+            for k, o in enumerate(ctx.importer.subgraph(body, args, where)):
+                results[k].append(o)
+        return [Seq(items, dtype) for items, dtype in zip(results, dtypes)]
+    lists = [L.pack(ctx, x) if isinstance(x, (Seq, SeqList)) else x for x in inputs]
+    count = ctx.value_of(known_dims([L.length(lists[0])], shape=()))
+    empty = [L.pack(ctx, Seq([], dtype)) for dtype in dtypes]
+    inits, kinds = _flatten(ctx, empty, "output")
+
+    def step(args: list[ir.Value]) -> tuple[list[ir.Value], list[ir.Value]]:
+        i = args[0]
+        items = [L.at(ctx, x, i) if isinstance(x, SeqList) else x for x in lists]
+        outs = ctx.importer.subgraph(body, items, where)
+        grown = [L.insert(ctx, acc, o, None) for acc, o in zip(_unflatten(args[1:], kinds), outs)]
+        return [R.add(i, _i64(1)), *_flatten(ctx, grown, "body output")[0]], []
+
+    carried, _ = _while(ctx, [_i64(0), *inits], lambda args: R.less(args[0], count), step, [], name)
+    return _unflatten([_refine(ctx, v, f"{name}_d") for v in carried[1:]], kinds)

@@ -7,7 +7,9 @@ A sequence is a ``Seq``: a Python list of relax values (or ``Known`` contents) k
 SequenceAt/Insert/Erase with positions known at import time cost nothing at run time and every item keeps
 its own symbolic shape. Where a sequence must be one value (a graph output or input) it is a relax tuple.
 A position known only at run time is supported where the items share one type (SequenceAt stacks them and
-takes the item); otherwise it must be known at import time.
+takes the item). A sequence whose length is known only at run time (a sequence input without a length in
+shape_dict, an insert or erase at a run-time position, a Loop or If that carries one, a split along a
+run-time axis) is a ``SeqList``: see ``sequence_list.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from mlir import ir
 
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.dims import normalize_axis
+from relax_mlir.frontend.onnx.ops import sequence_list as L
 from relax_mlir.frontend.onnx.ops.index import split_sizes
 from relax_mlir.frontend.onnx.registry import (
     ConversionError,
@@ -24,7 +27,9 @@ from relax_mlir.frontend.onnx.registry import (
     NodeContext,
     Out,
     Seq,
+    SeqList,
     converter,
+    known_dims,
     relax_dtype,
 )
 from relax_mlir.shape_infer.expr import ceildiv, const
@@ -59,12 +64,17 @@ def _empty(ctx: NodeContext) -> list[Out]:
 
 @converter("SequenceLength")
 def _length(ctx: NodeContext) -> list[Out]:
+    seq = ctx.seq(0)
+    if isinstance(seq, SeqList):
+        return [known_dims([L.length(seq)], shape=())]
     return [Known(np.array(len(ctx.seq(0).items), np.int64), "i64")]
 
 
 @converter("SequenceAt")
 def _at(ctx: NodeContext) -> list[Out]:
     seq = ctx.seq(0)
+    if isinstance(seq, SeqList):
+        return [L.at(ctx, seq, L.position(ctx, 1))]
     n = len(seq.items)
     if ctx.const(1) is not None or n == 0:
         return [seq.items[_position(ctx, 1, n)]]
@@ -88,6 +98,10 @@ def _insert(ctx: NodeContext) -> list[Out]:
     item = ctx.known(1) or ctx.x(1)
     if seq.dtype is not None and ctx.dtype(1) != seq.dtype:
         raise ConversionError(f"the tensor's dtype {ctx.dtype(1)} differs from the sequence's {seq.dtype}")
+    if isinstance(seq, SeqList) or (ctx.has(2) and ctx.const(2) is None):  # a run-time list
+        if isinstance(seq, Seq) and seq.dtype is None:
+            seq = Seq(seq.items, ctx.dtype(1))
+        return [L.insert(ctx, L.pack(ctx, seq, ctx.rank(1)), item, L.position(ctx, 2))]
     n = len(seq.items)
     pos = _position(ctx, 2, n, inserting=True) if ctx.has(2) else n
     return [Seq(seq.items[:pos] + [item] + seq.items[pos:], ctx.dtype(1))]
@@ -96,6 +110,8 @@ def _insert(ctx: NodeContext) -> list[Out]:
 @converter("SequenceErase")
 def _erase(ctx: NodeContext) -> list[Out]:
     seq = ctx.seq(0)
+    if isinstance(seq, SeqList) or (ctx.has(1) and ctx.const(1) is None):  # a run-time list
+        return [L.erase(ctx, L.pack(ctx, seq), L.position(ctx, 1))]
     n = len(seq.items)
     pos = _position(ctx, 1, n) if ctx.has(1) else n - 1
     if n == 0:
@@ -108,6 +124,21 @@ def _split_to_sequence(ctx: NodeContext) -> list[Out]:
     rank = ctx.rank(0)
     axis = normalize_axis(ctx.attr("axis", 0), rank)
     dim = ctx.shape(0)[axis]
+    if ctx.has(1) and ctx.rank(1) == 1:  # a run-time list when the number of sizes is not static
+        count = ctx.shape(1)[0]
+        runtime = count is None or not count.is_const
+    else:  # parts of one size: a run-time list when the axis is not static
+        runtime = dim is not None and not dim.is_const
+    if axis == 0 and runtime:
+        if not ctx.has(1):
+            return [L.split(ctx, ctx.x(0), None, None, not ctx.attr("keepdims", 1))]
+        if ctx.rank(1) == 0:
+            chunk = int(ctx.require_const(1, "split").reshape(-1)[0])
+            if chunk <= 0:
+                raise ConversionError(f"'split' must be positive, got {chunk}")
+            return [L.split(ctx, ctx.x(0), None, const(chunk), False)]
+        sizes = ctx.x(1) if ctx.dtype(1) == "i64" else R.astype(ctx.x(1), "i64")
+        return [L.split(ctx, ctx.x(0), sizes, None, False)]
     if dim is None:
         raise ConversionError(f"axis {axis} of the input has an unknown size")
     if not ctx.has(1):  # parts of size 1, squeezed unless keepdims
@@ -135,6 +166,10 @@ def _split_to_sequence(ctx: NodeContext) -> list[Out]:
 @converter("ConcatFromSequence")
 def _concat_from_sequence(ctx: NodeContext) -> list[Out]:
     seq = ctx.seq(0)
+    if isinstance(seq, SeqList):
+        new_axis = bool(ctx.attr("new_axis", 0))
+        axis = normalize_axis(ctx.attr("axis"), seq.rank + int(new_axis))
+        return [L.concat(ctx, seq, axis, new_axis)]
     if not seq.items:
         raise ConversionError("cannot concatenate an empty sequence")
     values: list[ir.Value] = [ctx.item_value(t) for t in seq.items]
