@@ -209,13 +209,14 @@ def lower_elementwise(k: KernelBuilder, scalar: Scalar, dtype_operand: int = 0) 
     if scalar.code(dtype) is None:
         hint = "; convert the operands with relax.astype first" if dtype == "i1" else ""
         raise k.fail(f"not defined for dtype {dtype}{hint}")
-    if k.allocating:
+    sizes = k.elementwise_sizes(k.ins) if k.allocating else []
+    if sizes is None:
         raise k.fail(
             f"cannot lower broadcasting to {k.result_types[0]}: a result dim is unknown (two symbols that may "
             "each be 1); state the operands' dims with relax.match_cast first"
         )
     e = Emit(k, dtype)
-    return [k.elementwise(k.ins, k.outs[0], lambda a: scalar.emit(e, a))]
+    return [k.elementwise(k.ins, k.destination(0, sizes), lambda a: scalar.emit(e, a))]
 
 
 # Float floor_divide and mod exactly as numpy computes them (npy_divmod): from fmod, adjusted

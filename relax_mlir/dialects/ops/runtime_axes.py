@@ -1,0 +1,259 @@
+"""Ops whose axes are read at run time (an ONNX ``axes`` input computed by the graph).
+
+The axes tensor has a static length, so the result's rank is known; its dims are not (``"?"``).
+``relax.check_axes`` checks the values before the kernel runs (a failure raises InputError); the
+kernels stay inside their buffers whatever the values are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mlir import ir
+
+from relax_mlir.dialects.dims import ONE, tensor_operand
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import RelaxType, TensorType
+from relax_mlir.errors import ShapeError
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor, element, is_float
+
+if TYPE_CHECKING:
+    from relax_mlir.dialects.host_lowering import HostLowering
+
+_KINDS = ("sum", "mean", "max", "min", "prod")
+
+
+def _axes_length(t: RelaxType | None, name: str = "axes") -> int | None:
+    """The static length of a 1-D i64 axes operand (None when unknown)."""
+    a = tensor_operand(t, name)
+    if a.dtype is not None and a.dtype != "i64":
+        raise ShapeError(f"operand '{name}' must be an i64 tensor, got {a}")
+    if a.shape is None:
+        return None
+    if len(a.shape) != 1:
+        raise ShapeError(f"operand '{name}' must be 1-D, got {a}")
+    n = a.shape[0]
+    return n.value if n is not None and n.is_const else None
+
+
+@relax_op
+class CheckAxesOp(RelaxOp):
+    """``axes`` unchanged, checked at run time: each value lies in ``[-r, r)`` for ``r`` the rank of ``x``
+    (``extra`` added, for ops whose result has more dims than ``x``) and, if ``unique``, no axis repeats.
+    A failure raises InputError naming ``op``.
+
+    ``%a = "relax.check_axes"(%axes, %x) {extra = 0 : i64, op = "ReduceSum", unique = true} :
+    (!relax.tensor<[1], i64>, !relax.tensor<["n", 4], f32>) -> !relax.tensor<[1], i64>``
+    """
+
+    NAME = "check_axes"
+    OPERANDS = (Operand("axes"), Operand("x"))
+    ATTRS = (Attr("extra", "int"), Attr("unique", "bool"), Attr("op", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        if _axes_length(operand_types[0]) is None:
+            raise ShapeError(f"operand 'axes' {operand_types[0]} must have a static length")
+        x = tensor_operand(operand_types[1], "x")
+        if x.shape is None:
+            raise ShapeError(f"operand 'x' {x} must have a known rank")
+        return [operand_types[0]]  # type: ignore[list-item]
+
+    def lower_host(self, host: HostLowering) -> None:
+        axes, x = (host.lookup(v) for v in self.operation.operands)
+        attrs = self.attr_values()
+        rank = len(x.type.shape) + attrs["extra"]
+        at = host.location(self.operation).removesuffix(": ")
+        where = f" in {attrs['op']}" + (f" at {at}" if at else "")
+        values = []
+        for j in range(axes.type.shape[0].value):
+            e, v, shifted, norm, neg, low, high, bad, true, ok = (host.fresh("ax") for _ in range(10))
+            for line in (
+                f"{e} = tensor.extract {axes.name}[{host.code.const(j)}] : {axes.mlir}",
+                f"{v} = arith.index_cast {e} : i64 to index",
+                f"{neg} = arith.cmpi slt, {v}, {host.code.const(0)} : index",
+                f"{shifted} = arith.addi {v}, {host.code.const(rank)} : index",
+                f"{norm} = arith.select {neg}, {shifted}, {v} : index",
+                f"{low} = arith.cmpi slt, {v}, {host.code.const(-rank)} : index",
+                f"{high} = arith.cmpi sge, {v}, {host.code.const(rank)} : index",
+                f"{bad} = arith.ori {low}, {high} : i1",
+                f"{true} = arith.constant true",
+                f"{ok} = arith.xori {bad}, {true} : i1",
+            ):
+                host.emit(line)
+            message = f"axis {{actual}} is out of range for rank {{expected}}{where}"
+            host.record_check(ok, v, host.code.const(rank), message)
+            values.append((v, norm))
+        if attrs["unique"]:
+            for i, (vi, ni) in enumerate(values):
+                for vj, nj in values[:i]:
+                    ok = host.fresh("ax")
+                    host.emit(f"{ok} = arith.cmpi ne, {ni}, {nj} : index")
+                    host.record_check(ok, vi, vj, f"axis {{actual}} repeats axis {{expected}}{where}")
+        host.bind(self.results[0], axes)
+
+
+def check_axes(
+    axes: ir.Value,
+    x: ir.Value,
+    op: str,
+    unique: bool = True,
+    extra: int = 0,
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """``axes`` checked at run time against the rank of ``x`` (plus ``extra``)."""
+    return CheckAxesOp.build([axes, x], {"extra": extra, "unique": unique, "op": op}, loc=loc).result
+
+
+@relax_op
+class ReduceAxesOp(RelaxOp):
+    """Reduction ``kind`` (sum, mean, max, min, prod) over axes read at run time from a 1-D i64 tensor.
+
+    ``%y = "relax.reduce_axes"(%x, %axes) {keepdims = false, kind = "sum"} :
+    (!relax.tensor<["n", 4, 5], f32>, !relax.tensor<[2], i64>) -> !relax.tensor<["?"], f32>``
+    """
+
+    NAME = "reduce_axes"
+    OPERANDS = (Operand("x"), Operand("axes"))
+    ATTRS = (Attr("kind", "str"), Attr("keepdims", "bool"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        n = _axes_length(operand_types[1])
+        if attrs["kind"] not in _KINDS:
+            raise ShapeError(f"unknown reduction kind '{attrs['kind']}'; expected one of {', '.join(_KINDS)}")
+        if x.shape is None or (n is None and not attrs["keepdims"]):
+            return [TensorType(None, x.dtype)]
+        if n is not None and n > len(x.shape):
+            raise ShapeError(f"{n} axes for a tensor of rank {len(x.shape)}")
+        if attrs["keepdims"]:
+            return [TensorType(tuple(ONE if d == ONE else None for d in x.shape), x.dtype)]
+        return [TensorType((None,) * (len(x.shape) - n), x.dtype)]  # type: ignore[operator]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """A window reduction: result dim i is 1 where axis i is reduced (the window spans the dim), else
+        the dim (the window is 1); ``linalg.generic`` over (result, window) reads x at result + window."""
+        x, axes = k.ins
+        kind, keepdims, rank = k.attrs["kind"], k.attrs["keepdims"], x.rank
+        if x.dtype == "i1":
+            raise k.fail("reduce_axes of an i1 tensor is not lowered: convert it with relax.astype first")
+        one = k.const(1)
+        norms = []
+        for j in range(axes.shape[0].value):  # type: ignore[union-attr]
+            e = k.scalar(f"tensor.extract {axes.name}[{k.const(j)}]", axes.mlir)
+            v = k.typed(f"arith.index_cast {e} : i64 to index")
+            neg = k.scalar(f"arith.cmpi slt, {v}, {k.const(0)}", "index")
+            shifted = k.scalar(f"arith.addi {v}, {k.const(rank)}", "index")
+            norms.append(k.scalar(f"arith.select {neg}, {shifted}, {v}", "index"))
+        masks = []
+        for i in range(rank):
+            m = k.typed("arith.constant false")
+            for a in norms:
+                m = k.scalar(f"arith.ori {m}, {k.scalar(f'arith.cmpi eq, {a}, {k.const(i)}', 'index')}", "i1")
+            masks.append(m)
+        dims = [k.dim(x, i) for i in range(rank)]
+        kept = [k.scalar(f"arith.select {m}, {one}, {d}", "index") for m, d in zip(masks, dims)]
+        window = [k.scalar(f"arith.select {m}, {d}, {one}", "index") for m, d in zip(masks, dims)]
+        loose = TensorType((None,) * rank, x.dtype)
+        acc = KernelValue(k.fresh("acc"), loose, builtin_tensor(loose))
+        k.emit(f"{acc.name} = tensor.empty({', '.join(kept)}) : {acc.mlir}")
+        wt = TensorType((None,) * rank, "i8")
+        win = KernelValue(k.fresh("win"), wt, builtin_tensor(wt))
+        k.emit(f"{win.name} = tensor.empty({', '.join(window)}) : {win.mlir}")
+        t, fl = element(x.dtype), is_float(x.dtype)
+        unsigned = x.dtype.startswith("ui")
+        op = {
+            "sum": ("arith.addf", "arith.addi", "arith.addi"),
+            "mean": ("arith.addf", "arith.addi", "arith.addi"),
+            "prod": ("arith.mulf", "arith.muli", "arith.muli"),
+            "max": ("arith.maximumf", "arith.maxsi", "arith.maxui"),
+            "min": ("arith.minimumf", "arith.minsi", "arith.minui"),
+        }[kind][0 if fl else 2 if unsigned else 1]
+        from relax_mlir.dialects.ops.reduce import _identity_value, _stored
+
+        acc = k.fill(k.constant(_identity_value(kind, x.dtype), _stored(x.dtype)), acc)
+        ds = [f"d{i}" for i in range(2 * rank)]
+        head = f"({', '.join(ds)})"
+        maps = [
+            f"{head} -> ({', '.join(f'd{i} + d{rank + i}' for i in range(rank))})",
+            f"{head} -> ({', '.join(ds[rank:])})",
+            f"{head} -> ({', '.join(ds[:rank])})",
+        ]
+        iterators = ["parallel"] * rank + ["reduction"] * rank
+        [r] = k.generic([x, win], [acc], maps, iterators, lambda a: [k.scalar(f"{op} {a[0]}, {a[2]}", t)])
+        if kind == "mean":
+            count = one
+            for w in window:
+                count = k.scalar(f"arith.muli {count}, {w}", "index")
+            r = _divide(k, r, count, x.dtype)
+        if keepdims:
+            return [_into_result(k, r, None)]
+        seen = k.const(0)  # kept axes before axis i
+        sizes = []
+        positions = []
+        for m in masks:
+            positions.append(seen)
+            keep = k.scalar(f"arith.select {m}, {k.const(0)}, {one}", "index")
+            seen = k.scalar(f"arith.addi {seen}, {keep}", "index")
+        true = k.typed("arith.constant true")
+        for p in range(len(k.result_types[0].shape or ())):
+            s = k.const(0)
+            for m, pos, d in zip(masks, positions, dims):
+                here = k.scalar(f"arith.cmpi eq, {pos}, {k.const(p)}", "index")
+                take = k.scalar(f"arith.andi {here}, {k.scalar(f'arith.xori {m}, {true}', 'i1')}", "i1")
+                s = k.scalar(f"arith.select {take}, {d}, {s}", "index")
+            sizes.append(s)
+        return [_into_result(k, r, sizes)]
+
+
+def _divide(k: KernelBuilder, r: KernelValue, count: str, dtype: str) -> KernelValue:
+    """``r`` divided by the element count ``count`` (an index; integers round toward zero, 0 for none)."""
+    t = element(dtype)
+    wide = k.typed(f"arith.index_cast {count} : index to i64")
+    if is_float(dtype):
+        n = k.typed(f"arith.sitofp {wide} : i64 to {t}")
+        div = "arith.divf"
+    else:
+        wide = k.scalar(f"arith.maxsi {wide}, {k.scalar('arith.constant 1', 'i64')}", "i64")
+        n = wide if t == "i64" else k.typed(f"arith.trunci {wide} : i64 to {t}")
+        div = "arith.divui" if dtype.startswith("ui") else "arith.divsi"
+    rank = r.rank
+    ident = f"({', '.join(f'd{i}' for i in range(rank))}) -> ({', '.join(f'd{i}' for i in range(rank))})"
+    [out] = k.generic([], [r], [ident], ["parallel"] * rank, lambda a: [k.scalar(f"{div} {a[0]}, {n}", t)])
+    return out
+
+
+def _into_result(k: KernelBuilder, r: KernelValue, sizes: list[str] | None) -> KernelValue:
+    """``r`` as the op's result: reshaped to ``sizes`` (index values) if given, cast to the result type,
+    copied into the destination when the kernel has one."""
+    t = k.result_types[0]
+    mlir = builtin_tensor(t)
+    if sizes is not None:
+        loose = TensorType((None,) * len(sizes), r.dtype)
+        shape = k.typed(
+            f"tensor.from_elements {', '.join(sizes)} : tensor<{len(sizes)}xindex>"
+            if sizes
+            else "tensor.empty() : tensor<0xindex>"
+        )
+        name = k.fresh("t")
+        k.emit(
+            f"{name} = tensor.reshape {r.name}({shape}) : ({r.mlir}, tensor<{len(sizes)}xindex>) -> "
+            f"{builtin_tensor(loose)}"
+        )
+        r = KernelValue(name, loose, builtin_tensor(loose))
+    if r.mlir != mlir:
+        r = k.op(f"tensor.cast {r.name} : {r.mlir} to {mlir}", t)
+    if k.allocating:
+        return r
+    return k.copy(r, k.destination(0))
+
+
+def reduce_axes(
+    x: ir.Value, axes: ir.Value, kind: str, keepdims: bool = False, *, loc: ir.Location | None = None
+) -> ir.Value:
+    """Reduction ``kind`` of ``x`` over the run-time ``axes`` (a 1-D i64 tensor of static length)."""
+    return ReduceAxesOp.build([x, axes], {"kind": kind, "keepdims": keepdims}, loc=loc).result
