@@ -16,7 +16,14 @@ from relax_mlir.dialects.dims import ONE, tensor_operand
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
-from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor, element, is_float
+from relax_mlir.lowering.kernel import (
+    KernelBuilder,
+    KernelValue,
+    builtin_tensor,
+    element,
+    is_float,
+    unsigned_order,
+)
 
 if TYPE_CHECKING:
     from relax_mlir.dialects.host_lowering import HostLowering
@@ -139,8 +146,8 @@ class ReduceAxesOp(RelaxOp):
         the dim (the window is 1); ``linalg.generic`` over (result, window) reads x at result + window."""
         x, axes = k.ins
         kind, keepdims, rank = k.attrs["kind"], k.attrs["keepdims"], x.rank
-        if x.dtype == "i1":
-            raise k.fail("reduce_axes of an i1 tensor is not lowered: convert it with relax.astype first")
+        if x.dtype == "i1" and kind not in ("max", "min"):
+            raise k.fail(f"{kind} of an i1 tensor is not lowered: convert it with relax.astype first")
         one = k.const(1)
         norms = []
         for j in range(axes.shape[0].value):  # type: ignore[union-attr]
@@ -165,7 +172,7 @@ class ReduceAxesOp(RelaxOp):
         win = KernelValue(k.fresh("win"), wt, builtin_tensor(wt))
         k.emit(f"{win.name} = tensor.empty({', '.join(window)}) : {win.mlir}")
         t, fl = element(x.dtype), is_float(x.dtype)
-        unsigned = x.dtype.startswith("ui")
+        unsigned = unsigned_order(x.dtype)
         op = {
             "sum": ("arith.addf", "arith.addi", "arith.addi"),
             "mean": ("arith.addf", "arith.addi", "arith.addi"),
