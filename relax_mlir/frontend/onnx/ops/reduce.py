@@ -198,8 +198,15 @@ def _topk(ctx: NodeContext) -> list[Out]:
     axis = normalize_axis(ctx.attr("axis", -1), rank)
     if ctx.opset < 10:
         k = int(ctx.attr("k"))
+    elif ctx.const(1) is None:  # read at run time
+        count = R.reshape(ctx.x(1), [1])
+        count = R.check_bound(
+            count if ctx.dtype(1) == "i64" else R.astype(count, "i64"), ctx.x(0), axis, "K", "TopK"
+        )
+        values, indices = R.topk(ctx.x(0), count, axis, bool(ctx.attr("largest", 1)))
+        return [values, indices]
     else:
-        k = int(ctx.require_const(1, "K").reshape(-1)[0])
+        k = int(ctx.const(1).reshape(-1)[0])
     if k < 0:
         raise ConversionError(f"input 'K' = {k} must be non-negative")
     largest = bool(ctx.attr("largest", 1))

@@ -1,8 +1,8 @@
-"""Ops whose axes are read at run time (an ONNX ``axes`` input computed by the graph).
+"""Ops that read shape-deciding values at run time (an ONNX ``axes`` or ``k`` input computed by the graph).
 
 The axes tensor has a static length, so the result's rank is known; its dims are not (``"?"``).
-``relax.check_axes`` checks the values before the kernel runs (a failure raises InputError); the
-kernels stay inside their buffers whatever the values are.
+``relax.check_axes`` and ``relax.check_bound`` check the values before the kernel runs (a failure raises
+InputError); the kernels stay inside their buffers whatever the values are.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlir import ir
 
-from relax_mlir.dialects.dims import ONE, tensor_operand
+from relax_mlir.dialects.dims import ONE, normalize_axis, tensor_operand
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
@@ -112,6 +112,69 @@ def check_axes(
 ) -> ir.Value:
     """``axes`` checked at run time against the rank of ``x`` (plus ``extra``)."""
     return CheckAxesOp.build([axes, x], {"extra": extra, "unique": unique, "op": op}, loc=loc).result
+
+
+@relax_op
+class CheckBoundOp(RelaxOp):
+    """``value`` (an i64 tensor) unchanged, checked at run time: each entry lies in ``[0, d]`` for ``d`` dim
+    ``axis`` of ``x``. A failure raises InputError naming ``what`` and ``op``.
+
+    ``%k2 = "relax.check_bound"(%k, %x) {axis = 1 : i64, op = "TopK", what = "k"} :
+    (!relax.tensor<[1], i64>, !relax.tensor<["n", 4], f32>) -> !relax.tensor<[1], i64>``
+    """
+
+    NAME = "check_bound"
+    OPERANDS = (Operand("value"), Operand("x"))
+    ATTRS = (Attr("axis", "int"), Attr("what", "str"), Attr("op", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        v, x = tensor_operand(operand_types[0], "value"), tensor_operand(operand_types[1], "x")
+        if (
+            v.dtype not in (None, "i64")
+            or v.shape is None
+            or any(d is None or not d.is_const for d in v.shape)
+        ):
+            raise ShapeError(f"operand 'value' must be an i64 tensor of static shape, got {v}")
+        if x.shape is None:
+            raise ShapeError(f"operand 'x' {x} must have a known rank")
+        normalize_axis(attrs["axis"], len(x.shape))
+        return [v]
+
+    def lower_host(self, host: HostLowering) -> None:
+        value, x = (host.lookup(v) for v in self.operation.operands)
+        attrs = self.attr_values()
+        at = host.location(self.operation).removesuffix(": ")
+        where = f" in {attrs['op']}" + (f" at {at}" if at else "")
+        bound = host.dim(x, normalize_axis(attrs["axis"], len(x.type.shape)))
+        count = 1
+        for d in value.type.shape:
+            count *= d.value
+        for j in range(count):
+            index = [host.code.const(0)] * (len(value.type.shape) - 1) + [host.code.const(j)]
+            if not value.type.shape:
+                index = []
+            e, v, low, high, bad, true, ok = (host.fresh("bd") for _ in range(7))
+            for line in (
+                f"{e} = tensor.extract {value.name}[{', '.join(index)}] : {value.mlir}",
+                f"{v} = arith.index_cast {e} : i64 to index",
+                f"{low} = arith.cmpi slt, {v}, {host.code.const(0)} : index",
+                f"{high} = arith.cmpi sgt, {v}, {bound} : index",
+                f"{bad} = arith.ori {low}, {high} : i1",
+                f"{true} = arith.constant true",
+                f"{ok} = arith.xori {bad}, {true} : i1",
+            ):
+                host.emit(line)
+            message = f"{attrs['what']} = {{actual}} is out of range [0, {{expected}}]{where}"
+            host.record_check(ok, v, bound, message)
+        host.bind(self.results[0], value)
+
+
+def check_bound(
+    value: ir.Value, x: ir.Value, axis: int, what: str, op: str, *, loc: ir.Location | None = None
+) -> ir.Value:
+    """``value`` checked at run time to lie in ``[0, dim axis of x]``."""
+    return CheckBoundOp.build([value, x], {"axis": axis, "what": what, "op": op}, loc=loc).result
 
 
 @relax_op
