@@ -327,3 +327,140 @@ def reduce_axes(
 ) -> ir.Value:
     """Reduction ``kind`` of ``x`` over the run-time ``axes`` (a 1-D i64 tensor of static length)."""
     return ReduceAxesOp.build([x, axes], {"kind": kind, "keepdims": keepdims}, loc=loc).result
+
+
+class CumulativeAxisOp(RelaxOp):
+    """Base of cumsum/cumprod along an axis read at run time (a 1-element i64 tensor, checked by
+    ``relax.check_axes``); ``exclusive`` and ``reverse`` as in ``relax.cumsum``."""
+
+    OPERANDS = (Operand("x"), Operand("axis"))
+    ATTRS = (Attr("exclusive", "bool"), Attr("reverse", "bool"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        if _axes_length(operand_types[1], "axis") not in (None, 1):
+            raise ShapeError(f"operand 'axis' must hold one axis, got {operand_types[1]}")
+        return [x]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """A loop over the axis, as ``relax.cumsum``'s, on slices whose offsets and sizes pick the axis at
+        run time (an axis out of range, which the check reports, is clamped)."""
+        x = k.ins[0]
+        rank, exclusive, reverse = x.rank, k.attrs["exclusive"], k.attrs["reverse"]
+        if x.dtype == "i1" or rank == 0:
+            raise k.fail(f"{cls.NAME} of {x.type} is not lowered")
+        a = k.typed(
+            f"arith.index_cast {k.scalar(f'tensor.extract {k.ins[1].name}[{k.const(0)}]', k.ins[1].mlir)} : i64 to index"
+        )
+        neg = k.scalar(f"arith.cmpi slt, {a}, {k.const(0)}", "index")
+        a = k.scalar(
+            f"arith.select {neg}, {k.scalar(f'arith.addi {a}, {k.const(rank)}', 'index')}, {a}", "index"
+        )
+        masks = [k.scalar(f"arith.cmpi eq, {a}, {k.const(j)}", "index") for j in range(rank)]
+        dims = [k.dim(x, j) for j in range(rank)]
+        n = k.const(0)
+        for m, d in zip(masks, dims):
+            n = k.scalar(f"arith.select {m}, {d}, {n}", "index")
+        sizes = [k.scalar(f"arith.select {m}, {k.const(1)}, {d}", "index") for m, d in zip(masks, dims)]
+        out = k.destination(0, dims)
+        loose = TensorType((None,) * rank, x.dtype)
+        slice_mlir = builtin_tensor(loose)
+        t = element(x.dtype)
+        kind = "sum" if cls.NAME == "cumsum_axis" else "prod"
+        combine = {"sum": ("arith.addf", "arith.addi"), "prod": ("arith.mulf", "arith.muli")}[kind][
+            0 if is_float(x.dtype) else 1
+        ]
+        from relax_mlir.dialects.ops.reduce import _identity_value, _stored
+
+        start = k.constant(_identity_value(kind, x.dtype), _stored(x.dtype))
+        i, acc, r = k.fresh("i"), k.fresh("acc"), k.fresh("r")
+
+        def where(position: str) -> str:
+            offsets = [k.scalar(f"arith.select {m}, {position}, {k.const(0)}", "index") for m in masks]
+            return f"[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join(['1'] * rank)}]"
+
+        def step() -> str:
+            last = k.scalar(f"arith.subi {n}, {k.const(1)}", "index")
+            if reverse:
+                p = k.scalar(f"arith.subi {last}, {i}", "index")
+                q = k.scalar(
+                    f"arith.minsi {k.scalar(f'arith.addi {p}, {k.const(1)}', 'index')}, {last}", "index"
+                )
+            else:
+                p = i
+                q = k.scalar(
+                    f"arith.maxsi {k.scalar(f'arith.subi {i}, {k.const(1)}', 'index')}, {k.const(0)}", "index"
+                )
+            xs = k.typed(
+                f"tensor.extract_slice {x.name}{where(q if exclusive else p)} : {x.mlir} to {slice_mlir}"
+            )
+            ps = k.typed(f"tensor.extract_slice {acc}{where(q)} : {out.mlir} to {slice_mlir}")
+            first = k.scalar(f"arith.cmpi eq, {i}, {k.const(0)}", "index")
+            empty = k.typed(f"tensor.empty({', '.join(sizes)}) : {slice_mlir}")
+
+            def body(b: list[str]) -> list[str]:
+                initial = start if exclusive else b[0]
+                both = k.scalar(f"{combine} {b[0]}, {b[1]}", t)
+                return [k.scalar(f"arith.select {first}, {initial}, {both}", t)]
+
+            ident = (
+                f"({', '.join(f'd{j}' for j in range(rank))}) -> ({', '.join(f'd{j}' for j in range(rank))})"
+            )
+            [s] = k.generic(
+                [KernelValue(xs, loose, slice_mlir), KernelValue(ps, loose, slice_mlir)],
+                [KernelValue(empty, loose, slice_mlir)],
+                [ident] * 3,
+                ["parallel"] * rank,
+                body,
+            )
+            return k.typed(
+                f"tensor.insert_slice {s.name} into {acc}{where(p)} : {slice_mlir} into {out.mlir}"
+            )
+
+        lines, updated = k.capture(step)
+        k.emit(
+            f"{r} = scf.for {i} = {k.const(0)} to {n} step {k.const(1)} "
+            f"iter_args({acc} = {out.name}) -> ({out.mlir}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {updated} : {out.mlir}",
+            "}",
+        )
+        return [KernelValue(r, out.type, out.mlir)]
+
+
+@relax_op
+class CumsumAxisOp(CumulativeAxisOp):
+    """Cumulative sum along an axis read at run time.
+
+    ``%y = "relax.cumsum_axis"(%x, %axis) {exclusive = false, reverse = false} :
+    (!relax.tensor<["n", 4], f32>, !relax.tensor<[1], i64>) -> !relax.tensor<["n", 4], f32>``
+    """
+
+    NAME = "cumsum_axis"
+
+
+@relax_op
+class CumprodAxisOp(CumulativeAxisOp):
+    """Cumulative product along an axis read at run time.
+
+    ``%y = "relax.cumprod_axis"(%x, %axis) {exclusive = true, reverse = false} :
+    (!relax.tensor<["n", 4], f32>, !relax.tensor<[1], i64>) -> !relax.tensor<["n", 4], f32>``
+    """
+
+    NAME = "cumprod_axis"
+
+
+def cumulate_axis(
+    x: ir.Value,
+    axis: ir.Value,
+    kind: str,
+    exclusive: bool = False,
+    reverse: bool = False,
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """Cumulative ``kind`` ("sum" or "prod") of ``x`` along the run-time ``axis`` (a 1-element i64 tensor)."""
+    cls = CumsumAxisOp if kind == "sum" else CumprodAxisOp
+    return cls.build([x, axis], {"exclusive": exclusive, "reverse": reverse}, loc=loc).result

@@ -183,8 +183,15 @@ def _arg(ctx: NodeContext) -> list[Out]:
 @converter("CumSum", "CumProd")
 def _cumulative(ctx: NodeContext) -> list[Out]:
     rank = ctx.rank(0)
-    axis = normalize_axis(int(ctx.require_const(1, "axis").reshape(-1)[0]), rank)
     exclusive, reverse = bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0))
+    if ctx.const(1) is None:  # read at run time
+        axis = R.reshape(ctx.x(1), [1])
+        axis = R.check_axes(
+            axis if ctx.dtype(1) == "i64" else R.astype(axis, "i64"), ctx.x(0), ctx.node.op_type
+        )
+        kind = "sum" if ctx.node.op_type == "CumSum" else "prod"
+        return [R.cumulate_axis(ctx.x(0), axis, kind, exclusive, reverse)]
+    axis = normalize_axis(int(ctx.const(1).reshape(-1)[0]), rank)
     fn = R.cumsum if ctx.node.op_type == "CumSum" else R.cumprod
     return [fn(ctx.x(0), axis, exclusive=exclusive, reverse=reverse)]
 
