@@ -17,6 +17,7 @@ from mlir import ir
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.dims import normalize_axis
 from relax_mlir.dialects.types import TensorType, relax_type
+from relax_mlir.frontend.onnx.ops.runtime_inputs import is_runtime, resize_params
 from relax_mlir.frontend.onnx.registry import ConversionError, NodeContext, Out, converter
 from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim
 
@@ -610,15 +611,16 @@ def _resize(ctx: NodeContext) -> list[Out]:
     n = len(axes)
     scales: list[float] | None = None
     sizes: list[Expr] | None = None
+    crop = coord == "tf_crop_and_resize"
+    keep_ratio = ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch" and is_runtime(ctx, sizes_i)
+    if is_runtime(ctx, scales_i) or (crop and is_runtime(ctx, roi_i)) or keep_ratio:
+        return [_resize_runtime(ctx, x, axes, scales_i, sizes_i, roi_i, mode, coord, nearest)]
     if scales_i is not None and ctx.has(scales_i):
         values = ctx.require_const(scales_i, "scales").reshape(-1)
         if values.size:
             scales = [float(v) for v in values]
     if sizes_i is not None and ctx.has(sizes_i) and scales is None:
-        exprs = ctx.exprs(sizes_i)
-        if exprs is None:
-            exprs = np.array([const(int(v)) for v in ctx.require_const(sizes_i, "sizes").reshape(-1)])
-        sizes = list(exprs.reshape(-1))
+        sizes = ctx.dims(sizes_i, "sizes")
     if (scales is None) == (sizes is None):
         raise ConversionError("Resize needs exactly one of 'scales' and 'sizes'")
     for name, v in (("scales", scales), ("sizes", sizes)):
@@ -672,6 +674,42 @@ def _resize(ctx: NodeContext) -> list[Out]:
     return [y]
 
 
+def _resize_runtime(
+    ctx: NodeContext,
+    x: ir.Value,
+    axes: list[int],
+    scales_i: int | None,
+    sizes_i: int | None,
+    roi_i: int | None,
+    mode: str,
+    coord: str,
+    nearest: str,
+) -> ir.Value:
+    """Resize whose scales (or roi) are read at run time: every axis is resized (none is known to be an
+    identity), with ``relax.resize_axis_runtime``."""
+    if ctx.attr("antialias", 0) and mode != "nearest":
+        raise ConversionError("antialias needs 'scales' or 'sizes' known at import time")
+    sizes, params = resize_params(ctx, axes, scales_i, sizes_i, roi_i, coord == "tf_crop_and_resize")
+    if sizes is None:
+        if sizes_i is None or not ctx.has(sizes_i):
+            raise ConversionError("Resize needs exactly one of 'scales' and 'sizes'")
+        sizes = ctx.dims(sizes_i, "sizes")
+    for axis, size, p in zip(axes, sizes, params):
+        x = R.resize_axis(
+            x,
+            axis,
+            format_dim(size),
+            method=mode,
+            coordinate_mode=coord,
+            nearest_mode=nearest,
+            cubic_a=float(ctx.attr("cubic_coeff_a", -0.75)),
+            exclude_outside=bool(ctx.attr("exclude_outside", 0)),
+            extrapolation=float(ctx.attr("extrapolation_value", 0.0)),
+            params=p,
+        )
+    return x
+
+
 @converter("Upsample")
 def _upsample(ctx: NodeContext) -> list[Out]:
     x = ctx.x(0)
@@ -681,6 +719,20 @@ def _upsample(ctx: NodeContext) -> list[Out]:
         raise ConversionError(f"attribute 'mode' value '{mode}' is not supported")
     if ctx.has_attr("scales"):
         scales = [float(s) for s in ctx.attr("scales")]
+    elif is_runtime(ctx, 1):
+        return [
+            _resize_runtime(
+                ctx,
+                x,
+                list(range(rank)),
+                1,
+                None,
+                None,
+                "nearest" if mode == "nearest" else "linear",
+                "asymmetric",
+                "floor",
+            )
+        ]
     else:
         scales = [float(s) for s in ctx.require_const(1, "scales").reshape(-1)]
     if len(scales) != rank:

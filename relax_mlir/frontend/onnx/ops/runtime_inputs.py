@@ -1,0 +1,85 @@
+"""Helpers for converters whose shape-deciding inputs are read at run time (Resize's scales and roi)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from mlir import ir
+
+from relax_mlir.dialects import relax as R
+from relax_mlir.frontend.onnx.registry import ConversionError, NodeContext, known_dims
+from relax_mlir.shape_infer.expr import Expr
+
+
+def static_length(ctx: NodeContext, i: int, what: str) -> int:
+    """The static length of 1-D input ``i``."""
+    shape = ctx.shape(i)
+    if len(shape) != 1 or shape[0] is None or not shape[0].is_const:
+        raise ConversionError(
+            f"input #{i} ('{what}') is read at run time, so its length must be known at import time; "
+            f"it has shape {[str(d) for d in shape]}"
+        )
+    return shape[0].value
+
+
+def is_runtime(ctx: NodeContext, i: int | None) -> bool:
+    """True when optional input ``i`` is given, not empty, and known only at run time."""
+    return i is not None and ctx.has(i) and ctx.known(i) is None and static_length(ctx, i, "input") > 0
+
+
+def resize_params(
+    ctx: NodeContext,
+    axes: Sequence[int],
+    scales_i: int | None,
+    sizes_i: int | None,
+    roi_i: int | None,
+    crop: bool,
+) -> tuple[list[Expr] | None, list[ir.Value]]:
+    """Per resized axis, an f64 tensor (scale, roi start, roi end) for ``relax.resize_axis_runtime``, and the
+        output sizes when they are computed at run time, bound to fresh symbols: floor(dim * scale) for scales read
+    at run time, round(dim * scale) for sizes with a keep_aspect_ratio_policy."""
+    n, rank = len(axes), ctx.rank(0)
+    sizes = None
+    dims = R.astype(ctx.value_of(known_dims([ctx.shape(0)[a] for a in axes])), "f64")
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+    if policy != "stretch" and sizes_i is not None and ctx.has(sizes_i) and not is_runtime(ctx, scales_i):
+        # one scale for every axis: the min (not_larger) or max (not_smaller) of sizes / dims
+        ratios = R.divide(R.astype(ctx.x(sizes_i), "f64"), dims)
+        scale = R.min(ratios, [0], True) if policy == "not_larger" else R.max(ratios, [0], True)
+        out = R.astype(R.floor(R.add(R.multiply(dims, scale), ctx.constant(0.5, "f64"))), "i64")
+        sizes = ctx.importer.runtime_dims(out, f"{ctx.node.output[0]}_sizes")
+        scales = R.multiply(scale, ctx.constant(np.ones(n), "f64"))
+    elif is_runtime(ctx, scales_i):
+        assert scales_i is not None
+        if static_length(ctx, scales_i, "scales") != n:
+            raise ConversionError(f"'scales' needs {n} values, got {ctx.shape(scales_i)[0]}")
+        scales = R.astype(ctx.x(scales_i), "f64")
+        out = R.astype(R.floor(R.multiply(dims, scales)), "i64")
+        sizes = ctx.importer.runtime_dims(out, f"{ctx.node.output[0]}_sizes")
+    elif (
+        scales_i is not None
+        and ctx.has(scales_i)
+        and ctx.const(scales_i) is not None
+        and ctx.const(scales_i).size
+    ):
+        scales = ctx.constant(ctx.const(scales_i).reshape(-1), "f64")
+    else:
+        scales = ctx.constant(np.zeros(n), "f64")
+    if crop:
+        assert roi_i is not None
+        roi = R.astype(ctx.x(roi_i), "f64")
+        length = static_length(ctx, roi_i, "roi")
+        if length == 2 * n:
+            where = [(j, n + j) for j in range(n)]
+        elif length == 2 * rank:
+            where = [(a, rank + a) for a in axes]
+        else:
+            raise ConversionError(f"'roi' needs {2 * n} values, got {length}")
+    else:
+        roi, where = ctx.constant(np.array([0.0, 1.0]), "f64"), [(0, 1)] * n
+    table = R.concat([scales, roi])
+    params = [
+        R.take(table, ctx.constant(np.array([j, n + s, n + e]), "i64")) for j, (s, e) in enumerate(where)
+    ]
+    return sizes, params
