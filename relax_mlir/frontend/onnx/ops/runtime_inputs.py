@@ -1,4 +1,4 @@
-"""Helpers for converters whose shape-deciding inputs are read at run time (Resize's scales and roi)."""
+"""Helpers for converters whose shape-deciding inputs are read at run time (axes, Resize's scales)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.dims import product
+from relax_mlir.dialects.types import TensorType
 from relax_mlir.frontend.onnx.registry import ConversionError, NodeContext, known_dims
-from relax_mlir.shape_infer.expr import Expr
+from relax_mlir.shape_infer.expr import Expr, format_dim
 
 
 def static_length(ctx: NodeContext, i: int, what: str) -> int:
@@ -83,3 +85,59 @@ def resize_params(
         R.take(table, ctx.constant(np.array([j, n + s, n + e]), "i64")) for j, (s, e) in enumerate(where)
     ]
     return sizes, params
+
+
+def checked_axes(ctx: NodeContext, i: int, extra: int = 0) -> tuple[ir.Value, int]:
+    """Input ``i``, axes read at run time, as i64 normalized into [0, rank of input 0 + ``extra``) and
+    checked at run time (range, no repeats); and their count."""
+    length = static_length(ctx, i, "axes")
+    rank = ctx.rank(0) + extra
+    axes = ctx.x(i) if ctx.dtype(i) == "i64" else R.astype(ctx.x(i), "i64")
+    axes = R.check_axes(axes, ctx.x(0), ctx.node.op_type, True, extra)
+    axes = R.where(R.less(axes, ctx.scalar_like(0, "i64")), R.add(axes, ctx.scalar_like(rank, "i64")), axes)
+    return axes, length
+
+
+def _mask(axes: ir.Value, length: int, rank: int) -> ir.Value:
+    """i64 [rank]: 1 at the positions ``axes`` (normalized, [length]) names, else 0."""
+    positions = R.constant(np.arange(rank, dtype=np.int64).reshape(1, rank))
+    hits = R.astype(R.equal(R.reshape(axes, [length, 1]), positions), "i64")
+    return R.max(hits, [0], False)
+
+
+def unsqueeze_runtime(ctx: NodeContext) -> ir.Value:
+    """Unsqueeze with axes read at run time: the result shape is computed by tensor arithmetic, bound to
+    fresh symbols, and the input reshaped to it."""
+    n = ctx.rank(0)
+    axes, length = checked_axes(ctx, 1, extra=static_length(ctx, 1, "axes"))
+    rank = n + length
+    mask = _mask(axes, length, rank)
+    before = R.subtract(R.constant(np.arange(rank, dtype=np.int64)), R.cumsum(mask, 0))  # input axis
+    source = R.minimum(R.maximum(before, ctx.scalar_like(0, "i64")), ctx.scalar_like(max(n - 1, 0), "i64"))
+    dims = ctx.value_of(known_dims(list(ctx.shape(0)) or [1]))
+    spec = R.where(R.equal(mask, ctx.scalar_like(1, "i64")), ctx.scalar_like(1, "i64"), R.take(dims, source))
+    return reshape_runtime(ctx, ctx.x(0), spec)
+
+
+def squeeze_runtime(ctx: NodeContext) -> ir.Value:
+    """Squeeze with axes read at run time: the kept dims are gathered by tensor arithmetic into the result
+    shape, bound to fresh symbols (a squeezed dim other than 1 fails the element count check)."""
+    n = ctx.rank(0)
+    axes, length = checked_axes(ctx, 1)
+    if length > n:
+        raise ConversionError(f"{length} axes for an input of rank {n}")
+    kept = R.subtract(ctx.scalar_like(1, "i64"), _mask(axes, length, n))
+    position = R.cumsum(kept, 0, exclusive=True)  # the result axis of each kept input axis
+    slots = R.constant(np.arange(n - length, dtype=np.int64).reshape(1, n - length))
+    picks = R.multiply(R.astype(R.equal(R.reshape(position, [n, 1]), slots), "i64"), R.reshape(kept, [n, 1]))
+    dims = R.reshape(ctx.value_of(known_dims(list(ctx.shape(0)))), [n, 1])
+    spec = R.sum(R.multiply(picks, dims), [0], False)
+    return reshape_runtime(ctx, ctx.x(0), spec)
+
+
+def reshape_runtime(ctx: NodeContext, x: ir.Value, spec: ir.Value) -> ir.Value:
+    """``x`` reshaped to the 1-D i64 tensor ``spec`` (read at run time into fresh symbols); the element count
+    is checked at run time."""
+    dims = ctx.importer.runtime_dims(spec, f"{ctx.node.output[0]}_shape")
+    flat = R.match_cast(R.reshape(x, [-1]), TensorType((product(dims),), ctx.dtype(0)))
+    return R.reshape(flat, [format_dim(d) for d in dims])

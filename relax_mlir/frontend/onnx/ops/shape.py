@@ -14,7 +14,12 @@ from mlir import ir
 
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.dims import normalize_axes, normalize_axis, product
-from relax_mlir.dialects.types import TensorType
+from relax_mlir.frontend.onnx.ops.runtime_inputs import (
+    is_runtime,
+    reshape_runtime,
+    squeeze_runtime,
+    unsqueeze_runtime,
+)
 from relax_mlir.frontend.onnx.registry import (
     RELAX_TO_NUMPY,
     ConversionError,
@@ -162,6 +167,8 @@ def _axes(ctx: NodeContext, input_index: int) -> list[int] | None:
 
 @converter("Unsqueeze")
 def _unsqueeze(ctx: NodeContext) -> list[Out]:
+    if not ctx.has_attr("axes") and is_runtime(ctx, 1):
+        return [unsqueeze_runtime(ctx)]
     axes = _axes(ctx, 1)
     if axes is None:
         raise ConversionError("axes are required")
@@ -178,6 +185,8 @@ def _unsqueeze(ctx: NodeContext) -> list[Out]:
 
 @converter("Squeeze")
 def _squeeze(ctx: NodeContext) -> list[Out]:
+    if not ctx.has_attr("axes") and is_runtime(ctx, 1):
+        return [squeeze_runtime(ctx)]
     axes = _axes(ctx, 1)
     known = ctx.known(0)
     if known is not None:
@@ -236,10 +245,7 @@ def _reshape_runtime(ctx: NodeContext) -> ir.Value:
     inferred_from = R.prod(R.where(R.equal(spec, minus_one), one, spec), None, False)
     total = ctx.value_of(known_dims([product(in_shape)], shape=()))
     spec = R.where(R.equal(spec, minus_one), R.floor_divide(total, inferred_from), spec)
-    dims = ctx.importer.runtime_dims(spec, f"{ctx.node.output[0]}_shape")
-    # the element count must match: check it at run time on the flattened input, then reshape
-    flat = R.match_cast(R.reshape(ctx.x(0), [-1]), TensorType((product(dims),), ctx.dtype(0)))
-    return R.reshape(flat, _spell(dims))
+    return reshape_runtime(ctx, ctx.x(0), spec)
 
 
 @converter("Flatten")
