@@ -17,7 +17,7 @@ from mlir import ir
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.dims import normalize_axis
 from relax_mlir.dialects.types import TensorType, relax_type
-from relax_mlir.frontend.onnx.ops.runtime_inputs import is_runtime, resize_params
+from relax_mlir.frontend.onnx.ops.runtime_inputs import is_runtime, pad_runtime, resize_params
 from relax_mlir.frontend.onnx.registry import ConversionError, NodeContext, Out, converter
 from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim
 
@@ -486,6 +486,8 @@ def _pad(ctx: NodeContext) -> list[Out]:
         pads = [int(p) for p in ctx.attr("pads")]
         value = float(ctx.attr("value", 0.0))
         axes = list(range(rank))
+    elif any(is_runtime(ctx, i) for i in (1, 2, 3)):
+        return [pad_runtime(ctx, mode)]
     else:
         pads = [int(p) for p in ctx.require_const(1, "pads").reshape(-1)]
         value = 0.0

@@ -141,3 +141,26 @@ def reshape_runtime(ctx: NodeContext, x: ir.Value, spec: ir.Value) -> ir.Value:
     dims = ctx.importer.runtime_dims(spec, f"{ctx.node.output[0]}_shape")
     flat = R.match_cast(R.reshape(x, [-1]), TensorType((product(dims),), ctx.dtype(0)))
     return R.reshape(flat, [format_dim(d) for d in dims])
+
+
+def pad_runtime(ctx: NodeContext, mode: str) -> ir.Value:
+    """Pad (opset >= 11) with pads, constant_value or axes read at run time: ``relax.pad_runtime``, the pads
+    of the given axes scattered into [before0, after0, before1, ...] by tensor arithmetic."""
+    rank, dtype = ctx.rank(0), ctx.dtype(0)
+    pads = ctx.x(1) if ctx.dtype(1) == "i64" else R.astype(ctx.x(1), "i64")
+    if ctx.has(2):  # a scalar (or one value)
+        value = R.reshape(ctx.x(2), [])
+    else:
+        value = ctx.scalar_like(0, dtype)
+    if ctx.has(3):
+        axes, n = checked_axes(ctx, 3)
+        positions = R.constant(np.arange(rank, dtype=np.int64).reshape(1, rank))
+        hits = R.astype(R.equal(R.reshape(axes, [n, 1]), positions), "i64")  # [n, rank]
+    else:
+        n, hits = rank, R.constant(np.eye(rank, dtype=np.int64))
+    if static_length(ctx, 1, "pads") != 2 * n:
+        raise ConversionError(f"'pads' needs {2 * n} values, got {ctx.shape(1)[0]}")
+    halves = R.reshape(pads, [2, n, 1])  # befores, afters
+    widths = R.sum(R.multiply(halves, R.reshape(hits, [1, n, rank])), [1], False)  # [2, rank]
+    widths = R.reshape(R.permute_dims(widths, [1, 0]), [2 * rank])
+    return R.pad_runtime(ctx.x(0), widths, value, mode)
