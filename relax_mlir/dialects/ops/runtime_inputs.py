@@ -464,3 +464,97 @@ def cumulate_axis(
     """Cumulative ``kind`` ("sum" or "prod") of ``x`` along the run-time ``axis`` (a 1-element i64 tensor)."""
     cls = CumsumAxisOp if kind == "sum" else CumprodAxisOp
     return cls.build([x, axis], {"exclusive": exclusive, "reverse": reverse}, loc=loc).result
+
+
+@relax_op
+class SliceRuntimeOp(RelaxOp):
+    """ONNX Slice with ``starts``, ``ends``, ``axes`` and ``steps`` (1-D i64 tensors of one static length) read
+    at run time: negative starts/ends count from the end and are clamped as in ONNX; the result dims are
+    unknown. Axes are checked by ``relax.check_axes``; a step of 0 reads as 1 (ONNX forbids it).
+
+    ``%y = "relax.slice_runtime"(%x, %b, %e, %a, %s) : (!relax.tensor<["n", 4], f32>, !relax.tensor<[1], i64>,
+    !relax.tensor<[1], i64>, !relax.tensor<[1], i64>, !relax.tensor<[1], i64>) -> !relax.tensor<["?", "?"], f32>``
+    """
+
+    NAME = "slice_runtime"
+    OPERANDS = (Operand("x"), Operand("starts"), Operand("ends"), Operand("axes"), Operand("steps"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        lengths = {_axes_length(t, n) for t, n in zip(operand_types[1:], ("starts", "ends", "axes", "steps"))}
+        if len(lengths) != 1 or None in lengths:
+            raise ShapeError(f"starts, ends, axes and steps need one static length, got {operand_types[1:]}")
+        return [TensorType(None if x.shape is None else (None,) * len(x.shape), x.dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Per axis, (start, step, count) chosen at run time (the whole axis where no entry names it); one
+        ``linalg.generic`` over the result reads x at start + index * step."""
+        x, starts, ends, axes, steps = k.ins
+        rank, n = x.rank, axes.shape[0].value  # type: ignore[union-attr]
+
+        def sel(c: str, a: str, b: str, t: str = "i64") -> str:
+            return k.scalar(f"arith.select {c}, {a}, {b}", t)
+
+        def op(name: str, a: str, b: str, t: str = "i64") -> str:
+            return k.scalar(f"arith.{name} {a}, {b}", t)
+
+        def read(v: KernelValue, j: int) -> str:
+            return k.scalar(f"tensor.extract {v.name}[{k.const(j)}]", v.mlir)
+
+        zero, one, minus_one = (k.scalar(f"arith.constant {c}", "i64") for c in (0, 1, -1))
+        dims = [k.typed(f"arith.index_cast {k.dim(x, i)} : index to i64") for i in range(rank)]
+        begin, stride, count = [zero] * rank, [one] * rank, list(dims)
+        for j in range(n):
+            a = read(axes, j)
+            a = sel(op("cmpi slt,", a, zero), op("addi", a, k.scalar(f"arith.constant {rank}", "i64")), a)
+            s = read(steps, j)
+            s = sel(op("cmpi eq,", s, zero), one, s)
+            up = op("cmpi sgt,", s, zero)
+            for i in range(rank):
+                d = dims[i]
+                last = op("subi", d, one)
+                b, e = read(starts, j), read(ends, j)
+                b = sel(op("cmpi slt,", b, zero), op("addi", b, d), b)
+                e = sel(op("cmpi slt,", e, zero), op("addi", e, d), e)
+                b = sel(up, op("minsi", op("maxsi", b, zero), d), op("minsi", op("maxsi", b, zero), last))
+                e = sel(
+                    up, op("minsi", op("maxsi", e, zero), d), op("minsi", op("maxsi", e, minus_one), last)
+                )
+                span = sel(up, op("subi", e, b), op("subi", b, e))
+                size = sel(up, s, op("subi", zero, s))
+                c = op("divsi", op("addi", op("maxsi", span, zero), op("subi", size, one)), size)
+                hit = op("cmpi eq,", a, k.scalar(f"arith.constant {i}", "i64"))
+                begin[i], stride[i], count[i] = (
+                    sel(hit, b, begin[i]),
+                    sel(hit, s, stride[i]),
+                    sel(hit, c, count[i]),
+                )
+        sizes = [k.typed(f"arith.index_cast {c} : i64 to index") for c in count]
+        out = k.destination(0, sizes)
+        starts_ix = [k.typed(f"arith.index_cast {b} : i64 to index") for b in begin]
+        strides_ix = [k.typed(f"arith.index_cast {s} : i64 to index") for s in stride]
+
+        def body(_: list[str]) -> list[str]:
+            coords = []
+            for i in range(rank):
+                o = k.scalar(f"linalg.index {i}", "index")
+                coords.append(op("addi", starts_ix[i], op("muli", o, strides_ix[i], "index"), "index"))
+            return [k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)]
+
+        ident = f"({', '.join(f'd{i}' for i in range(rank))}) -> ({', '.join(f'd{i}' for i in range(rank))})"
+        return k.generic([], [out], [ident], ["parallel"] * rank, body)
+
+
+def slice_runtime(
+    x: ir.Value,
+    starts: ir.Value,
+    ends: ir.Value,
+    axes: ir.Value,
+    steps: ir.Value,
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """ONNX Slice of ``x`` with every parameter read at run time (1-D i64 tensors of one static length)."""
+    return SliceRuntimeOp.build([x, starts, ends, axes, steps], loc=loc).result

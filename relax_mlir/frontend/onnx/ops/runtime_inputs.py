@@ -164,3 +164,18 @@ def pad_runtime(ctx: NodeContext, mode: str) -> ir.Value:
     widths = R.sum(R.multiply(halves, R.reshape(hits, [1, n, rank])), [1], False)  # [2, rank]
     widths = R.reshape(R.permute_dims(widths, [1, 0]), [2 * rank])
     return R.pad_runtime(ctx.x(0), widths, value, mode)
+
+
+def slice_runtime(ctx: NodeContext) -> ir.Value:
+    """Slice (opset >= 10) whose axes or steps are read at run time: ``relax.slice_runtime``."""
+    n = static_length(ctx, 1, "starts")
+
+    def operand(i: int, default: np.ndarray) -> ir.Value:
+        if not ctx.has(i):
+            return R.constant(default)
+        return ctx.x(i) if ctx.dtype(i) == "i64" else R.astype(ctx.x(i), "i64")
+
+    axes = checked_axes(ctx, 3)[0] if ctx.has(3) else R.constant(np.arange(n, dtype=np.int64))
+    return R.slice_runtime(
+        ctx.x(0), operand(1, None), operand(2, None), axes, operand(4, np.ones(n, np.int64))
+    )

@@ -17,6 +17,7 @@ from relax_mlir.dialects.dims import normalize_axes, normalize_axis, product
 from relax_mlir.frontend.onnx.ops.runtime_inputs import (
     is_runtime,
     reshape_runtime,
+    slice_runtime,
     squeeze_runtime,
     unsqueeze_runtime,
 )
@@ -350,6 +351,8 @@ def _slice(ctx: NodeContext) -> list[Out]:
         n = ctx.shape(1)[0]
         if n is None or not n.is_const:
             raise ConversionError("the length of 'starts' must be known at import time")
+        if is_runtime(ctx, 3) or is_runtime(ctx, 4):
+            return [slice_runtime(ctx)]
         axes = [int(a) for a in ctx.require_const(3, "axes")] if ctx.has(3) else list(range(n.value))
         steps = [int(s) for s in ctx.require_const(4, "steps")] if ctx.has(4) else [1] * n.value
         axes = normalize_axes(axes, rank)
