@@ -178,6 +178,47 @@ def check_bound(
 
 
 @relax_op
+class CheckTrueOp(RelaxOp):
+    """``value`` unchanged, checked at run time: the 0-d boolean ``cond`` holds; else InputError ``what``.
+
+    ``%y = "relax.check_true"(%x, %ok) {op = "Dropout", what = "training mode drops at random"} :
+    (!relax.tensor<["n"], f32>, !relax.tensor<[], i1>) -> !relax.tensor<["n"], f32>``
+    """
+
+    NAME = "check_true"
+    OPERANDS = (Operand("value"), Operand("cond"))
+    ATTRS = (Attr("what", "str"), Attr("op", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        cond = tensor_operand(operand_types[1], "cond")
+        if cond.dtype not in (None, "i1") or cond.shape not in (None, ()):
+            raise ShapeError(f"operand 'cond' must be a 0-d i1 tensor, got {cond}")
+        return [operand_types[0]]  # type: ignore[list-item]
+
+    def lower_host(self, host: HostLowering) -> None:
+        value, cond = (host.lookup(v) for v in self.operation.operands)
+        attrs = self.attr_values()
+        at = host.location(self.operation).removesuffix(": ")
+        where = f" in {attrs['op']}" + (f" at {at}" if at else "")
+        e, zero8, ok = host.fresh("ck"), host.fresh("ck"), host.fresh("ck")
+        stored = host.element("i1")
+        host.emit(f"{e} = tensor.extract {cond.name}[] : {cond.mlir}")
+        host.emit(f"{zero8} = arith.constant 0 : {stored}")
+        host.emit(f"{ok} = arith.cmpi ne, {e}, {zero8} : {stored}")
+        zero = host.code.const(0)
+        host.record_check(ok, zero, zero, attrs["what"] + where)
+        host.bind(self.results[0], value)
+
+
+def check_true(
+    value: ir.Value, cond: ir.Value, what: str, op: str, *, loc: ir.Location | None = None
+) -> ir.Value:
+    """``value`` checked at run time: ``cond`` (a 0-d boolean) must hold, else InputError ``what``."""
+    return CheckTrueOp.build([value, cond], {"what": what, "op": op}, loc=loc).result
+
+
+@relax_op
 class ReduceAxesOp(RelaxOp):
     """Reduction ``kind`` (sum, mean, max, min, prod) over axes read at run time from a 1-D i64 tensor.
 

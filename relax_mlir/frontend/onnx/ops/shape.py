@@ -400,8 +400,23 @@ def _spell_any(values: list[int | Expr]) -> list[int | str]:
 @converter("Dropout")
 def _dropout(ctx: NodeContext) -> list[Out]:
     """Inference-mode Dropout: the identity (and an all-true mask). Training mode is random."""
-    training = ctx.require_const(2, "training_mode") if ctx.has(2) else np.array(False)
-    ratio = float(ctx.require_const(1, "ratio")) if ctx.has(1) else float(ctx.attr("ratio", 0.5))
+    if ctx.has(2) and ctx.const(2) is None:  # training mode read at run time: it must drop nothing
+        x = ctx.x(0)
+        if ctx.has(1) and ctx.const(1) is None:
+            zero = R.equal(R.reshape(ctx.x(1), []), ctx.scalar_like(0, ctx.dtype(1)))
+        else:
+            ratio = float(ctx.const(1)) if ctx.has(1) else float(ctx.attr("ratio", 0.5))
+            zero = ctx.constant(np.array(ratio == 0.0))
+        keep = R.logical_or(R.logical_not(R.astype(R.reshape(ctx.x(2), []), "i1")), zero)
+        what = "training mode with a non-zero ratio drops at random, which is not supported"
+        x = R.check_true(x, keep, what, "Dropout")
+        mask = R.full(_spell(list(ctx.shape(0))), 1.0, "i1") if len(ctx.node.output) > 1 else None
+        return [x, mask]
+    training = ctx.const(2) if ctx.has(2) else np.array(False)
+    if ctx.has(1) and ctx.const(1) is None and not bool(training):  # inference: the ratio is unused
+        ratio = 0.0
+    else:
+        ratio = float(ctx.require_const(1, "ratio")) if ctx.has(1) else float(ctx.attr("ratio", 0.5))
     if bool(training) and ratio != 0.0:
         raise ConversionError(f"training mode with ratio {ratio} drops at random, which is not supported")
     x = ctx.x(0)
