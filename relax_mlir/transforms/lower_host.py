@@ -617,6 +617,7 @@ class _HostWriter:
         code = f"%fc{check}"
         lines = [f"{label}({a}: index, {e}: index):"]
         lines.append(f"  {code} = arith.constant {check + 1} : i64")
+        stores = []
         for j, v in enumerate((code, a, e)):
             x = v
             if v != code:
@@ -624,7 +625,16 @@ class _HostWriter:
                 lines.append(f"  {x} = arith.index_cast {v} : index to i64")
             c = f"%fi{check}_{j}"
             lines.append(f"  {c} = arith.constant {j} : index")
-            lines.append(f"  memref.store {x}, {self.status}[{c}] : memref<4xi64>")
+            stores.append(f"    memref.store {x}, {self.status}[{c}] : memref<4xi64>")
+        # a failure recorded earlier without branching (record_check) wins: it happened first
+        lines += [
+            f"  %fo{check} = memref.load {self.status}[%fi{check}_0] : memref<4xi64>",
+            f"  %fn{check} = arith.constant 0 : i64",
+            f"  %ff{check} = arith.cmpi eq, %fo{check}, %fn{check} : i64",
+            f"  scf.if %ff{check} {{",
+            *stores,
+            "  }",
+        ]
         dummies = []
         types = self.dynamic_types()
         if any("?" in t for t in types):

@@ -15,7 +15,7 @@ from mlir import ir
 
 from relax_mlir.dialects.dims import ONE, normalize_axes, normalize_axis, product, tensor_operand
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
-from relax_mlir.dialects.types import RelaxType, TensorType
+from relax_mlir.dialects.types import PrimType, RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.lowering.kernel import (
     KernelBuilder,
@@ -369,33 +369,31 @@ class TopkOp(RelaxOp):
 
 @relax_op
 class TopkRuntimeOp(TopkOp):
-    """``relax.topk`` with ``k`` read at run time from a 1-element i64 tensor (the results' dim along ``axis``
-    is unknown; ``relax.check_bound`` checks ``k`` before the call).
+    """``relax.topk`` with ``k`` a symbolic integer (read at run time, e.g. bound by a match_cast of a shape);
+    ``relax.check_bound`` checks it against the axis before.
 
     ``%v, %i = "relax.topk_runtime"(%x, %k) {axis = -1 : i64, largest = true} : (!relax.tensor<["n", 100], f32>,
-    !relax.tensor<[1], i64>) -> (!relax.tensor<["n", "?"], f32>, !relax.tensor<["n", "?"], i64>)``
+    !relax.prim<"k">) -> (!relax.tensor<["n", "k"], f32>, !relax.tensor<["n", "k"], i64>)``
     """
 
     NAME = "topk_runtime"
-    OPERANDS = (Operand("x"), Operand("k"))
+    OPERANDS = (Operand("x"), Operand("k", "prim"))
     ATTRS = (Attr("axis", "int"), Attr("largest", "bool"))
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x, count = tensor_operand(operand_types[0], "x"), tensor_operand(operand_types[1], "k")
-        if count.dtype not in (None, "i64") or (count.shape is not None and count.shape != (ONE,)):
-            raise ShapeError(f"operand 'k' must be a 1-element i64 tensor, got {count}")
+        x, count = tensor_operand(operand_types[0], "x"), operand_types[1]
+        if not isinstance(count, PrimType):
+            raise ShapeError(f"operand 'k' must be a symbolic integer, got {count}")
         if x.shape is None:
             return [TensorType(None, x.dtype), TensorType(None, "i64")]
         axis = normalize_axis(attrs["axis"], len(x.shape))
-        shape = x.shape[:axis] + (None,) + x.shape[axis + 1 :]
+        shape = x.shape[:axis] + (count.value,) + x.shape[axis + 1 :]
         return [TensorType(shape, x.dtype), TensorType(shape, "i64")]
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        e = k.scalar(f"tensor.extract {k.ins[1].name}[{k.const(0)}]", k.ins[1].mlir)
-        count = k.typed(f"arith.index_cast {e} : i64 to index")
-        count = k.scalar(f"arith.maxsi {count}, {k.const(0)}", "index")
+        count = k.scalar(f"arith.maxsi {k.ins[1].name}, {k.const(0)}", "index")
         return _topk(k, count, count)
 
 
@@ -484,8 +482,8 @@ def _topk(k: KernelBuilder, count: str, count_size: str | None) -> list[KernelVa
 def topk(
     x: ir.Value, k: int | ir.Value, axis: int = -1, largest: bool = True, *, loc: ir.Location | None = None
 ) -> tuple[ir.Value, ir.Value]:
-    """The top ``k`` values of ``x`` along ``axis`` and their indices (``k`` an int, or a 1-element i64
-    tensor read at run time)."""
+    """The top ``k`` values of ``x`` along ``axis`` and their indices (``k`` an int, or a symbolic integer
+    value known at run time)."""
     if isinstance(k, ir.Value):
         op = TopkRuntimeOp.build([x, k], {"axis": axis, "largest": largest}, loc=loc)
     else:

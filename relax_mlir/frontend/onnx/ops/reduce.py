@@ -205,12 +205,14 @@ def _topk(ctx: NodeContext) -> list[Out]:
     axis = normalize_axis(ctx.attr("axis", -1), rank)
     if ctx.opset < 10:
         k = int(ctx.attr("k"))
-    elif ctx.const(1) is None:  # read at run time
+    elif ctx.const(1) is None:  # read at run time: checked, then bound to a symbol the results' types use
         count = R.reshape(ctx.x(1), [1])
-        count = R.check_bound(
-            count if ctx.dtype(1) == "i64" else R.astype(count, "i64"), ctx.x(0), axis, "K", "TopK"
+        count = count if ctx.dtype(1) == "i64" else R.astype(count, "i64")
+        count = R.check_bound(count, ctx.x(0), axis, "K", "TopK")
+        (k_dim,) = ctx.importer.runtime_dims(count, f"{ctx.node.output[0]}_k")
+        values, indices = R.topk(
+            ctx.x(0), R.prim_value(format_dim(k_dim)), axis, bool(ctx.attr("largest", 1))
         )
-        values, indices = R.topk(ctx.x(0), count, axis, bool(ctx.attr("largest", 1)))
         return [values, indices]
     else:
         k = int(ctx.const(1).reshape(-1)[0])
