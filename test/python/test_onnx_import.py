@@ -120,10 +120,16 @@ def test_constants_fix_graph_inputs() -> None:
         [value_info("x", np.float32, ["n"]), value_info("axes", np.int64, [1])],
         [value_info("y", np.float32, None)],
     )
-    with pytest.raises(OnnxImportError, match=r"input #1 \('axes', value 'axes'\) must be known") as info:
-        from_onnx(model)
-    assert info.value.constant_input == "axes"
-    module = from_onnx(model, constants={"axes": np.array([1])})
+    assert '-> !relax.tensor<["y_shape_1", "y_shape_2"], f32>' in str(from_onnx(model))  # axes read at run time
+    grid = node_model(
+        "AffineGrid",
+        [value_info("theta", np.float32, [1, 2, 3]), value_info("size", np.int64, [4])],
+        [value_info("g", np.float32, None)],
+    )
+    with pytest.raises(OnnxImportError, match=r"input #1 \('size', value 'size'\) must be known") as info:
+        from_onnx(grid)
+    assert info.value.constant_input == "size"
+    module = from_onnx(model, constants={"axes": np.array([1])})  # folded: the precise type
     assert '-> !relax.tensor<["n", 1], f32>' in str(module)
     with pytest.raises(OnnxImportError, match=r"constants\['axes'\] has dtype int32"):
         from_onnx(model, constants={"axes": np.array([1], np.int32)})
