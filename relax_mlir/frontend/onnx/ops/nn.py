@@ -15,10 +15,10 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
-from relax_mlir.dialects.dims import normalize_axis
+from relax_mlir.dialects.dims import normalize_axis, product
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.frontend.onnx.ops.runtime_inputs import is_runtime, pad_runtime, resize_params
-from relax_mlir.frontend.onnx.registry import ConversionError, NodeContext, Out, converter
+from relax_mlir.frontend.onnx.registry import ConversionError, NodeContext, Out, converter, known_dims
 from relax_mlir.shape_infer.expr import Expr, ceildiv, const, format_dim
 
 BIG = 1 << 62
@@ -799,6 +799,15 @@ def _max_unpool(ctx: NodeContext) -> list[Out]:
     ]
     # Indices address the default unpooled shape; a larger output_shape pads each spatial dim at its end.
     extra = [0] * (2 * len(out))
+    if ctx.has(2) and ctx.const(2) is None:  # read at run time: pad each dim at its end by the difference
+        target = ctx.x(2) if ctx.dtype(2) == "i64" else R.astype(ctx.x(2), "i64")
+        grow = R.subtract(target, ctx.value_of(known_dims(out)))
+        widths = R.concat([ctx.constant(np.zeros(len(out)), "i64"), grow])
+        widths = R.reshape(R.permute_dims(R.reshape(widths, [2, len(out)]), [1, 0]), [2 * len(out)])
+        flat = R.scatter_elements(
+            R.full(_spell([product(out)]), 0.0, ctx.dtype(0)), R.flatten(idx), R.flatten(x), 0
+        )
+        return [R.pad_runtime(_reshape(flat, out), widths, ctx.scalar_like(0, ctx.dtype(0)))]
     if ctx.has(2):
         target = [int(v) for v in ctx.require_const(2, "output_shape").reshape(-1)]
         for i, (d, t) in enumerate(zip(out, target)):
