@@ -9,6 +9,7 @@ import onnx
 import pytest
 from isolated import run_isolated
 from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
 from onnx_util import check_against_ort, graph_model, run_ours
 
 from relax_mlir.errors import InputError
@@ -220,3 +221,32 @@ def test_dropout_runtime_training_mode() -> None:
     np.testing.assert_array_equal(run_ours(model, x, np.array(0.0, np.float32), np.array(True))[0], x)
     with pytest.raises(InputError, match="training mode with a non-zero ratio"):
         run_ours(model, x, np.array(0.5, np.float32), np.array(True))
+
+
+def test_affine_grid_runtime_size() -> None:
+    for align in (0, 1):
+        model = _model(
+            [helper.make_node("AffineGrid", ["t", "s"], ["g"], align_corners=align)],
+            [("t", F, ["n", 2, 3]), ("s", I64, [4])],
+            ["g"],
+            opset=20,
+        )
+        for n, h, w in [(2, 3, 5), (1, 4, 2), (3, 2, 2)]:
+            check_against_ort(model, _x(n, 2, 3), _i(n, 1, h, w), atol=1e-5)
+        # one position: ONNX's reference puts it at -1 (align_corners) or 0; onnxruntime 1.31 differs (+1)
+        t = _x(1, 2, 3)
+        want = ReferenceEvaluator(model).run(None, {"t": t, "s": _i(1, 1, 1, 1)})[0]
+        np.testing.assert_allclose(run_ours(model, t, _i(1, 1, 1, 1))[0], want, rtol=1e-6)
+
+
+def test_max_unpool_runtime_output_shape() -> None:
+    """Read at run time, output_shape gives what the import-time path gives with it folded (ONNX's reference
+    semantics: the indices address the default unpooled shape)."""
+    node = helper.make_node("MaxUnpool", ["x", "i", "o"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
+    inputs = [("x", F, [1, 1, 2, 2]), ("i", I64, [1, 1, 2, 2])]
+    runtime = _model([node], [*inputs, ("o", I64, [4])], ["y"], opset=22)
+    x, idx = _x(1, 1, 2, 2), np.array([[[[0, 3], [9, 14]]]], np.int64)
+    for out in [(1, 1, 4, 4), (1, 1, 5, 5), (1, 1, 4, 7)]:
+        folded = _model([node], inputs, ["y"], opset=22)
+        folded.graph.initializer.append(onnx.numpy_helper.from_array(_i(*out), "o"))
+        np.testing.assert_array_equal(run_ours(runtime, x, idx, _i(*out))[0], run_ours(folded, x, idx)[0])

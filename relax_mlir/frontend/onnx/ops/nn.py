@@ -761,15 +761,46 @@ def _upsample(ctx: NodeContext) -> list[Out]:
 def _base_coords(n: int, align: bool) -> np.ndarray:
     """AffineGrid's normalized coordinates of ``n`` positions in [-1, 1]."""
     if align:
-        return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+        return np.linspace(-1.0, 1.0, n)  # one position: -1, as ONNX's reference and onnxruntime
     return (2.0 * np.arange(n) + 1.0) / n - 1.0
+
+
+def _affine_grid_runtime(ctx: NodeContext, theta: ir.Value, align: bool) -> ir.Value:
+    """AffineGrid with ``size`` read at run time: its dims bound to symbols, the base grid built from aranges."""
+    dims = ctx.dims(1, "size")
+    spatial, dtype = dims[2:], ctx.dtype(0)
+    if len(spatial) not in (2, 3):
+        raise ConversionError(f"'size' needs 4 or 5 values, got {len(dims)}")
+    full = [format_dim(d) for d in spatial]
+    coords = []  # x, y[, z]: varying along W, H[, D]
+    for axis in reversed(range(len(spatial))):
+        n = spatial[axis]
+        i = R.astype(R.arange(0, format_dim(n), 1, "i64"), dtype)
+        count = R.astype(ctx.value_of(known_dims([n], shape=())), dtype)
+        one, two = ctx.scalar_like(1, dtype), ctx.scalar_like(2, dtype)
+        if align:
+            c = R.subtract(R.divide(R.multiply(i, two), R.maximum(R.subtract(count, one), one)), one)
+        else:
+            c = R.subtract(R.divide(R.add(R.multiply(i, two), one), count), one)
+        shape = [1] * len(spatial)
+        shape[axis] = full[axis]
+        coords.append(R.reshape(R.broadcast_to(R.reshape(c, shape), full), [-1, 1]))
+    ones = R.full([format_dim(product(spatial)), 1], 1.0, dtype)
+    base = R.reshape(R.concat([*coords, ones], 1), [1, -1, len(spatial) + 1])
+    batch = R.broadcast_to(
+        base, [format_dim(_shape(theta)[0]), format_dim(product(spatial)), len(spatial) + 1]
+    )
+    grid = R.matmul(batch, R.permute_dims(theta, [0, 2, 1]))
+    return _reshape(grid, [_shape(theta)[0], *spatial, len(spatial)])
 
 
 @converter("AffineGrid")
 def _affine_grid(ctx: NodeContext) -> list[Out]:
     theta = ctx.x(0)
-    size = [int(v) for v in ctx.require_const(1, "size").reshape(-1)]
     align = bool(ctx.attr("align_corners", 0))
+    if ctx.const(1) is None:
+        return [_affine_grid_runtime(ctx, theta, align)]
+    size = [int(v) for v in ctx.require_const(1, "size").reshape(-1)]
     spatial = size[2:]
     if len(spatial) not in (2, 3):
         raise ConversionError(f"'size' needs 4 or 5 values, got {size}")
