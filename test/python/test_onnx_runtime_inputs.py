@@ -250,3 +250,33 @@ def test_max_unpool_runtime_output_shape() -> None:
         folded = _model([node], inputs, ["y"], opset=22)
         folded.graph.initializer.append(onnx.numpy_helper.from_array(_i(*out), "o"))
         np.testing.assert_array_equal(run_ours(runtime, x, idx, _i(*out))[0], run_ours(folded, x, idx)[0])
+
+
+def test_col2im_runtime_shapes() -> None:
+    model = _model(
+        [helper.make_node("Col2Im", ["x", "im", "b"], ["y"], strides=[1, 2], pads=[0, 1, 1, 0])],
+        [("x", F, [1, "ck", "l"]), ("im", I64, [2]), ("b", I64, [2])],
+        ["y"],
+        opset=18,
+    )
+    for image, block, c in [((3, 4), (2, 2), 1), ((5, 3), (1, 3), 2), ((1, 1), (1, 1), 3)]:
+        counts = [(image[0] + 1 - block[0]) + 1, (image[1] + 1 - block[1]) // 2 + 1]
+        x = _x(1, c * block[0] * block[1], counts[0] * counts[1])
+        check_against_ort(model, x, _i(*image), _i(*block), atol=1e-5)
+
+
+def test_slice_negative_steps_runtime_bounds() -> None:
+    node = helper.make_node("Slice", ["x", "b", "e", "a", "s"], ["y"])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info(n, t, s)
+            for n, t, s in [("x", F, ["n"]), ("b", I64, [1]), ("e", I64, [1])]
+        ],
+        [helper.make_tensor_value_info("y", F, None)],
+        [onnx.numpy_helper.from_array(_i(0), "a"), onnx.numpy_helper.from_array(_i(-2), "s")],
+    )
+    model = graph_model(graph, 21)
+    for n, b, e in [(7, -1, -100), (1, 0, -2), (0, 3, 0), (6, 4, 1)]:
+        check_against_ort(model, _x(n), _i(b), _i(e))

@@ -599,3 +599,113 @@ def slice_runtime(
 ) -> ir.Value:
     """ONNX Slice of ``x`` with every parameter read at run time (1-D i64 tensors of one static length)."""
     return SliceRuntimeOp.build([x, starts, ends, axes, steps], loc=loc).result
+
+
+@relax_op
+class Col2imRuntimeOp(RelaxOp):
+    """ONNX Col2Im with ``image_shape`` and ``block_shape`` (1-D i64 tensors of static length) read at run
+    time: x [N, C * prod(block), L] -> [N, C, *image]; each output element sums the block taps that land on it.
+
+    ``%y = "relax.col2im_runtime"(%x, %image, %block) {dilations = [1, 1], pads = [0, 0, 0, 0],
+    strides = [1, 1]} : (!relax.tensor<[1, 4, 9], f32>, !relax.tensor<[2], i64>, !relax.tensor<[2], i64>)
+    -> !relax.tensor<[1, "?", "?", "?"], f32>``
+    """
+
+    NAME = "col2im_runtime"
+    OPERANDS = (Operand("x"), Operand("image"), Operand("block"))
+    ATTRS = (Attr("dilations", "ints"), Attr("pads", "ints"), Attr("strides", "ints"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        n = _axes_length(operand_types[1], "image")
+        if n is None or _axes_length(operand_types[2], "block") != n:
+            raise ShapeError(f"image and block need one static length, got {operand_types[1:]}")
+        if x.shape is not None and len(x.shape) != 3:
+            raise ShapeError(f"operand 'x' must have rank 3, got {x}")
+        if len(attrs["dilations"]) != n or len(attrs["strides"]) != n or len(attrs["pads"]) != 2 * n:
+            raise ShapeError(f"dilations and strides need {n} values, pads {2 * n}")
+        batch = None if x.shape is None else x.shape[0]
+        return [TensorType((batch, *(None,) * (n + 1)), x.dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """One ``linalg.generic`` over (output, block window): a tap adds where its column position is a
+        whole stride step inside the column grid."""
+        x, image, block = k.ins
+        n = image.shape[0].value  # type: ignore[union-attr]
+        dil, pads, strides = k.attrs["dilations"], k.attrs["pads"], k.attrs["strides"]
+
+        def op(name: str, a: str, b: str, t: str = "index") -> str:
+            return k.scalar(f"arith.{name} {a}, {b}", t)
+
+        def read(v: KernelValue, j: int) -> str:
+            return k.typed(
+                f"arith.index_cast {k.scalar(f'tensor.extract {v.name}[{k.const(j)}]', v.mlir)} : i64 to index"
+            )
+
+        one, zero = k.const(1), k.const(0)
+        dims, blocks = [read(image, j) for j in range(n)], [read(block, j) for j in range(n)]
+        taps = one
+        for b in blocks:
+            taps = op("muli", taps, b)
+        channels = op("divsi", k.dim(x, 1), op("maxsi", taps, one))
+        counts = []
+        for i in range(n):
+            span = op(
+                "subi",
+                op("addi", dims[i], k.const(pads[i] + pads[n + i])),
+                op("muli", k.const(dil[i]), op("subi", blocks[i], one)),
+            )
+            counts.append(op("addi", op("floordivsi", op("subi", span, one), k.const(strides[i])), one))
+        out = k.destination(0, [None, channels, *dims])
+        out = k.fill(k.constant(0, x.dtype), out)
+        wt = TensorType((None,) * n, "i8")
+        win = KernelValue(k.fresh("win"), wt, builtin_tensor(wt))
+        k.emit(f"{win.name} = tensor.empty({', '.join(blocks)}) : {win.mlir}")
+        t = element(x.dtype)
+        rank = 2 + n
+        last_col = op("subi", k.dim(x, 2), one)
+        last_row = op("subi", k.dim(x, 1), one)
+
+        def body(a: list[str]) -> list[str]:
+            ok = k.typed("arith.constant true")
+            column, row = zero, k.scalar(f"linalg.index {1}", "index")
+            for i in range(n):
+                y = k.scalar(f"linalg.index {2 + i}", "index")
+                tap = k.scalar(f"linalg.index {rank + i}", "index")
+                p = op("subi", op("addi", y, k.const(pads[i])), op("muli", tap, k.const(dil[i])))
+                q = op("floordivsi", p, k.const(strides[i]))
+                exact = op("cmpi eq,", op("muli", q, k.const(strides[i])), p)
+                inside = op("andi", op("cmpi sge,", q, zero), op("cmpi slt,", q, counts[i]), "i1")
+                ok = op("andi", ok, op("andi", exact, inside, "i1"), "i1")
+                column = op("addi", op("muli", column, counts[i]), q)
+                row = op("addi", op("muli", row, blocks[i]), tap)
+            column = op("minsi", op("maxsi", column, zero), last_col)
+            row = op("minsi", op("maxsi", row, zero), last_row)
+            b = k.scalar("linalg.index 0", "index")
+            v = k.scalar(f"tensor.extract {x.name}[{b}, {row}, {column}]", x.mlir)
+            add = "arith.addf" if is_float(x.dtype) else "arith.addi"
+            return [k.scalar(f"arith.select {ok}, {k.scalar(f'{add} {a[1]}, {v}', t)}, {a[1]}", t)]
+
+        ds = [f"d{i}" for i in range(rank + n)]
+        maps = [
+            f"({', '.join(ds)}) -> ({', '.join(ds[rank:])})",
+            f"({', '.join(ds)}) -> ({', '.join(ds[:rank])})",
+        ]
+        return k.generic([win], [out], maps, ["parallel"] * rank + ["reduction"] * n, body)
+
+
+def col2im_runtime(
+    x: ir.Value,
+    image: ir.Value,
+    block: ir.Value,
+    dilations: Sequence[int],
+    pads: Sequence[int],
+    strides: Sequence[int],
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """ONNX Col2Im of ``x`` with ``image`` and ``block`` shapes read at run time."""
+    attrs = {"dilations": list(dilations), "pads": list(pads), "strides": list(strides)}
+    return Col2imRuntimeOp.build([x, image, block], attrs, loc=loc).result

@@ -855,6 +855,15 @@ def _max_unpool(ctx: NodeContext) -> list[Out]:
 @converter("Col2Im")
 def _col2im(ctx: NodeContext) -> list[Out]:
     x = ctx.x(0)
+    if ctx.const(1) is None or ctx.const(2) is None:  # read at run time
+        n = ctx.shape(1)[0]
+        if n is None or not n.is_const:
+            raise ConversionError("the length of 'image_shape' must be known at import time")
+        image, block = (ctx.x(i) if ctx.dtype(i) == "i64" else R.astype(ctx.x(i), "i64") for i in (1, 2))
+        dilations = _ints(ctx.attr("dilations"), n.value, 1, "dilations")
+        strides = _ints(ctx.attr("strides"), n.value, 1, "strides")
+        pads = _ints(ctx.attr("pads"), 2 * n.value, 0, "pads")
+        return [R.col2im_runtime(x, image, block, dilations, pads, strides)]
     image = [int(v) for v in ctx.require_const(1, "image_shape").reshape(-1)]
     block = [int(v) for v in ctx.require_const(2, "block_shape").reshape(-1)]
     n = len(image)

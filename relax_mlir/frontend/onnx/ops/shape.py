@@ -356,6 +356,8 @@ def _slice(ctx: NodeContext) -> list[Out]:
         axes = [int(a) for a in ctx.require_const(3, "axes")] if ctx.has(3) else list(range(n.value))
         steps = [int(s) for s in ctx.require_const(4, "steps")] if ctx.has(4) else [1] * n.value
         axes = normalize_axes(axes, rank)
+        if any(s < 0 for s in steps) and (ctx.exprs(1) is None or ctx.exprs(2) is None):
+            return [slice_runtime(ctx)]  # negative steps from bounds read at run time
         starts, ends = (_slice_bounds(ctx, i, what, axes, steps) for i, what in ((1, "starts"), (2, "ends")))
     axes = normalize_axes(axes, rank)
     if any(s == 0 for s in steps):
@@ -376,8 +378,6 @@ def _slice_bounds(ctx: NodeContext, i: int, what: str, axes: list[int], steps: l
     from the end); read at run time, they are first made non-negative and clamped to the dim."""
     if ctx.exprs(i) is not None:
         return list(ctx.exprs(i).reshape(-1))
-    if any(s < 0 for s in steps):
-        ctx.require_const(i, what)
     dtype = ctx.dtype(i)
     dims = ctx.value_of(known_dims([ctx.shape(0)[a] for a in axes], dtype))
     v = ctx.x(i)
