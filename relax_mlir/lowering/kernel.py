@@ -327,11 +327,15 @@ class KernelBuilder:
         """
         rank = out.rank
         maps, resolved = [], []
+        unknown = self._sole_unknown_providers(inputs, out)
         for v in inputs:
             offset = rank - v.rank
             exprs, dims = [], list(v.shape)
             for axis, d in enumerate(v.shape):
                 o = out.shape[axis + offset]
+                if d is None and o is None and unknown.get(axis + offset) is v:
+                    exprs.append(f"d{axis + offset}")  # the one operand that gives this unknown dim
+                    continue
                 if d is None or o is None:
                     raise self.fail(
                         f"cannot lower broadcasting of {v.type} to {out.type} with unknown dims: "
@@ -353,6 +357,40 @@ class KernelBuilder:
             inputs, [out], [*maps, identity(rank)], ["parallel"] * rank, lambda a: [body(a[:-1])]
         )
         return r
+
+    @staticmethod
+    def _sole_unknown_providers(inputs: Sequence[KernelValue], out: KernelValue) -> dict[int, KernelValue]:
+        """Per unknown dim of ``out``: the operand giving it, when it is the only operand whose dim there is
+        not a static 1 (so no broadcasting can happen along it)."""
+        found: dict[int, KernelValue] = {}
+        for i, o in enumerate(out.shape):
+            if o is not None:
+                continue
+            givers = [
+                v for v in inputs if i - (out.rank - v.rank) >= 0 and v.shape[i - (out.rank - v.rank)] != 1
+            ]
+            if len(givers) == 1 and givers[0].shape[i - (out.rank - givers[0].rank)] is None:
+                found[i] = givers[0]
+        return found
+
+    def elementwise_sizes(self, inputs: Sequence[KernelValue]) -> list[str | None] | None:
+        """Index values for the result's unknown dims of a broadcasting elementwise kernel (``destination``'s
+        ``sizes``), each read from the one operand that gives it; None when some dim has no such operand."""
+        t = self.result_types[0]
+        if t.shape is None:
+            return None
+        probe = KernelValue("", t, "")
+        unknown = self._sole_unknown_providers(inputs, probe)
+        sizes: list[str | None] = []
+        for i, d in enumerate(t.shape):
+            if d is not None:
+                sizes.append(None)
+            elif i in unknown:
+                v = unknown[i]
+                sizes.append(self.dim(v, i - len(t.shape) + v.rank))
+            else:
+                return None
+        return sizes
 
     def op(self, text: str, result: KernelValue | TensorType) -> KernelValue:
         """Emit ``%r = <text>`` producing a tensor of the given type; return it."""

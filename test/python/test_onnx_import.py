@@ -120,10 +120,19 @@ def test_constants_fix_graph_inputs() -> None:
         [value_info("x", np.float32, ["n"]), value_info("axes", np.int64, [1])],
         [value_info("y", np.float32, None)],
     )
-    with pytest.raises(OnnxImportError, match=r"input #1 \('axes', value 'axes'\) must be known") as info:
+    assert '-> !relax.tensor<["y_shape_1", "y_shape_2"], f32>' in str(
         from_onnx(model)
-    assert info.value.constant_input == "axes"
-    module = from_onnx(model, constants={"axes": np.array([1])})
+    )  # axes read at run time
+    dropout = node_model(
+        "Dropout",
+        [value_info("x", np.float32, ["n"]), value_info("ratio", np.float32, [])],
+        [value_info("y", np.float32, None)],
+        [numpy_helper.from_array(np.array(True), "training")],
+    )
+    with pytest.raises(OnnxImportError, match=r"input #1 \('ratio', value 'ratio'\) must be known") as info:
+        from_onnx(dropout)
+    assert info.value.constant_input == "ratio"
+    module = from_onnx(model, constants={"axes": np.array([1])})  # folded: the precise type
     assert '-> !relax.tensor<["n", 1], f32>' in str(module)
     with pytest.raises(OnnxImportError, match=r"constants\['axes'\] has dtype int32"):
         from_onnx(model, constants={"axes": np.array([1], np.int32)})

@@ -209,13 +209,14 @@ def lower_elementwise(k: KernelBuilder, scalar: Scalar, dtype_operand: int = 0) 
     if scalar.code(dtype) is None:
         hint = "; convert the operands with relax.astype first" if dtype == "i1" else ""
         raise k.fail(f"not defined for dtype {dtype}{hint}")
-    if k.allocating:
+    sizes = k.elementwise_sizes(k.ins) if k.allocating else []
+    if sizes is None:
         raise k.fail(
             f"cannot lower broadcasting to {k.result_types[0]}: a result dim is unknown (two symbols that may "
             "each be 1); state the operands' dims with relax.match_cast first"
         )
     e = Emit(k, dtype)
-    return [k.elementwise(k.ins, k.outs[0], lambda a: scalar.emit(e, a))]
+    return [k.elementwise(k.ins, k.destination(0, sizes), lambda a: scalar.emit(e, a))]
 
 
 # Float floor_divide and mod exactly as numpy computes them (npy_divmod): from fmod, adjusted
@@ -493,7 +494,7 @@ def _select(e: Emit, args: list[str]) -> str:
 
 def _astype(e: Emit, args: list[str]) -> str:
     """Convert from ``e.dtype`` to the result's dtype (i1 is a 0/1 byte: unsigned, 8 bits wide)."""
-    x, src, dst = args[0], e.dtype, e.k.outs[0].dtype
+    x, src, dst = args[0], e.dtype, e.k.result_types[0].dtype
     if minifloat.is_minifloat(dst):  # float8/float4: encoded with integer ops
         return minifloat.encode(e, *minifloat.widen(e, x, src, element(src), e.unsigned), dst)
     if minifloat.is_minifloat(src):
@@ -974,14 +975,14 @@ class BitcastOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        src, dst = element(k.ins[0].dtype), element(k.outs[0].dtype)
+        src, dst = element(k.ins[0].dtype), element(k.result_types[0].dtype)
 
         def body(a: list[str]) -> str:
             if src == dst:
                 return a[0]
             return k.scalar(f"arith.bitcast {a[0]}", f"{src} to {dst}")
 
-        return [k.elementwise(k.ins, k.outs[0], body)]
+        return [k.elementwise(k.ins, k.destination(0, k.elementwise_sizes(k.ins) or []), body)]
 
 
 def bitcast(x: ir.Value, dtype: str, *, loc: ir.Location | None = None) -> ir.Value:

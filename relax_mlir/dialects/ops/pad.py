@@ -63,7 +63,85 @@ class PadOp(RelaxOp):
         befores, afters = widths[0::2], widths[1::2]
         if k.attrs["mode"] == "constant":
             return [_pad_constant(k, x, out, befores, afters)]
-        return [_pad_index(k, x, out, befores, afters)]
+        return [_pad_index(k, x, out, [k.const(b) for b in befores])]
+
+
+@relax_op
+class PadRuntimeOp(RelaxOp):
+    """``relax.pad`` with the widths read at run time from ``pads`` (i64, [before0, after0, before1, ...]) and
+    the constant from ``value`` (a 0-d tensor of x's dtype); the result dims are unknown.
+
+    ``%y = "relax.pad_runtime"(%x, %pads, %v) {mode = "reflect"} : (!relax.tensor<["n", 4], f32>,
+    !relax.tensor<[4], i64>, !relax.tensor<[], f32>) -> !relax.tensor<["?", "?"], f32>``
+    """
+
+    NAME = "pad_runtime"
+    OPERANDS = (Operand("x"), Operand("pads"), Operand("value"))
+    ATTRS = (Attr("mode", "str"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x, pads = tensor_operand(operand_types[0], "x"), tensor_operand(operand_types[1], "pads")
+        value = tensor_operand(operand_types[2], "value")
+        if attrs["mode"] not in PAD_MODES:
+            raise ShapeError(
+                f"unknown pad mode '{attrs['mode']}'; expected one of {', '.join(sorted(PAD_MODES))}"
+            )
+        if value.shape not in (None, ()) or value.dtype != x.dtype:
+            raise ShapeError(f"operand 'value' must be a 0-d tensor of {x.dtype}, got {value}")
+        if x.shape is None:
+            return [TensorType(None, x.dtype)]
+        if pads.dtype != "i64" or pads.shape != (const(2 * len(x.shape)),):
+            raise ShapeError(f"operand 'pads' must be an i64 tensor of {2 * len(x.shape)} widths, got {pads}")
+        return [TensorType((None,) * len(x.shape), x.dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """Each result element reads x at its index minus the before width: folded back into range (reflect,
+        edge, wrap) or, outside x, the value (constant; negative widths crop)."""
+        x, pads, v = k.ins
+        widths = []
+        for i in range(2 * x.rank):
+            e = k.scalar(f"tensor.extract {pads.name}[{k.const(i)}]", pads.mlir)
+            widths.append(k.typed(f"arith.index_cast {e} : i64 to index"))
+        befores, afters = widths[0::2], widths[1::2]
+        sizes = []
+        for a in range(x.rank):
+            grow = k.scalar(f"arith.addi {befores[a]}, {afters[a]}", "index")
+            total = k.scalar(f"arith.addi {k.dim(x, a)}, {grow}", "index")
+            sizes.append(k.scalar(f"arith.maxsi {total}, {k.const(0)}", "index"))
+        out = k.destination(0, sizes)
+        value = k.scalar(f"tensor.extract {v.name}[]", v.mlir)
+        if k.attrs["mode"] != "constant":
+            return [_pad_index(k, x, out, befores, value)]
+        if x.rank == 0:
+            return [k.copy(x, out)]
+        zero, t = k.const(0), element(x.dtype)
+        lasts = [k.scalar(f"arith.subi {k.dim(x, a)}, {k.const(1)}", "index") for a in range(x.rank)]
+
+        def body(_: list[str]) -> list[str]:
+            inside, coords = None, []
+            for a in range(x.rank):
+                j = k.scalar(f"arith.subi {k.scalar(f'linalg.index {a}', 'index')}, {befores[a]}", "index")
+                low = k.scalar(f"arith.cmpi sge, {j}, {zero}", "index")
+                high = k.scalar(f"arith.cmpi sle, {j}, {lasts[a]}", "index")
+                ok = k.scalar(f"arith.andi {low}, {high}", "i1")
+                inside = ok if inside is None else k.scalar(f"arith.andi {inside}, {ok}", "i1")
+                clamped = k.scalar(f"arith.maxsi {j}, {zero}", "index")
+                coords.append(k.scalar(f"arith.minsi {clamped}, {lasts[a]}", "index"))
+            r = k.fresh()
+            lines, got = k.capture(lambda: k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir))
+            k.emit(
+                f"{r} = scf.if {inside} -> ({t}) {{",
+                *("  " + line for line in lines),
+                f"  scf.yield {got} : {t}",
+                "} else {",
+                f"  scf.yield {value} : {t}",
+                "}",
+            )
+            return [r]
+
+        return k.generic([], [out], [identity(out.rank)], ["parallel"] * out.rank, body)[0:1]
 
 
 def _value(k: KernelBuilder, dtype: str) -> str:
@@ -94,7 +172,7 @@ def _pad_constant(
 
 
 def _pad_index(
-    k: KernelBuilder, x: KernelValue, out: KernelValue, befores: list[int], afters: list[int]
+    k: KernelBuilder, x: KernelValue, out: KernelValue, befores: list[str], fill: str | None = None
 ) -> KernelValue:
     """Reflect, edge or wrap padding: each result element reads ``x`` at an index folded back into range.
 
@@ -103,7 +181,7 @@ def _pad_index(
     """
     if x.rank == 0:
         return k.copy(x, out)
-    value, t = _value(k, out.dtype), element(out.dtype)
+    value, t = fill or _value(k, out.dtype), element(out.dtype)
     if any(d == const(0) for d in x.shape):
         return k.fill(value, out)
     one, zero = k.const(1), k.const(0)
@@ -124,7 +202,7 @@ def _pad_index(
     def read(ivs: list[str]) -> str:
         coords = []
         for axis, (iv, b) in enumerate(zip(ivs, befores)):
-            j = k.scalar(f"arith.subi {iv}, {k.const(b)}", "index")
+            j = k.scalar(f"arith.subi {iv}, {b}", "index")
             if wrap:  # periodic with period d
                 r = k.scalar(f"arith.remsi {j}, {dims[axis]}", "index")
                 s = k.scalar(f"arith.addi {r}, {dims[axis]}", "index")
@@ -172,3 +250,10 @@ def pad(
 ) -> ir.Value:
     """``x`` padded by ``pad_width`` (before/after per dim)."""
     return PadOp.build([x], {"pad_width": pad_width, "mode": mode, "value": value}, loc=loc).result
+
+
+def pad_runtime(
+    x: ir.Value, pads: ir.Value, value: ir.Value, mode: str = "constant", *, loc: ir.Location | None = None
+) -> ir.Value:
+    """``x`` padded by widths read at run time (``pads``: i64 before/after per dim) with the 0-d ``value``."""
+    return PadRuntimeOp.build([x, pads, value], {"mode": mode}, loc=loc).result

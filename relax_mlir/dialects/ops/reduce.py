@@ -15,7 +15,7 @@ from mlir import ir
 
 from relax_mlir.dialects.dims import ONE, normalize_axes, normalize_axis, product, tensor_operand
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
-from relax_mlir.dialects.types import RelaxType, TensorType
+from relax_mlir.dialects.types import PrimType, RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.lowering.kernel import (
     KernelBuilder,
@@ -364,88 +364,130 @@ class TopkOp(RelaxOp):
         after it. Costs k passes over the input: meant for small k. A symbolic axis shorter than k at
         run time (nothing can check it before the call) gives index -1 and value 0 past its end.
         """
-        x, count, largest = k.ins[0], k.attrs["k"], k.attrs["largest"]
-        axis = normalize_axis(k.attrs["axis"], x.rank)
-        sizes = _result_sizes(k, x, [None if j == axis else j for j in range(x.rank)])
-        values, indices = k.destination(0, sizes), k.destination(1, sizes)
-        rank, t = x.rank, element(x.dtype)
-        rows = [j for j in range(rank) if j != axis]
-        row_index_type = TensorType(tuple(x.shape[j] for j in rows), "i64")
-        j, idxs, r = k.fresh("j"), k.fresh("idxs"), k.fresh("r")
-        maps = [identity(rank)] + [_projection(rank, rows)] * 3
-        iterators = ["reduction" if d == axis else "parallel" for d in range(rank)]
+        return _topk(k, k.const(k.attrs["k"]), None)
 
-        def before(a: str, ia: str, b: str, ib: str) -> str:
-            """(a, ia) strictly before (b, ib) in the order."""
-            less_index = k.scalar(f"arith.cmpi slt, {ia}, {ib}", "i64")
-            tie = k.scalar(f"arith.andi {equal(k, x.dtype, a, b)}, {less_index}", "i1")
-            return k.scalar(f"arith.ori {precedes(k, largest, largest, x.dtype, a, b)}, {tie}", "i1")
 
-        def step() -> str:
-            prev = k.scalar(
-                f"arith.maxsi {k.scalar(f'arith.subi {j}, {k.const(1)}', 'index')}, {k.const(0)}", "index"
-            )
-            first = k.scalar(f"arith.cmpi eq, {j}, {k.const(0)}", "index")
-            pi = _line(
-                k,
-                f"tensor.extract_slice {idxs}{_slice(k, indices, axis, prev)} : "
-                f"{indices.mlir} to {builtin_tensor(row_index_type)}",
-            )
-            best_v = _fill(k, _empty_from(k, x, rows, x.dtype), 0)
-            best_i = _fill(k, _empty_from(k, x, rows, "i64"), -1)
+@relax_op
+class TopkRuntimeOp(TopkOp):
+    """``relax.topk`` with ``k`` a symbolic integer (read at run time, e.g. bound by a match_cast of a shape);
+    ``relax.check_bound`` checks it against the axis before.
 
-            def body(a: list[str]) -> list[str]:
-                xv, piv, bv, bi = a
-                i = _line(k, f"arith.index_cast {_line(k, f'linalg.index {axis} : index')} : index to i64")
-                zero = k.constant(0, "i64")
-                has_prev = k.scalar(f"arith.cmpi sge, {piv}, {zero}", "i64")  # -1: the axis had < k elements
-                clamped = k.scalar(f"arith.maxsi {piv}, {zero}", "i64")
-                safe = k.scalar(f"arith.select {first}, {zero}, {clamped}", "i64")
-                pvv = _gather(k, x, axis, safe)  # unset before step 0: not read then
-                after = k.scalar(f"arith.andi {has_prev}, {before(pvv, piv, xv, i)}", "i1")
-                candidate = k.scalar(f"arith.ori {first}, {after}", "i1")
-                none = k.scalar(f"arith.cmpi slt, {bi}, {k.constant(0, 'i64')}", "i64")
-                better = k.scalar(f"arith.ori {none}, {before(xv, i, bv, bi)}", "i1")
-                take = k.scalar(f"arith.andi {candidate}, {better}", "i1")
-                return [
-                    k.scalar(f"arith.select {take}, {xv}, {bv}", t),
-                    k.scalar(f"arith.select {take}, {i}, {bi}", "i64"),
-                ]
+    ``%v, %i = "relax.topk_runtime"(%x, %k) {axis = -1 : i64, largest = true} : (!relax.tensor<["n", 100], f32>,
+    !relax.prim<"k">) -> (!relax.tensor<["n", "k"], f32>, !relax.tensor<["n", "k"], i64>)``
+    """
 
-            prev_i = KernelValue(pi, row_index_type, builtin_tensor(row_index_type))
-            _, i = k.generic([x, prev_i], [best_v, best_i], maps, iterators, body)
-            return _line(
-                k,
-                f"tensor.insert_slice {i.name} into {idxs}{_slice(k, indices, axis, j)} : "
-                f"{i.mlir} into {indices.mlir}",
-            )
+    NAME = "topk_runtime"
+    OPERANDS = (Operand("x"), Operand("k", "prim"))
+    ATTRS = (Attr("axis", "int"), Attr("largest", "bool"))
 
-        lines, new_i = k.capture(step)
-        k.emit(
-            f"{r} = scf.for {j} = {k.const(0)} to {k.const(count)} step {k.const(1)} "
-            f"iter_args({idxs} = {indices.name}) -> ({indices.mlir}) {{",
-            *("  " + line for line in lines),
-            f"  scf.yield {new_i} : {indices.mlir}",
-            "}",
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x, count = tensor_operand(operand_types[0], "x"), operand_types[1]
+        if not isinstance(count, PrimType):
+            raise ShapeError(f"operand 'k' must be a symbolic integer, got {count}")
+        if x.shape is None:
+            return [TensorType(None, x.dtype), TensorType(None, "i64")]
+        axis = normalize_axis(attrs["axis"], len(x.shape))
+        shape = x.shape[:axis] + (count.value,) + x.shape[axis + 1 :]
+        return [TensorType(shape, x.dtype), TensorType(shape, "i64")]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        count = k.scalar(f"arith.maxsi {k.ins[1].name}, {k.const(0)}", "index")
+        return _topk(k, count, count)
+
+
+def _topk(k: KernelBuilder, count: str, count_size: str | None) -> list[KernelValue]:
+    """The k selection steps of ``relax.topk`` for ``count`` (an index value) results; ``count_size`` sizes
+    the results' axis when it is unknown."""
+    x, largest = k.ins[0], k.attrs["largest"]
+    axis = normalize_axis(k.attrs["axis"], x.rank)
+    sizes = _result_sizes(k, x, [None if j == axis else j for j in range(x.rank)])
+    if sizes:
+        sizes[axis] = count_size
+    values, indices = k.destination(0, sizes), k.destination(1, sizes)
+    rank, t = x.rank, element(x.dtype)
+    rows = [j for j in range(rank) if j != axis]
+    row_index_type = TensorType(tuple(x.shape[j] for j in rows), "i64")
+    j, idxs, r = k.fresh("j"), k.fresh("idxs"), k.fresh("r")
+    maps = [identity(rank)] + [_projection(rank, rows)] * 3
+    iterators = ["reduction" if d == axis else "parallel" for d in range(rank)]
+
+    def before(a: str, ia: str, b: str, ib: str) -> str:
+        """(a, ia) strictly before (b, ib) in the order."""
+        less_index = k.scalar(f"arith.cmpi slt, {ia}, {ib}", "i64")
+        tie = k.scalar(f"arith.andi {equal(k, x.dtype, a, b)}, {less_index}", "i1")
+        return k.scalar(f"arith.ori {precedes(k, largest, largest, x.dtype, a, b)}, {tie}", "i1")
+
+    def step() -> str:
+        prev = k.scalar(
+            f"arith.maxsi {k.scalar(f'arith.subi {j}, {k.const(1)}', 'index')}, {k.const(0)}", "index"
         )
-        found = KernelValue(r, indices.type, indices.mlir)
+        first = k.scalar(f"arith.cmpi eq, {j}, {k.const(0)}", "index")
+        pi = _line(
+            k,
+            f"tensor.extract_slice {idxs}{_slice(k, indices, axis, prev)} : "
+            f"{indices.mlir} to {builtin_tensor(row_index_type)}",
+        )
+        best_v = _fill(k, _empty_from(k, x, rows, x.dtype), 0)
+        best_i = _fill(k, _empty_from(k, x, rows, "i64"), -1)
 
-        def gather(a: list[str]) -> list[str]:
-            """The value at each found index; 0 where none was found (an axis shorter than k at run time)."""
+        def body(a: list[str]) -> list[str]:
+            xv, piv, bv, bi = a
+            i = _line(k, f"arith.index_cast {_line(k, f'linalg.index {axis} : index')} : index to i64")
             zero = k.constant(0, "i64")
-            value = _gather(k, x, axis, k.scalar(f"arith.maxsi {a[0]}, {zero}", "i64"))
-            missing = k.scalar(f"arith.cmpi slt, {a[0]}, {zero}", "i64")
-            return [k.scalar(f"arith.select {missing}, {k.constant(0, _stored(x.dtype))}, {value}", t)]
+            has_prev = k.scalar(f"arith.cmpi sge, {piv}, {zero}", "i64")  # -1: the axis had < k elements
+            clamped = k.scalar(f"arith.maxsi {piv}, {zero}", "i64")
+            safe = k.scalar(f"arith.select {first}, {zero}, {clamped}", "i64")
+            pvv = _gather(k, x, axis, safe)  # unset before step 0: not read then
+            after = k.scalar(f"arith.andi {has_prev}, {before(pvv, piv, xv, i)}", "i1")
+            candidate = k.scalar(f"arith.ori {first}, {after}", "i1")
+            none = k.scalar(f"arith.cmpi slt, {bi}, {k.constant(0, 'i64')}", "i64")
+            better = k.scalar(f"arith.ori {none}, {before(xv, i, bv, bi)}", "i1")
+            take = k.scalar(f"arith.andi {candidate}, {better}", "i1")
+            return [
+                k.scalar(f"arith.select {take}, {xv}, {bv}", t),
+                k.scalar(f"arith.select {take}, {i}, {bi}", "i64"),
+            ]
 
-        [v] = k.generic([found], [values], [identity(rank)] * 2, ["parallel"] * rank, gather)
-        return [v, found]
+        prev_i = KernelValue(pi, row_index_type, builtin_tensor(row_index_type))
+        _, i = k.generic([x, prev_i], [best_v, best_i], maps, iterators, body)
+        return _line(
+            k,
+            f"tensor.insert_slice {i.name} into {idxs}{_slice(k, indices, axis, j)} : "
+            f"{i.mlir} into {indices.mlir}",
+        )
+
+    lines, new_i = k.capture(step)
+    k.emit(
+        f"{r} = scf.for {j} = {k.const(0)} to {count} step {k.const(1)} "
+        f"iter_args({idxs} = {indices.name}) -> ({indices.mlir}) {{",
+        *("  " + line for line in lines),
+        f"  scf.yield {new_i} : {indices.mlir}",
+        "}",
+    )
+    found = KernelValue(r, indices.type, indices.mlir)
+
+    def gather(a: list[str]) -> list[str]:
+        """The value at each found index; 0 where none was found (an axis shorter than k at run time)."""
+        zero = k.constant(0, "i64")
+        value = _gather(k, x, axis, k.scalar(f"arith.maxsi {a[0]}, {zero}", "i64"))
+        missing = k.scalar(f"arith.cmpi slt, {a[0]}, {zero}", "i64")
+        return [k.scalar(f"arith.select {missing}, {k.constant(0, _stored(x.dtype))}, {value}", t)]
+
+    [v] = k.generic([found], [values], [identity(rank)] * 2, ["parallel"] * rank, gather)
+    return [v, found]
 
 
 def topk(
-    x: ir.Value, k: int, axis: int = -1, largest: bool = True, *, loc: ir.Location | None = None
+    x: ir.Value, k: int | ir.Value, axis: int = -1, largest: bool = True, *, loc: ir.Location | None = None
 ) -> tuple[ir.Value, ir.Value]:
-    """The top ``k`` values of ``x`` along ``axis`` and their indices."""
-    op = TopkOp.build([x], {"k": k, "axis": axis, "largest": largest}, loc=loc)
+    """The top ``k`` values of ``x`` along ``axis`` and their indices (``k`` an int, or a symbolic integer
+    value known at run time)."""
+    if isinstance(k, ir.Value):
+        op = TopkRuntimeOp.build([x, k], {"axis": axis, "largest": largest}, loc=loc)
+    else:
+        op = TopkOp.build([x], {"k": k, "axis": axis, "largest": largest}, loc=loc)
     return op.results[0], op.results[1]
 
 

@@ -315,52 +315,88 @@ class ResizeAxisOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        _require_known_result(k)
-        x, out = k.ins[0], k.outs[0]
-        axis, rank = k.attrs["axis"], x.rank
-        if any(d == const(0) for d in out.shape):
-            return [out]
-        method = k.attrs["method"]
-        taps = resize_taps(method, k.attrs["antialias"], k.attrs["scale"])
-        tables = _axis_tables(k, x, out, axis, taps)
-        crop = k.attrs["coordinate_mode"] == "tf_crop_and_resize"
-        maps = [f"({', '.join(f'd{i}' for i in range(rank))}) -> (d{axis})"] * len(tables)
-        out_map = identity(rank)
-        zero = k.const(0)
+        return _lower_axis(k, None)
 
-        def read(ivs: list[str], idx: str) -> str:
-            coords = list(ivs)
-            coords[axis] = idx
-            return k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)
 
-        def body(a: list[str]) -> list[str]:
-            ivs = [k.scalar(f"linalg.index {i}", "index") for i in range(rank)]
-            first = k.scalar(f"arith.maxsi {a[0]}, {zero}", "index")
-            if method == "nearest":
-                value = read(ivs, first)
-            else:
-                t = element(x.dtype)
-                acc = None
-                for j in range(taps):
-                    v = read(ivs, first if j == 0 else a[j])
-                    if t != "f64":
-                        v = k.scalar(f"arith.extf {v}", f"{t} to f64")
-                    term = k.scalar(f"arith.mulf {v}, {a[taps + j]}", "f64")
-                    acc = term if acc is None else k.scalar(f"arith.addf {acc}, {term}", "f64")
-                assert acc is not None
-                value = acc if t == "f64" else k.scalar(f"arith.truncf {acc}", f"f64 to {t}")
-            if not crop:
-                return [value]
-            outside = k.scalar(f"arith.cmpi slt, {a[0]}, {zero}", "index")
-            fill = _extrapolation(k, x.dtype)
-            return [
-                k.scalar(
-                    f"arith.select {outside}, {fill}, {value}", element(x.dtype) if x.dtype != "i1" else "i8"
-                )
-            ]
+@relax_op
+class ResizeAxisRuntimeOp(ResizeAxisOp):
+    """``relax.resize_axis`` whose scale and roi are read at run time from ``params``, an f64 tensor
+    (scale, roi start, roi end); a scale of 0 means size / input size. The ``scale``, ``roi_start`` and
+    ``roi_end`` attributes are unused (0, 0, 1).
 
-        [r] = k.generic(tables, [out], [*maps, out_map], ["parallel"] * rank, body)
-        return [r]
+    ``%y = "relax.resize_axis_runtime"(%x, %p) {antialias = false, axis = 2 : i64, coordinate_mode =
+    "asymmetric", cubic_a = -0.75 : f64, exclude_outside = false, extrapolation = 0.0 : f64, method =
+    "nearest", nearest_mode = "floor", roi_end = 1.0 : f64, roi_start = 0.0 : f64, scale = 0.0 : f64,
+    size = "s"} : (!relax.tensor<["n", 3, "h", "w"], f32>, !relax.tensor<[3], f64>)
+    -> !relax.tensor<["n", 3, "s", "w"], f32>``
+    """
+
+    NAME = "resize_axis_runtime"
+    OPERANDS = (Operand("x"), Operand("params"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        p = operand_types[1]
+        if not isinstance(p, TensorType) or p.dtype != "f64" or p.shape != (const(3),):
+            raise ShapeError(f"operand 'params' must be an f64 tensor of 3 values, got {p}")
+        return super().deduce(operand_types[:1], attrs)
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        p = k.ins[1]
+        names = [k.scalar(f"tensor.extract {p.name}[{k.const(i)}]", p.mlir) for i in range(3)]
+        return _lower_axis(k, dict(zip(("scale", "start", "end"), names)))
+
+
+def _lower_axis(k: KernelBuilder, params: dict[str, str] | None) -> list[KernelValue]:
+    """The kernel of ``relax.resize_axis``; ``params`` holds f64 SSA values of the scale and roi read at run
+    time (None: the attributes)."""
+    _require_known_result(k)
+    x, out = k.ins[0], k.outs[0]
+    axis, rank = k.attrs["axis"], x.rank
+    if any(d == const(0) for d in out.shape):
+        return [out]
+    method = k.attrs["method"]
+    taps = resize_taps(method, k.attrs["antialias"], k.attrs["scale"])
+    tables = _axis_tables(k, x, out, axis, taps, params)
+    crop = k.attrs["coordinate_mode"] == "tf_crop_and_resize"
+    maps = [f"({', '.join(f'd{i}' for i in range(rank))}) -> (d{axis})"] * len(tables)
+    out_map = identity(rank)
+    zero = k.const(0)
+
+    def read(ivs: list[str], idx: str) -> str:
+        coords = list(ivs)
+        coords[axis] = idx
+        return k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)
+
+    def body(a: list[str]) -> list[str]:
+        ivs = [k.scalar(f"linalg.index {i}", "index") for i in range(rank)]
+        first = k.scalar(f"arith.maxsi {a[0]}, {zero}", "index")
+        if method == "nearest":
+            value = read(ivs, first)
+        else:
+            t = element(x.dtype)
+            acc = None
+            for j in range(taps):
+                v = read(ivs, first if j == 0 else a[j])
+                if t != "f64":
+                    v = k.scalar(f"arith.extf {v}", f"{t} to f64")
+                term = k.scalar(f"arith.mulf {v}, {a[taps + j]}", "f64")
+                acc = term if acc is None else k.scalar(f"arith.addf {acc}, {term}", "f64")
+            assert acc is not None
+            value = acc if t == "f64" else k.scalar(f"arith.truncf {acc}", f"f64 to {t}")
+        if not crop:
+            return [value]
+        outside = k.scalar(f"arith.cmpi slt, {a[0]}, {zero}", "index")
+        fill = _extrapolation(k, x.dtype)
+        return [
+            k.scalar(
+                f"arith.select {outside}, {fill}, {value}", element(x.dtype) if x.dtype != "i1" else "i8"
+            )
+        ]
+
+    [r] = k.generic(tables, [out], [*maps, out_map], ["parallel"] * rank, body)
+    return [r]
 
 
 def _extrapolation(k: KernelBuilder, dtype: str) -> str:
@@ -376,8 +412,9 @@ def _f64(k: KernelBuilder, index: str) -> str:
     return k.scalar(f"arith.sitofp {k.scalar(f'arith.index_cast {index}', 'index to i64')}", "i64 to f64")
 
 
-def _source(k: KernelBuilder, o: str, size: str, out_size: str) -> str:
-    """ONNX's source coordinate (f64) of output position ``o`` along the resized axis."""
+def _source(k: KernelBuilder, o: str, size: str, out_size: str, params: dict[str, str] | None = None) -> str:
+    """ONNX's source coordinate (f64) of output position ``o`` along the resized axis (``params``: the
+    scale and roi read at run time)."""
     mode, scale_attr = k.attrs["coordinate_mode"], k.attrs["scale"]
 
     def op(name: str, a: str, b: str) -> str:
@@ -388,6 +425,9 @@ def _source(k: KernelBuilder, o: str, size: str, out_size: str) -> str:
 
     of, in_f, out_int = _f64(k, o), _f64(k, size), _f64(k, out_size)
     scale = c(scale_attr) if scale_attr > 0 else op("divf", out_int, in_f)
+    if params is not None:
+        given = k.scalar(f"arith.cmpf ogt, {params['scale']}, {c(0.0)}", "f64")
+        scale = k.scalar(f"arith.select {given}, {params['scale']}, {scale}", "f64")
     out_f = op("mulf", scale, in_f)  # ONNX's "output width": scale * input size, not rounded
     one, half = c(1.0), c(0.5)
     is_one = k.scalar(f"arith.cmpf oeq, {out_f}, {one}", "f64")
@@ -397,11 +437,13 @@ def _source(k: KernelBuilder, o: str, size: str, out_size: str) -> str:
     if mode == "asymmetric":
         return op("divf", of, scale)
     if mode == "tf_crop_and_resize":
-        start, end = k.attrs["roi_start"], k.attrs["roi_end"]
-        span = op("mulf", c(end - start), op("subf", in_f, one))
+        start, end = (
+            (params["start"], params["end"]) if params else (c(k.attrs["roi_start"]), c(k.attrs["roi_end"]))
+        )
+        span = op("mulf", op("subf", end, start), op("subf", in_f, one))
         many = op("divf", op("mulf", of, span), op("subf", out_f, one))
         value = k.scalar(f"arith.select {is_one}, {op('divf', span, c(2.0))}, {many}", "f64")
-        return op("addf", value, op("mulf", c(start), op("subf", in_f, one)))
+        return op("addf", value, op("mulf", start, op("subf", in_f, one)))
     value = op("subf", op("divf", op("addf", of, half), scale), half)
     if mode == "half_pixel":
         return value
@@ -419,7 +461,12 @@ def _ceil_f64(k: KernelBuilder, value: str) -> str:
 
 
 def _axis_tables(
-    k: KernelBuilder, x: KernelValue, out: KernelValue, axis: int, taps: int
+    k: KernelBuilder,
+    x: KernelValue,
+    out: KernelValue,
+    axis: int,
+    taps: int,
+    params: dict[str, str] | None = None,
 ) -> list[KernelValue]:
     """Per output position: ``taps`` source indices (the first is -1 when tf_crop_and_resize
     extrapolates), then (linear, cubic) ``taps`` f64 weights."""
@@ -458,7 +505,7 @@ def _axis_tables(
 
     def body(_: list[str]) -> list[str]:
         o = k.scalar("linalg.index 0", "index")
-        coord = _source(k, o, size, out_size)
+        coord = _source(k, o, size, out_size, params)
         outside = None
         if crop:
             below = k.scalar(f"arith.cmpf olt, {coord}, {c(0.0)}", "f64")
@@ -526,10 +573,12 @@ def resize_axis(
     antialias: bool = False,
     roi: tuple[float, float] = (0.0, 1.0),
     extrapolation: float = 0.0,
+    params: ir.Value | None = None,
     *,
     loc: ir.Location | None = None,
 ) -> ir.Value:
-    """Resize ``axis`` of ``x`` to ``size`` as ONNX Resize does (``scale`` 0: size / input size)."""
+    """Resize ``axis`` of ``x`` to ``size`` as ONNX Resize does (``scale`` 0: size / input size); ``params``,
+    an f64 tensor (scale, roi start, roi end), gives those at run time instead."""
     attrs = {
         "axis": axis,
         "size": size,
@@ -544,4 +593,7 @@ def resize_axis(
         "roi_end": roi[1],
         "extrapolation": extrapolation,
     }
+    if params is not None:
+        attrs.update(scale=0.0, roi_start=0.0, roi_end=1.0)
+        return ResizeAxisRuntimeOp.build([x, params], attrs, loc=loc).result
     return ResizeAxisOp.build([x], attrs, loc=loc).result

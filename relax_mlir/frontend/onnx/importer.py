@@ -406,9 +406,10 @@ class _Importer:
         try:
             with self.bb.context, loc, default_location(loc):
                 if self.functions.handles(node):
-                    outs = list(self.functions.convert(self, node))
+                    converted = self.functions.convert(self, node)
                 else:
-                    outs = list(CONVERTERS[node.op_type](ctx))
+                    converted = CONVERTERS[node.op_type](ctx)
+                outs = [self._bind_unknown_dims(v, o) for v, o in zip(converted, node.output)]
         except OnnxImportError:  # from a node of a subgraph: names that node
             raise
         except RelaxError as e:
@@ -428,6 +429,19 @@ class _Importer:
             if j >= len(outs) or outs[j] is None:
                 raise OnnxImportError(f"{where}: output #{j} ('{o}') is not supported")
             self.values[o] = outs[j]
+
+    def _bind_unknown_dims(self, value: ir.Value | Known | None, name: str) -> ir.Value | Known | None:
+        """``value``, its unknown dims (a result computed at run time) bound to fresh symbols by a match_cast,
+        so later ops (broadcasting, Shape...) see symbolic dims, as Relax does."""
+        if not isinstance(value, ir.Value):
+            return value
+        t = relax_type(value.type)
+        if not isinstance(t, TensorType) or t.shape is None or None not in t.shape:
+            return value
+        fresh = iter(self.fresh_symbols(f"{name}_d", t.shape.count(None)))
+        return R.match_cast(
+            value, TensorType(tuple(next(fresh) if d is None else d for d in t.shape), t.dtype)
+        )
 
     def _output(self, name: str) -> ir.Value:
         if name not in self.values:

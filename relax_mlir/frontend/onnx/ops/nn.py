@@ -15,8 +15,9 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
-from relax_mlir.dialects.dims import normalize_axis
+from relax_mlir.dialects.dims import normalize_axis, product
 from relax_mlir.dialects.types import TensorType, relax_type
+from relax_mlir.frontend.onnx.ops.runtime_inputs import is_runtime, pad_runtime, resize_params
 from relax_mlir.frontend.onnx.registry import (
     RELAX_TO_NUMPY,
     ConversionError,
@@ -497,6 +498,8 @@ def _pad(ctx: NodeContext) -> list[Out]:
         pads = [int(p) for p in ctx.attr("pads")]
         value = float(ctx.attr("value", 0.0))
         axes = list(range(rank))
+    elif any(is_runtime(ctx, i) for i in (1, 2, 3)):
+        return [pad_runtime(ctx, mode)]
     else:
         pads = [int(p) for p in ctx.require_const(1, "pads").reshape(-1)]
         value = 0.0
@@ -649,15 +652,16 @@ def _resize(ctx: NodeContext) -> list[Out]:
     n = len(axes)
     scales: list[float] | None = None
     sizes: list[Expr] | None = None
+    crop = coord == "tf_crop_and_resize"
+    keep_ratio = ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch" and is_runtime(ctx, sizes_i)
+    if is_runtime(ctx, scales_i) or (crop and is_runtime(ctx, roi_i)) or keep_ratio:
+        return [_resize_runtime(ctx, x, axes, scales_i, sizes_i, roi_i, mode, coord, nearest)]
     if scales_i is not None and ctx.has(scales_i):
         values = ctx.require_const(scales_i, "scales").reshape(-1)
         if values.size:
             scales = [float(v) for v in values]
     if sizes_i is not None and ctx.has(sizes_i) and scales is None:
-        exprs = ctx.exprs(sizes_i)
-        if exprs is None:
-            exprs = np.array([const(int(v)) for v in ctx.require_const(sizes_i, "sizes").reshape(-1)])
-        sizes = list(exprs.reshape(-1))
+        sizes = ctx.dims(sizes_i, "sizes")
     if (scales is None) == (sizes is None):
         raise ConversionError("Resize needs exactly one of 'scales' and 'sizes'")
     for name, v in (("scales", scales), ("sizes", sizes)):
@@ -711,6 +715,42 @@ def _resize(ctx: NodeContext) -> list[Out]:
     return [y]
 
 
+def _resize_runtime(
+    ctx: NodeContext,
+    x: ir.Value,
+    axes: list[int],
+    scales_i: int | None,
+    sizes_i: int | None,
+    roi_i: int | None,
+    mode: str,
+    coord: str,
+    nearest: str,
+) -> ir.Value:
+    """Resize whose scales (or roi) are read at run time: every axis is resized (none is known to be an
+    identity), with ``relax.resize_axis_runtime``."""
+    if ctx.attr("antialias", 0) and mode != "nearest":
+        raise ConversionError("antialias needs 'scales' or 'sizes' known at import time")
+    sizes, params = resize_params(ctx, axes, scales_i, sizes_i, roi_i, coord == "tf_crop_and_resize")
+    if sizes is None:
+        if sizes_i is None or not ctx.has(sizes_i):
+            raise ConversionError("Resize needs exactly one of 'scales' and 'sizes'")
+        sizes = ctx.dims(sizes_i, "sizes")
+    for axis, size, p in zip(axes, sizes, params):
+        x = R.resize_axis(
+            x,
+            axis,
+            format_dim(size),
+            method=mode,
+            coordinate_mode=coord,
+            nearest_mode=nearest,
+            cubic_a=float(ctx.attr("cubic_coeff_a", -0.75)),
+            exclude_outside=bool(ctx.attr("exclude_outside", 0)),
+            extrapolation=float(ctx.attr("extrapolation_value", 0.0)),
+            params=p,
+        )
+    return x
+
+
 @converter("Upsample")
 def _upsample(ctx: NodeContext) -> list[Out]:
     x = ctx.x(0)
@@ -720,6 +760,20 @@ def _upsample(ctx: NodeContext) -> list[Out]:
         raise ConversionError(f"attribute 'mode' value '{mode}' is not supported")
     if ctx.has_attr("scales"):
         scales = [float(s) for s in ctx.attr("scales")]
+    elif is_runtime(ctx, 1):
+        return [
+            _resize_runtime(
+                ctx,
+                x,
+                list(range(rank)),
+                1,
+                None,
+                None,
+                "nearest" if mode == "nearest" else "linear",
+                "asymmetric",
+                "floor",
+            )
+        ]
     else:
         scales = [float(s) for s in ctx.require_const(1, "scales").reshape(-1)]
     if len(scales) != rank:
@@ -746,15 +800,46 @@ def _upsample(ctx: NodeContext) -> list[Out]:
 def _base_coords(n: int, align: bool) -> np.ndarray:
     """AffineGrid's normalized coordinates of ``n`` positions in [-1, 1]."""
     if align:
-        return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+        return np.linspace(-1.0, 1.0, n)  # one position: -1, as ONNX's reference and onnxruntime
     return (2.0 * np.arange(n) + 1.0) / n - 1.0
+
+
+def _affine_grid_runtime(ctx: NodeContext, theta: ir.Value, align: bool) -> ir.Value:
+    """AffineGrid with ``size`` read at run time: its dims bound to symbols, the base grid built from aranges."""
+    dims = ctx.dims(1, "size")
+    spatial, dtype = dims[2:], ctx.dtype(0)
+    if len(spatial) not in (2, 3):
+        raise ConversionError(f"'size' needs 4 or 5 values, got {len(dims)}")
+    full = [format_dim(d) for d in spatial]
+    coords = []  # x, y[, z]: varying along W, H[, D]
+    for axis in reversed(range(len(spatial))):
+        n = spatial[axis]
+        i = R.astype(R.arange(0, format_dim(n), 1, "i64"), dtype)
+        count = R.astype(ctx.value_of(known_dims([n], shape=())), dtype)
+        one, two = ctx.scalar_like(1, dtype), ctx.scalar_like(2, dtype)
+        if align:
+            c = R.subtract(R.divide(R.multiply(i, two), R.maximum(R.subtract(count, one), one)), one)
+        else:
+            c = R.subtract(R.divide(R.add(R.multiply(i, two), one), count), one)
+        shape = [1] * len(spatial)
+        shape[axis] = full[axis]
+        coords.append(R.reshape(R.broadcast_to(R.reshape(c, shape), full), [-1, 1]))
+    ones = R.full([format_dim(product(spatial)), 1], 1.0, dtype)
+    base = R.reshape(R.concat([*coords, ones], 1), [1, -1, len(spatial) + 1])
+    batch = R.broadcast_to(
+        base, [format_dim(_shape(theta)[0]), format_dim(product(spatial)), len(spatial) + 1]
+    )
+    grid = R.matmul(batch, R.permute_dims(theta, [0, 2, 1]))
+    return _reshape(grid, [_shape(theta)[0], *spatial, len(spatial)])
 
 
 @converter("AffineGrid")
 def _affine_grid(ctx: NodeContext) -> list[Out]:
     theta = ctx.x(0)
-    size = [int(v) for v in ctx.require_const(1, "size").reshape(-1)]
     align = bool(ctx.attr("align_corners", 0))
+    if ctx.const(1) is None:
+        return [_affine_grid_runtime(ctx, theta, align)]
+    size = [int(v) for v in ctx.require_const(1, "size").reshape(-1)]
     spatial = size[2:]
     if len(spatial) not in (2, 3):
         raise ConversionError(f"'size' needs 4 or 5 values, got {size}")
@@ -784,6 +869,15 @@ def _max_unpool(ctx: NodeContext) -> list[Out]:
     ]
     # Indices address the default unpooled shape; a larger output_shape pads each spatial dim at its end.
     extra = [0] * (2 * len(out))
+    if ctx.has(2) and ctx.const(2) is None:  # read at run time: pad each dim at its end by the difference
+        target = ctx.x(2) if ctx.dtype(2) == "i64" else R.astype(ctx.x(2), "i64")
+        grow = R.subtract(target, ctx.value_of(known_dims(out)))
+        widths = R.concat([ctx.constant(np.zeros(len(out)), "i64"), grow])
+        widths = R.reshape(R.permute_dims(R.reshape(widths, [2, len(out)]), [1, 0]), [2 * len(out)])
+        flat = R.scatter_elements(
+            R.full(_spell([product(out)]), 0.0, ctx.dtype(0)), R.flatten(idx), R.flatten(x), 0
+        )
+        return [R.pad_runtime(_reshape(flat, out), widths, ctx.scalar_like(0, ctx.dtype(0)))]
     if ctx.has(2):
         target = [int(v) for v in ctx.require_const(2, "output_shape").reshape(-1)]
         for i, (d, t) in enumerate(zip(out, target)):
@@ -800,6 +894,15 @@ def _max_unpool(ctx: NodeContext) -> list[Out]:
 @converter("Col2Im")
 def _col2im(ctx: NodeContext) -> list[Out]:
     x = ctx.x(0)
+    if ctx.const(1) is None or ctx.const(2) is None:  # read at run time
+        n = ctx.shape(1)[0]
+        if n is None or not n.is_const:
+            raise ConversionError("the length of 'image_shape' must be known at import time")
+        image, block = (ctx.x(i) if ctx.dtype(i) == "i64" else R.astype(ctx.x(i), "i64") for i in (1, 2))
+        dilations = _ints(ctx.attr("dilations"), n.value, 1, "dilations")
+        strides = _ints(ctx.attr("strides"), n.value, 1, "strides")
+        pads = _ints(ctx.attr("pads"), 2 * n.value, 0, "pads")
+        return [R.col2im_runtime(x, image, block, dilations, pads, strides)]
     image = [int(v) for v in ctx.require_const(1, "image_shape").reshape(-1)]
     block = [int(v) for v in ctx.require_const(2, "block_shape").reshape(-1)]
     n = len(image)

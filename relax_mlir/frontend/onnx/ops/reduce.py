@@ -39,11 +39,14 @@ def _is_float(dtype: str) -> bool:
     return dtype.startswith(("f", "bf"))
 
 
-def _reduce_axes(ctx: NodeContext) -> list[int] | None:
-    """The normalized axes to reduce; None = all (empty axes without noop_with_empty_axes)."""
+def _reduce_axes(ctx: NodeContext) -> list[int] | ir.Value | None:
+    """The normalized axes to reduce; None = all (empty axes without noop_with_empty_axes); a relax value
+    (a 1-D i64 tensor checked at run time) when the axes are known only at run time."""
     rank = ctx.rank(0)
     if ctx.opset >= _AXES_INPUT.get(ctx.node.op_type, 18):
-        axes = [int(a) for a in ctx.require_const(1, "axes").reshape(-1)] if ctx.has(1) else []
+        if ctx.has(1) and ctx.const(1) is None and runtime_axes_length(ctx, 1) > 0:
+            return runtime_axes(ctx, 1, rank)
+        axes = [int(a) for a in ctx.const(1).reshape(-1)] if ctx.has(1) and ctx.const(1) is not None else []
     else:
         axes = list(ctx.attr("axes", []))
     if not axes:
@@ -54,8 +57,30 @@ def _reduce_axes(ctx: NodeContext) -> list[int] | None:
         raise ConversionError(f"attribute/input 'axes' = {axes} is invalid for rank {rank}: {e}") from None
 
 
-def reduce_with(x: ir.Value, name: str, axes: list[int] | None, keepdims: bool) -> ir.Value:
-    """Relax reduction ``name`` (sum/mean/max/min/prod) over ``axes`` (None = all; [] = none)."""
+def runtime_axes_length(ctx: NodeContext, i: int) -> int:
+    """The static length of input ``i``, a 1-D axes tensor known only at run time."""
+    shape = ctx.shape(i)
+    if len(shape) != 1 or shape[0] is None or not shape[0].is_const:
+        raise ConversionError(
+            f"input #{i} ('axes') is read at run time, so its length must be known at import time; "
+            f"it has shape {list(map(str, shape))}"
+        )
+    return shape[0].value
+
+
+def runtime_axes(ctx: NodeContext, i: int, rank: int, extra: int = 0, unique: bool = True) -> ir.Value:
+    """Input ``i``, axes read at run time, as an i64 tensor checked at run time against ``rank`` + ``extra``."""
+    axes = ctx.x(i)
+    if ctx.dtype(i) != "i64":
+        axes = R.astype(axes, "i64")
+    return R.check_axes(axes, ctx.x(0), ctx.node.op_type, unique, extra)
+
+
+def reduce_with(x: ir.Value, name: str, axes: list[int] | ir.Value | None, keepdims: bool) -> ir.Value:
+    """Relax reduction ``name`` (sum/mean/max/min/prod) over ``axes`` (None = all; [] = none; a relax
+    value: axes read at run time)."""
+    if isinstance(axes, ir.Value):
+        return R.reduce_axes(x, axes, name, keepdims)
     if axes == []:
         return x
     return getattr(R, name)(x, axes, keepdims)
@@ -99,6 +124,11 @@ def _reduce(ctx: NodeContext) -> list[Out]:
         x = R.astype(x, "f64")
     if axes == []:
         out = R.log(R.exp(x))
+    elif isinstance(axes, ir.Value):  # shift by the max of all of x (the axes are not known here)
+        top = R.max(x, None, False)
+        inf = R.constant(np.array(np.inf, dtype=_np_dtype(top)))
+        top = R.where(R.equal(R.abs(top), inf), R.zeros([], _dtype_of(top)), top)
+        out = R.add(R.log(R.reduce_axes(R.exp(R.subtract(x, top)), axes, "sum", keepdims)), top)
     else:
         top = R.max(x, axes, True)
         inf = R.constant(np.array(np.inf, dtype=_np_dtype(top)))
@@ -153,8 +183,15 @@ def _arg(ctx: NodeContext) -> list[Out]:
 @converter("CumSum", "CumProd")
 def _cumulative(ctx: NodeContext) -> list[Out]:
     rank = ctx.rank(0)
-    axis = normalize_axis(int(ctx.require_const(1, "axis").reshape(-1)[0]), rank)
     exclusive, reverse = bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0))
+    if ctx.const(1) is None:  # read at run time
+        axis = R.reshape(ctx.x(1), [1])
+        axis = R.check_axes(
+            axis if ctx.dtype(1) == "i64" else R.astype(axis, "i64"), ctx.x(0), ctx.node.op_type
+        )
+        kind = "sum" if ctx.node.op_type == "CumSum" else "prod"
+        return [R.cumulate_axis(ctx.x(0), axis, kind, exclusive, reverse)]
+    axis = normalize_axis(int(ctx.const(1).reshape(-1)[0]), rank)
     fn = R.cumsum if ctx.node.op_type == "CumSum" else R.cumprod
     return [fn(ctx.x(0), axis, exclusive=exclusive, reverse=reverse)]
 
@@ -168,8 +205,17 @@ def _topk(ctx: NodeContext) -> list[Out]:
     axis = normalize_axis(ctx.attr("axis", -1), rank)
     if ctx.opset < 10:
         k = int(ctx.attr("k"))
+    elif ctx.const(1) is None:  # read at run time: checked, then bound to a symbol the results' types use
+        count = R.reshape(ctx.x(1), [1])
+        count = count if ctx.dtype(1) == "i64" else R.astype(count, "i64")
+        count = R.check_bound(count, ctx.x(0), axis, "K", "TopK")
+        (k_dim,) = ctx.importer.runtime_dims(count, f"{ctx.node.output[0]}_k")
+        values, indices = R.topk(
+            ctx.x(0), R.prim_value(format_dim(k_dim)), axis, bool(ctx.attr("largest", 1))
+        )
+        return [values, indices]
     else:
-        k = int(ctx.require_const(1, "K").reshape(-1)[0])
+        k = int(ctx.const(1).reshape(-1)[0])
     if k < 0:
         raise ConversionError(f"input 'K' = {k} must be non-negative")
     largest = bool(ctx.attr("largest", 1))

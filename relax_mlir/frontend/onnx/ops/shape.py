@@ -14,7 +14,13 @@ from mlir import ir
 
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.dims import normalize_axes, normalize_axis, product
-from relax_mlir.dialects.types import TensorType
+from relax_mlir.frontend.onnx.ops.runtime_inputs import (
+    is_runtime,
+    reshape_runtime,
+    slice_runtime,
+    squeeze_runtime,
+    unsqueeze_runtime,
+)
 from relax_mlir.frontend.onnx.registry import (
     RELAX_TO_NUMPY,
     ConversionError,
@@ -162,6 +168,8 @@ def _axes(ctx: NodeContext, input_index: int) -> list[int] | None:
 
 @converter("Unsqueeze")
 def _unsqueeze(ctx: NodeContext) -> list[Out]:
+    if not ctx.has_attr("axes") and is_runtime(ctx, 1):
+        return [unsqueeze_runtime(ctx)]
     axes = _axes(ctx, 1)
     if axes is None:
         raise ConversionError("axes are required")
@@ -178,6 +186,8 @@ def _unsqueeze(ctx: NodeContext) -> list[Out]:
 
 @converter("Squeeze")
 def _squeeze(ctx: NodeContext) -> list[Out]:
+    if not ctx.has_attr("axes") and is_runtime(ctx, 1):
+        return [squeeze_runtime(ctx)]
     axes = _axes(ctx, 1)
     known = ctx.known(0)
     if known is not None:
@@ -236,10 +246,7 @@ def _reshape_runtime(ctx: NodeContext) -> ir.Value:
     inferred_from = R.prod(R.where(R.equal(spec, minus_one), one, spec), None, False)
     total = ctx.value_of(known_dims([product(in_shape)], shape=()))
     spec = R.where(R.equal(spec, minus_one), R.floor_divide(total, inferred_from), spec)
-    dims = ctx.importer.runtime_dims(spec, f"{ctx.node.output[0]}_shape")
-    # the element count must match: check it at run time on the flattened input, then reshape
-    flat = R.match_cast(R.reshape(ctx.x(0), [-1]), TensorType((product(dims),), ctx.dtype(0)))
-    return R.reshape(flat, _spell(dims))
+    return reshape_runtime(ctx, ctx.x(0), spec)
 
 
 @converter("Flatten")
@@ -344,9 +351,13 @@ def _slice(ctx: NodeContext) -> list[Out]:
         n = ctx.shape(1)[0]
         if n is None or not n.is_const:
             raise ConversionError("the length of 'starts' must be known at import time")
+        if is_runtime(ctx, 3) or is_runtime(ctx, 4):
+            return [slice_runtime(ctx)]
         axes = [int(a) for a in ctx.require_const(3, "axes")] if ctx.has(3) else list(range(n.value))
         steps = [int(s) for s in ctx.require_const(4, "steps")] if ctx.has(4) else [1] * n.value
         axes = normalize_axes(axes, rank)
+        if any(s < 0 for s in steps) and (ctx.exprs(1) is None or ctx.exprs(2) is None):
+            return [slice_runtime(ctx)]  # negative steps from bounds read at run time
         starts, ends = (_slice_bounds(ctx, i, what, axes, steps) for i, what in ((1, "starts"), (2, "ends")))
     axes = normalize_axes(axes, rank)
     if any(s == 0 for s in steps):
@@ -367,8 +378,6 @@ def _slice_bounds(ctx: NodeContext, i: int, what: str, axes: list[int], steps: l
     from the end); read at run time, they are first made non-negative and clamped to the dim."""
     if ctx.exprs(i) is not None:
         return list(ctx.exprs(i).reshape(-1))
-    if any(s < 0 for s in steps):
-        ctx.require_const(i, what)
     dtype = ctx.dtype(i)
     dims = ctx.value_of(known_dims([ctx.shape(0)[a] for a in axes], dtype))
     v = ctx.x(i)
@@ -391,8 +400,23 @@ def _spell_any(values: list[int | Expr]) -> list[int | str]:
 @converter("Dropout")
 def _dropout(ctx: NodeContext) -> list[Out]:
     """Inference-mode Dropout: the identity (and an all-true mask). Training mode is random."""
-    training = ctx.require_const(2, "training_mode") if ctx.has(2) else np.array(False)
-    ratio = float(ctx.require_const(1, "ratio")) if ctx.has(1) else float(ctx.attr("ratio", 0.5))
+    if ctx.has(2) and ctx.const(2) is None:  # training mode read at run time: it must drop nothing
+        x = ctx.x(0)
+        if ctx.has(1) and ctx.const(1) is None:
+            zero = R.equal(R.reshape(ctx.x(1), []), ctx.scalar_like(0, ctx.dtype(1)))
+        else:
+            ratio = float(ctx.const(1)) if ctx.has(1) else float(ctx.attr("ratio", 0.5))
+            zero = ctx.constant(np.array(ratio == 0.0))
+        keep = R.logical_or(R.logical_not(R.astype(R.reshape(ctx.x(2), []), "i1")), zero)
+        what = "training mode with a non-zero ratio drops at random, which is not supported"
+        x = R.check_true(x, keep, what, "Dropout")
+        mask = R.full(_spell(list(ctx.shape(0))), 1.0, "i1") if len(ctx.node.output) > 1 else None
+        return [x, mask]
+    training = ctx.const(2) if ctx.has(2) else np.array(False)
+    if ctx.has(1) and ctx.const(1) is None and not bool(training):  # inference: the ratio is unused
+        ratio = 0.0
+    else:
+        ratio = float(ctx.require_const(1, "ratio")) if ctx.has(1) else float(ctx.attr("ratio", 0.5))
     if bool(training) and ratio != 0.0:
         raise ConversionError(f"training mode with ratio {ratio} drops at random, which is not supported")
     x = ctx.x(0)
