@@ -186,6 +186,8 @@ def test_slice_runtime_axes_steps() -> None:
     ]
     for shape, b, e, a, s in cases:
         check_against_ort(model, _x(*shape), _i(b), _i(e), _i(a), _i(s))
+    with pytest.raises(InputError, match="a step is 0 .* in Slice"):
+        run_ours(model, _x(5, 7), _i(0), _i(3), _i(1), _i(0))
 
 
 def test_resize_runtime_scales_and_sizes() -> None:

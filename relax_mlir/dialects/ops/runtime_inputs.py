@@ -511,7 +511,7 @@ def cumulate_axis(
 class SliceRuntimeOp(RelaxOp):
     """ONNX Slice with ``starts``, ``ends``, ``axes`` and ``steps`` (1-D i64 tensors of one static length) read
     at run time: negative starts/ends count from the end and are clamped as in ONNX; the result dims are
-    unknown. Axes are checked by ``relax.check_axes``; a step of 0 reads as 1 (ONNX forbids it).
+    unknown. Axes are checked by ``relax.check_axes``; the importer rejects a step of 0 (``relax.check_true``).
 
     ``%y = "relax.slice_runtime"(%x, %b, %e, %a, %s) : (!relax.tensor<["n", 4], f32>, !relax.tensor<[1], i64>,
     !relax.tensor<[1], i64>, !relax.tensor<[1], i64>, !relax.tensor<[1], i64>) -> !relax.tensor<["?", "?"], f32>``

@@ -176,6 +176,9 @@ def slice_runtime(ctx: NodeContext) -> ir.Value:
         return ctx.x(i) if ctx.dtype(i) == "i64" else R.astype(ctx.x(i), "i64")
 
     axes = checked_axes(ctx, 3)[0] if ctx.has(3) else R.constant(np.arange(n, dtype=np.int64))
-    return R.slice_runtime(
-        ctx.x(0), operand(1, None), operand(2, None), axes, operand(4, np.ones(n, np.int64))
-    )
+    steps = operand(4, np.ones(n, np.int64))
+    if ctx.has(4):  # ONNX forbids a step of 0
+        zero = R.constant(np.array(0, np.int64))
+        nonzero = R.greater(R.min(R.astype(R.not_equal(steps, zero), "i64")), zero)
+        steps = R.check_true(steps, nonzero, "a step is 0 (steps must be nonzero)", "Slice")
+    return R.slice_runtime(ctx.x(0), operand(1, None), operand(2, None), axes, steps)
