@@ -22,23 +22,21 @@ ops. This pass rewrites it into a function on builtin types with a fixed calling
   ``index``es); symbols and sizes computed inside a branch or loop body stay there, a check inside one records
   its failure without branching (a loop then stops after the iteration), and a result whose size differs per
   branch or iteration is a tensor of unknown dims (returned when it is an output).
+
+This module holds the pass and the writer's core (parameters, outputs, body, kernel and library calls); the
+writer's other parts are mixins: ``host_checks`` (match_cast casts and run-time checks), ``host_calls``
+(``relax.call``) and ``host_regions`` (``scf.if`` / ``scf.while``); ``host_values`` holds the host values.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from mlir import ir
 
-from relax_mlir.dialects.bind import Binding, bind, instantiate
 from relax_mlir.dialects.lists import LIST_PARAMS_ATTR, LIST_RESULTS_ATTR, list_element, marked_lists
-from relax_mlir.dialects.ops.call import callee_signature
-from relax_mlir.dialects.ops.structural import cast_cannot_fail
 from relax_mlir.dialects.registry import INPLACE_ATTR, is_resource_elements, op_class
 from relax_mlir.dialects.types import (
     PrimType,
@@ -46,7 +44,6 @@ from relax_mlir.dialects.types import (
     ShapeType,
     TensorType,
     TupleType,
-    bare_symbols,
     parse_type,
     relax_type,
 )
@@ -54,8 +51,21 @@ from relax_mlir.errors import RelaxError, UnsupportedOpError
 from relax_mlir.lowering import library as lib
 from relax_mlir.lowering.index_code import IndexCode
 from relax_mlir.lowering.kernel import builtin_tensor, element, is_float
-from relax_mlir.shape_infer.expr import Expr, format_dim, sym
 from relax_mlir.transforms import memory_plan
+from relax_mlir.transforms.host_calls import CallLowering
+from relax_mlir.transforms.host_checks import CheckLowering
+from relax_mlir.transforms.host_regions import RegionLowering
+from relax_mlir.transforms.host_values import (
+    _Constant,
+    _Field,
+    _Function,
+    _Ints,
+    _location,
+    _OpError,
+    _Tensor,
+    _Tuple,
+    memref_type,
+)
 from relax_mlir.transforms.registry import PassFailed, register_pass
 from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
 
@@ -67,70 +77,9 @@ PARAM_NAME_ATTR = "relax.name"
 ROLE_ATTR = "relax.role"
 
 
-def memref_type(t: TensorType) -> str:
-    return builtin_tensor(t).replace("tensor<", "memref<", 1)
+class _HostWriter(RegionLowering, CallLowering, CheckLowering):
+    """Writes one relax function as host code (its casts and checks, calls and control flow in the mixins)."""
 
-
-@dataclass
-class _Tensor:
-    name: str
-    type: TensorType
-
-    @property
-    def mlir(self) -> str:
-        return builtin_tensor(self.type)
-
-
-@dataclass
-class _Constant:
-    """A constant tensor, written (``arith.constant``, a ``memref.get_global`` once bufferized) at each use:
-    a global's buffer defined before a check's branch and used after it makes ownership-based buffer
-    deallocation abort (MLIR 22), so none crosses a branch."""
-
-    text: str
-    type: TensorType
-
-
-@dataclass
-class _Ints:
-    """A prim value (one index) or a shape value (several)."""
-
-    names: list[str]
-    is_shape: bool
-
-
-@dataclass(frozen=True)
-class _Field:
-    """Field ``index`` of a tuple-typed relax value (an output that is not a ``make_tuple``)."""
-
-    tuple: Any
-    index: int
-
-
-@dataclass
-class _Tuple:
-    fields: list[Any]
-
-
-@dataclass
-class _Function:
-    """Text of one host function being written."""
-
-    name: str
-    lines: list[str] = field(default_factory=list)
-    fail_blocks: list[str] = field(default_factory=list)
-    counter: int = 0
-    checks: list[str] = field(default_factory=list)
-
-    def fresh(self, prefix: str = "h") -> str:
-        """A new SSA name; a prefix ending in a digit (``c1``, a constant) gets a ``_`` before the counter, so
-        ``c1`` + 6 and ``c`` + 16 stay apart."""
-        self.counter += 1
-        sep = "_" if prefix[-1:].isdigit() else ""
-        return f"%{prefix}{sep}{self.counter}"
-
-
-class _HostWriter:
     def __init__(
         self,
         func: ir.Operation,
@@ -448,153 +397,6 @@ class _HostWriter:
         except RelaxError as e:
             raise _OpError(op, f"'{name}' op: {e}") from None
 
-    # -- control flow: scf.if / scf.while on host values ----------------------------------------------------
-    @contextlib.contextmanager
-    def _region(self) -> Iterator[None]:
-        """A branch or loop body: symbols, dims and index values computed inside stay inside."""
-        saved = dict(self.env), dict(self.dims), dict(self.code._cache)
-        self.depth += 1
-        try:
-            yield
-        finally:
-            self.depth -= 1
-            self.env, self.dims = saved[0], saved[1]
-            self.code._cache = saved[2]
-
-    def _flat_types(self, t: RelaxType | None, op: ir.Operation) -> list[str]:
-        """The SSA types a value of relax type ``t`` is carried in across a region boundary."""
-        if isinstance(t, TensorType):
-            return [builtin_tensor(t)]
-        if isinstance(t, PrimType):
-            return ["index"]
-        if isinstance(t, ShapeType) and t.values is not None:
-            return ["index"] * len(t.values)
-        if isinstance(t, TupleType):
-            return [x for f in t.fields for x in self._flat_types(f, op)]
-        raise _OpError(
-            op, f"'{op.name}' op: a value of type {t} cannot cross a branch or loop in compiled code"
-        )
-
-    def _flat(self, v: ir.Value, t: RelaxType | None, op: ir.Operation) -> list[str]:
-        """SSA names of host value ``v`` as a value of relax type ``t`` (tensors cast to its builtin type)."""
-        return self._flat_value(self.lookup(v), t, op)
-
-    def _flat_value(self, x: Any, t: RelaxType | None, op: ir.Operation) -> list[str]:
-        if isinstance(x, _Tuple) and isinstance(t, TupleType):
-            return [n for f, ft in zip(x.fields, t.fields) for n in self._flat_value(f, ft, op)]
-        if isinstance(x, _Tensor) and isinstance(t, TensorType):
-            want = builtin_tensor(t)
-            if x.mlir == want:
-                return [x.name]
-            name = self.f.fresh("cast")
-            self.f.lines.append(f"{name} = tensor.cast {x.name} : {x.mlir} to {want}")
-            return [name]
-        if isinstance(x, _Ints):
-            return list(x.names)
-        self._flat_types(t, op)  # raises for kinds that cannot cross
-        raise _OpError(
-            op, f"'{op.name}' op: a value of type {t} cannot cross a branch or loop in compiled code"
-        )
-
-    def _unflat(self, names: list[str], t: RelaxType | None) -> Any:
-        """The host value of relax type ``t`` held in SSA ``names`` (consumed from the front)."""
-        if isinstance(t, TupleType):
-            return _Tuple([self._unflat(names, f) for f in t.fields])
-        if isinstance(t, TensorType):
-            return _Tensor(names.pop(0), t)
-        if isinstance(t, PrimType):
-            return _Ints([names.pop(0)], False)
-        assert isinstance(t, ShapeType) and t.values is not None
-        return _Ints([names.pop(0) for _ in t.values], True)
-
-    def _bind_all(self, values: list[ir.Value], names: list[str]) -> None:
-        names = list(names)
-        for v in values:
-            self.values[v] = self._unflat(names, relax_type(v.type))
-
-    def _region_body(self, block: ir.Block) -> ir.Operation:
-        """Lower a region's ops but its terminator, which it returns."""
-        ops = list(block.operations)
-        for inner in ops[:-1]:
-            self.visit(inner.operation)
-        return ops[-1].operation
-
-    def _terminator(
-        self, keyword: str, values: list[ir.Value], types: list[RelaxType | None], op: ir.Operation
-    ) -> str:
-        names = [n for v, t in zip(values, types) for n in self._flat(v, t, op)]
-        flat = [x for t in types for x in self._flat_types(t, op)]
-        return f"{keyword} {', '.join(names)} : {', '.join(flat)}" if names else keyword
-
-    def _unless_failed(self, cond: str) -> str:
-        """``cond`` and no check has failed yet: a check inside a loop records its failure and the code goes
-        on, so the loop stops at the end of the iteration that failed."""
-        status, zero, ok, both = (self.f.fresh("st") for _ in range(4))
-        self.f.lines += [
-            f"{status} = memref.load {self.status}[{self.code.const(0)}] : memref<4xi64>",
-            f"{zero} = arith.constant 0 : i64",
-            f"{ok} = arith.cmpi eq, {status}, {zero} : i64",
-            f"{both} = arith.andi {cond}, {ok} : i1",
-        ]
-        return both
-
-    def lower_if(self, op: ir.Operation) -> None:
-        """``scf.if`` on host values; results whose size differs per branch are tensors of unknown dims."""
-        cond = self.lookup(op.operands[0])
-        if not isinstance(cond, str):
-            raise _OpError(op, "'scf.if' op: the condition must come from relax.condition")
-        types = [relax_type(r.type) for r in op.results]
-        flat = [x for t in types for x in self._flat_types(t, op)]
-        name = self.f.fresh("if")
-        head = f"{name}:{len(flat)} = " if flat else ""
-        self.f.lines.append(f"{head}scf.if {cond} -> ({', '.join(flat)}) {{" if flat else f"scf.if {cond} {{")
-        for k, region in enumerate(op.regions):
-            if not len(region.blocks):
-                continue
-            if k:
-                self.f.lines.append("} else {")
-            with self._region():
-                term = self._region_body(region.blocks[0])
-                self.f.lines.append(self._terminator("scf.yield", list(term.operands), types, op))
-        self.f.lines.append("}")
-        self._bind_all(list(op.results), [f"{name}#{i}" for i in range(len(flat))])
-
-    def lower_while(self, op: ir.Operation) -> None:
-        """``scf.while`` on host values: the carried values (tensors whose size may change per iteration,
-        prim and shape values) are SSA values of the loop; the condition region forwards them to the body."""
-        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
-        carried = [relax_type(a.type) for a in before.arguments]
-        types = [relax_type(r.type) for r in op.results]
-        inits = [n for v, t in zip(op.operands, carried) for n in self._flat(v, t, op)]
-        flat_in = [x for t in carried for x in self._flat_types(t, op)]
-        flat_out = [x for t in types for x in self._flat_types(t, op)]
-        args = [self.f.fresh("wa") for _ in flat_in]
-        name = self.f.fresh("while")
-        head = f"{name}:{len(flat_out)} = " if flat_out else ""
-        pairs = ", ".join(f"{a} = {i}" for a, i in zip(args, inits))
-        self.f.lines.append(
-            f"{head}scf.while ({pairs}) : ({', '.join(flat_in)}) -> ({', '.join(flat_out)}) {{"
-        )
-        with self._region():
-            self._bind_all(list(before.arguments), args)
-            term = self._region_body(before)
-            cond = self.lookup(term.operands[0])
-            if not isinstance(cond, str):
-                raise _OpError(op, "'scf.while' op: the condition must come from relax.condition")
-            cond = self._unless_failed(cond)
-            self.f.lines.append(
-                self._terminator(f"scf.condition({cond})", list(term.operands)[1:], types, op)
-            )
-        body_args = [self.f.fresh("wb") for _ in flat_out]
-        self.f.lines.append("} do {")
-        self.f.lines.append(f"^bb0({', '.join(f'{a}: {t}' for a, t in zip(body_args, flat_out))}):")
-        with self._region():
-            self._bind_all(list(after.arguments), body_args)
-            term = self._region_body(after)
-            self.f.lines.append(self._terminator("scf.yield", list(term.operands), carried, op))
-        self.f.lines.append("}")
-        self._bind_all(list(op.results), [f"{name}#{i}" for i in range(len(flat_out))])
-
     # -- what ops' lower_host hooks use (relax_mlir.dialects.host_lowering.HostLowering) ---------------
     def bind(self, v: ir.Value, value: Any) -> None:
         self.values[v] = value
@@ -678,190 +480,6 @@ class _HostWriter:
             f"{lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(types)}) -> ({rtypes})"
         )
 
-    def call_function(self, op: ir.Operation) -> None:
-        """Call another relax function's host code (``relax.call``): the calling convention above.
-
-        The callee's symbols are bound from the arguments (``dialects/bind.py``); those the types cannot
-        bind get fresh names read from the arguments' dims at run time. Each argument dim that is not known
-        statically to match the callee's parameter is checked (branching to a failure, as a match_cast does)
-        before the call. Destinations are allocated here from the instantiated result types; the callee gets
-        this function's status buffer, so a check failing inside it is reported (the codes are module-wide)."""
-        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-        where = f"{_location(op)}relax.call @{callee}"
-        target = self.functions.get(callee)
-        if target is None:
-            raise UnsupportedOpError(f"callee @{callee} is not a relax function of this module")
-        ftype, inplace = target
-        if inplace:
-            raise UnsupportedOpError(
-                f"@{callee} updates parameter #{min(inplace)} in place; it cannot be called"
-            )
-        params, results = callee_signature(ftype)
-        binding = bind(params, [relax_type(v.type) for v in op.operands])
-        full = dict(binding.subst)
-        for s in sorted(binding.unbound):
-            full[s] = sym(f"_{s}.{self.f.fresh('c')[1:]}")
-        every = Binding(full)
-        args = [(self.lookup(v), p, instantiate(p, every)) for v, p in zip(op.operands, params)]
-        for x, _, inst in args:  # symbols the types could not bind: read from the arguments
-            for actual, d, _ in self._arg_dims(x, inst):
-                if d is not None and len(d.free_symbols) == 1 and str(d) in d.free_symbols:
-                    self.env.setdefault(str(d), actual)
-        call_args, call_types = [], []
-        checks_before = len(self.f.checks)
-        for i, (x, p, inst) in enumerate(args):
-            for j, (actual, d, static) in enumerate(self._arg_dims(x, inst)):
-                if d is not None and static != d:
-                    self._check_dim(actual, d, f"{where}: argument #{i} dim {j}")
-            self._pass_argument(x, p, call_args, call_types)
-        outs: list[tuple[str, RelaxType, str | None]] = []
-        for r in _flatten_types(results):
-            inst = instantiate(r, every)
-            if isinstance(r, TensorType):
-                if not all(d is not None and d.free_symbols <= _bare(params) for d in r.shape or ()):
-                    outs.append(("returned", r, None))
-                    continue
-                mem = memref_type(r)  # type: ignore[arg-type]
-                dest = self.f.fresh("buf")
-                sizes = [  # the callee's dynamic dims, in this function's values
-                    self.code.value(di)  # type: ignore[arg-type]
-                    for dr, di in zip(r.shape, inst.shape)  # type: ignore[arg-type, union-attr]
-                    if not dr.is_const  # type: ignore[union-attr]
-                ]
-                self.f.lines.append(
-                    f"{dest} = memref.alloc({', '.join(sizes)}) {{alignment = 64 : i64}} : {mem}"
-                )
-                call_args.append(dest)
-                call_types.append(mem)
-                outs.append(("tensor", r, dest))
-            elif isinstance(r, (PrimType, ShapeType)):
-                if isinstance(r, ShapeType) and r.values is None:
-                    raise UnsupportedOpError(f"{where}: result {r} needs a known rank")
-                n = 1 if isinstance(r, PrimType) else len(r.values)  # type: ignore[arg-type]
-                dest = self.f.fresh("buf")
-                self.f.lines.append(f"{dest} = memref.alloca() : memref<{n}xi64>")
-                call_args.append(dest)
-                call_types.append(f"memref<{n}xi64>")
-                outs.append(("ints", r, dest))
-            else:
-                raise UnsupportedOpError(f"{where}: result of type {r} cannot be returned from compiled code")
-        call_args.append(self.status)
-        call_types.append("memref<4xi64>")
-        returned = [(self.f.fresh("ret"), builtin_tensor(r)) for kind, r, _ in outs if kind == "returned"]
-        rtypes = ", ".join(t for _, t in returned)
-        text = f"func.call @{callee}({', '.join(call_args)}) : ({', '.join(call_types)}) -> ({rtypes})"
-        if self.depth and len(self.f.checks) > checks_before:
-            self._guarded_call(text, returned)
-        else:
-            lhs = f"{', '.join(n for n, _ in returned)} = " if returned else ""
-            self.f.lines.append(lhs + text)
-        values, next_returned = [], iter(returned)
-        for kind, r, dest in outs:
-            if kind == "ints":
-                names = []
-                n = 1 if isinstance(r, PrimType) else len(r.values)  # type: ignore[arg-type, union-attr]
-                for j in range(n):
-                    word, name = self.f.fresh("i64_"), self.f.fresh("int")
-                    self.f.lines += [
-                        f"{word} = memref.load {dest}[{self.code.const(j)}] : memref<{n}xi64>",
-                        f"{name} = arith.index_cast {word} : i64 to index",
-                    ]
-                    names.append(name)
-                values.append(_Ints(names, isinstance(r, ShapeType)))
-                continue
-            if kind == "tensor":
-                name = self.f.fresh("t")
-                self.f.lines.append(
-                    f"{name} = bufferization.to_tensor {dest} restrict writable : {memref_type(r)} to "
-                    f"{builtin_tensor(r)}"
-                )
-            else:
-                name = next(next_returned)[0]
-            values.append(_Tensor(name, r))
-        flat = iter(values)
-        for res in op.results:
-            self.values[res] = self._regroup(relax_type(res.type), flat)
-
-    def _guarded_call(self, text: str, returned: list[tuple[str, str]]) -> None:
-        """Inside a branch or loop body a failed argument check is only recorded (no branch out of a region):
-        the call runs only while the status holds no failure; otherwise its returned tensors are empty."""
-        word, zero, ok = self.f.fresh("st"), self.f.fresh("st"), self.f.fresh("ok")
-        self.f.lines += [
-            f"{word} = memref.load {self.status}[{self.code.const(0)}] : memref<4xi64>",
-            f"{zero} = arith.constant 0 : i64",
-            f"{ok} = arith.cmpi eq, {word}, {zero} : i64",
-        ]
-        if not returned:
-            self.f.lines += [f"scf.if {ok} {{", f"  {text}", "}"]
-            return
-        inner = [self.f.fresh("ret") for _ in returned]
-        types = ", ".join(t for _, t in returned)
-        self.f.lines += [
-            f"{', '.join(n for n, _ in returned)} = scf.if {ok} -> ({types}) {{",
-            f"  {', '.join(inner)} = {text}",
-            f"  scf.yield {', '.join(inner)} : {types}",
-            "} else {",
-        ]
-        empties = []
-        for _, t in returned:
-            name, zero_index = self.f.fresh("empty"), self.code.const(0)
-            self.f.lines.append(f"  {name} = tensor.empty({', '.join([zero_index] * t.count('?'))}) : {t}")
-            empties.append(name)
-        self.f.lines += [f"  scf.yield {', '.join(empties)} : {types}", "}"]
-
-    def _regroup(self, t: RelaxType | None, flat: Any) -> Any:
-        """A call's flattened results as the caller's values (tuples rebuilt; tensors cast to its types)."""
-        if isinstance(t, TupleType):
-            return _Tuple([self._regroup(f, flat) for f in t.fields])
-        value = next(flat)
-        if not isinstance(value, _Tensor):
-            return value
-        assert isinstance(t, TensorType)
-        want = TensorType(t.shape, t.dtype or value.type.dtype)
-        if builtin_tensor(want) == value.mlir:
-            return _Tensor(value.name, want)
-        name = self.f.fresh("cast")
-        self.f.lines.append(f"{name} = tensor.cast {value.name} : {value.mlir} to {builtin_tensor(want)}")
-        return _Tensor(name, want)
-
-    def _arg_dims(self, x: Any, inst: RelaxType) -> list[tuple[str, Expr | None, Expr | None]]:
-        """(actual index name, instantiated parameter dim, the argument's static dim) of each dim."""
-        if isinstance(x, _Tuple):
-            assert isinstance(inst, TupleType)
-            return [d for f, t in zip(x.fields, inst.fields) for d in self._arg_dims(f, t)]
-        if isinstance(x, _Tensor):
-            if not isinstance(inst, TensorType) or inst.shape is None:
-                return []
-            assert x.type.shape is not None
-            if len(inst.shape) != len(x.type.shape):
-                raise UnsupportedOpError(f"rank {len(x.type.shape)} argument for parameter {inst}")
-            return [(self._dim(x, a), d, x.type.shape[a]) for a, d in enumerate(inst.shape)]
-        if isinstance(x, _Ints):
-            dims = [inst.value] if isinstance(inst, PrimType) else getattr(inst, "values", None) or []
-            return [(name, d, None) for name, d in zip(x.names, dims)]
-        return []
-
-    def _pass_argument(self, x: Any, p: RelaxType, args: list[str], types: list[str]) -> None:
-        """Append the callee's parameter(s) for value ``x``: a buffer per tensor, an index per int."""
-        if isinstance(x, _Tuple):
-            assert isinstance(p, TupleType)
-            for f, t in zip(x.fields, p.fields):
-                self._pass_argument(f, t, args, types)
-        elif isinstance(x, _Tensor):
-            assert isinstance(p, TensorType)
-            want = memref_type(TensorType(p.shape, p.dtype or x.type.dtype))
-            buf = self.f.fresh("buf")
-            self.f.lines.append(
-                f"{buf} = bufferization.to_buffer {x.name} read_only : {x.mlir} to {memref_type(x.type)}"
-            )
-            args.append(self._memref_cast(buf, memref_type(x.type), want))
-            types.append(want)
-        elif isinstance(x, _Ints):
-            args.extend(x.names)
-            types.extend("index" for _ in x.names)
-        else:
-            raise UnsupportedOpError(f"a value of type {p} cannot be passed to a relax function")
-
     def call_library(self, op: ir.Operation) -> None:
         """Call a library function (ABI in ``lowering/library.py``): buffers in, destination buffers filled."""
         callee = ir.StringAttr(op.attributes["callee"]).value
@@ -915,169 +533,6 @@ class _HostWriter:
         self.f.lines.append(f"{cast} = memref.cast {buf} : {have} to {want}")
         return cast
 
-    def _cast(self, src: Any, target: RelaxType | None, op: ir.Operation) -> Any:
-        where = _location(op)
-        if isinstance(src, _Tuple):
-            assert isinstance(target, TupleType)
-            return _Tuple([self._cast(s, t, op) for s, t in zip(src.fields, target.fields)])
-        if isinstance(src, _Tensor):
-            if not isinstance(target, TensorType) or target.shape is None:
-                return src
-            trusted = cast_cannot_fail(src.type, target)  # e.g. a branch's value weakened to the join
-            if src.type.shape is not None and len(src.type.shape) != len(target.shape):
-                raise UnsupportedOpError(
-                    f"{where}relax.match_cast: rank {len(src.type.shape)} vs {len(target.shape)}"
-                )
-            oks = []
-            for axis, d in enumerate(target.shape):
-                if d is None or trusted:
-                    continue
-                ok = self._check_dim(
-                    self._dim(src, axis), d, f"{where}relax.match_cast: dim {axis} of {src.type}"
-                )
-                oks.append(ok)
-            new_type = TensorType(target.shape, target.dtype or src.type.dtype)
-            value = src.name
-            if builtin_tensor(new_type) != src.mlir:
-                value = self.f.fresh("cast")
-                self.f.lines.append(
-                    f"{value} = tensor.cast {src.name} : {src.mlir} to {builtin_tensor(new_type)}"
-                )
-            return _Tensor(self._checked_tensor(value, src, new_type, [x for x in oks if x]), new_type)
-        if isinstance(src, _Ints):
-            dims = [target.value] if isinstance(target, PrimType) else getattr(target, "values", None)
-            if dims is None:
-                return src
-            names = list(src.names)
-            for j, (actual, d) in enumerate(zip(src.names, dims)):
-                if d is None:
-                    continue
-                ok = self._check_dim(actual, d, f"{where}relax.match_cast: value #{j}")
-                if ok:  # inside a region, a failed check goes on with the expected value
-                    names[j] = self.f.fresh("checked")
-                    self.f.lines.append(
-                        f"{names[j]} = arith.select {ok}, {actual}, {self.code.value(d)} : index"
-                    )
-            return _Ints(names, src.is_shape)
-        return src
-
-    def _checked_tensor(self, value: str, src: _Tensor, t: TensorType, oks: list[str]) -> str:
-        """``value``, or, when a check inside a region failed (``oks``), an uninitialized tensor of the expected
-        shape: the rest of the iteration then stays inside its buffers until the loop stops and the runtime raises."""
-        if not oks:
-            return value
-        ok = oks[0]
-        for other in oks[1:]:
-            both = self.f.fresh("ok")
-            self.f.lines.append(f"{both} = arith.andi {ok}, {other} : i1")
-            ok = both
-        sizes = [
-            self._dim(src, axis) if d is None else self.code.value(d)
-            for axis, d in enumerate(t.shape)  # type: ignore[arg-type]
-            if d is None or not d.is_const
-        ]
-        out, empty, mlir = self.f.fresh("checked"), self.f.fresh("empty"), builtin_tensor(t)
-        self.f.lines += [  # not an scf.if: a buffer allocated in one branch only needs an i1 memref to free
-            f"{empty} = tensor.empty({', '.join(sizes)}) : {mlir}",
-            f"{out} = arith.select {ok}, {value}, {empty} : {mlir}",
-        ]
-        return out
-
-    def _check_dim(self, actual: str, d: Expr, what: str) -> str | None:
-        """Bind a new bare symbol to ``actual``, or branch to a failure block unless it equals ``d``. Inside a
-        region (no branch out of it), record the failure instead and return the i1 that says the check held."""
-        if len(d.free_symbols) == 1 and str(d) in d.free_symbols and str(d) not in self.env:
-            self.env[str(d)] = actual
-            return None
-        expected = self.code.value(d)
-        if expected == actual:
-            return None
-        ok = self.f.fresh("ok")
-        self.f.lines.append(f"{ok} = arith.cmpi eq, {actual}, {expected} : index")
-        # no branch out of a region, nor after one (a loop or branch result would cross blocks, which
-        # ownership-based deallocation cannot handle): record it, the runtime raises after the call
-        if self.depth or self.control_flow:
-            self.record_check(ok, actual, expected, f"{what} must be {format_dim(d)}")
-            return ok
-        self._branch(ok, actual, expected, f"{what} must be {format_dim(d)}")
-        return None
-
-    def _branch(self, ok: str, actual: str, expected: str, message: str) -> None:
-        """Continue when the i1 ``ok`` holds, else fail with check ``message`` (see ``executable.format_check``)."""
-        check = len(self.f.checks)
-        self.f.checks.append(message)
-        label = f"^fail{check}"
-        cont = f"^bb{check}"
-        self.f.lines += [
-            f"cf.cond_br {ok}, {cont}, {label}({actual}, {expected} : index, index)",
-            f"{cont}:",
-        ]
-        self._fail_block(label, check)
-
-    def record_check(self, ok: str, actual: str, expected: str, message: str) -> None:
-        """Unless the i1 ``ok`` holds, record check ``message`` in the status (the first failure wins), without
-        branching: the code goes on (kernels that rely on the check clamp their accesses, so they stay inside
-        their buffers) and the runtime raises after the call. A branch to a failure block (as match_cast checks
-        do) or an ``scf.if`` around the kernel would make buffers cross blocks, which ownership-based buffer
-        deallocation cannot always handle (data-dependent sizes need an i1 memref, DESIGN.md section 6)."""
-        check = len(self.f.checks)
-        self.f.checks.append(message)
-        cur, zero, first, true, bad, record = (self.f.fresh("rec") for _ in range(6))
-        code, a, e = (self.f.fresh("rec") for _ in range(3))
-        self.f.lines += [
-            f"{cur} = memref.load {self.status}[{self.code.const(0)}] : memref<4xi64>",
-            f"{zero} = arith.constant 0 : i64",
-            f"{first} = arith.cmpi eq, {cur}, {zero} : i64",
-            f"{true} = arith.constant true",
-            f"{bad} = arith.xori {ok}, {true} : i1",
-            f"{record} = arith.andi {bad}, {first} : i1",
-            f"scf.if {record} {{",
-            f"  {code} = arith.constant {check + 1} : i64",
-            f"  {a} = arith.index_cast {actual} : index to i64",
-            f"  {e} = arith.index_cast {expected} : index to i64",
-            f"  memref.store {code}, {self.status}[{self.code.const(0)}] : memref<4xi64>",
-            f"  memref.store {a}, {self.status}[{self.code.const(1)}] : memref<4xi64>",
-            f"  memref.store {e}, {self.status}[{self.code.const(2)}] : memref<4xi64>",
-            "}",
-        ]
-
-    def _fail_block(self, label: str, check: int) -> None:
-        a, e = f"%fa{check}", f"%fe{check}"
-        code = f"%fc{check}"
-        lines = [f"{label}({a}: index, {e}: index):"]
-        lines.append(f"  {code} = arith.constant {check + 1} : i64")
-        # the first failure wins: one inside a called function (relax.call) may already be recorded
-        lines += [
-            f"  %fi{check}_0 = arith.constant 0 : index",
-            f"  %fs{check} = memref.load {self.status}[%fi{check}_0] : memref<4xi64>",
-            f"  %fo{check} = arith.constant 0 : i64",
-            f"  %ff{check} = arith.cmpi eq, %fs{check}, %fo{check} : i64",
-            f"  scf.if %ff{check} {{",
-        ]
-        for j, v in enumerate((code, a, e)):
-            x = v
-            if v != code:
-                x = f"%fx{check}_{j}"
-                lines.append(f"    {x} = arith.index_cast {v} : index to i64")
-            c = f"%fi{check}_{j}"
-            if j:
-                lines.append(f"    {c} = arith.constant {j} : index")
-            lines.append(f"    memref.store {x}, {self.status}[{c}] : memref<4xi64>")
-        lines.append("  }")
-        dummies = []
-        types = self.dynamic_types()
-        if any("?" in t for t in types):
-            lines.append(f"  %fz{check} = arith.constant 0 : index")
-        for j, t in enumerate(types):
-            sizes = ", ".join(f"%fz{check}" for _ in range(t.count("?")))
-            lines.append(f"  %fd{check}_{j} = tensor.empty({sizes}) : {t}")
-            dummies.append(f"%fd{check}_{j}")
-        if dummies:
-            lines.append(f"  return {', '.join(dummies)} : {', '.join(types)}")
-        else:
-            lines.append("  return")
-        self.f.fail_blocks.extend(lines)
-
     def dynamic_types(self) -> list[str]:
         return [builtin_tensor(_t(o["type"])) for o in self.signature["outputs"] if o["kind"] == "returned"]
 
@@ -1092,22 +547,6 @@ class _HostWriter:
         else:
             text = f"arith.constant {_storage_constant(str(attr), t)}"
         return _Constant(text, t)
-
-
-def _flatten_types(types: list[RelaxType]) -> list[RelaxType]:
-    """Tuple results flattened, as a host function's outputs are."""
-    out: list[RelaxType] = []
-    for t in types:
-        out.extend(_flatten_types(list(t.fields)) if isinstance(t, TupleType) else [t])
-    return out
-
-
-def _bare(params: list[RelaxType]) -> set[str]:
-    """The symbols a function's parameters define (what its host code reads from its inputs)."""
-    out: set[str] = set()
-    for t in params:
-        out |= bare_symbols(t)
-    return out
 
 
 def _restore_resources(funcs: list[ir.Operation], resources: list[ir.Attribute]) -> None:
@@ -1218,26 +657,6 @@ def _t(text: str) -> TensorType:
     t = parse_type(text)
     assert isinstance(t, TensorType)
     return t
-
-
-class _OpError(Exception):
-    """A lowering error at a particular op (reported at its location)."""
-
-    def __init__(self, op: ir.Operation, message: str) -> None:
-        super().__init__(message)
-        self.op = op
-        self.message = message
-
-
-def _location(op: ir.Operation) -> str:
-    """``file:line:col: `` of an op's file location; just ``name: `` for line 0 (a location that names what
-    a check is about rather than a source line, e.g. an importer's guard)."""
-    loc = op.location
-    if loc.is_a_file():
-        if loc.start_line == 0:
-            return f"{loc.filename}: "
-        return f"{loc.filename}:{loc.start_line}:{loc.start_col}: "
-    return ""
 
 
 def _is_relax_function(op: ir.Operation) -> bool:
