@@ -1,9 +1,10 @@
 """What an op's ``lower_host`` hook may use: the interface ``relax-lower-host`` gives it.
 
 An op that stays on the host (shape and tuple ops, constants, checks, calls) writes itself as host code
-with these primitives; ``transforms/lower_host.py`` implements them. Host values are opaque to ops except for
-these fields: a tensor has ``name``, ``type`` (a TensorType) and ``mlir`` (its builtin tensor type); a
-prim or shape value has ``names`` (one SSA ``index`` name per dim); a tuple has ``fields``.
+with these primitives; ``transforms/lower_host.py`` (with its ``host_*`` mixins) implements them. Host
+values are opaque to ops except for these fields: a tensor has ``name``, ``type`` (a TensorType) and ``mlir``
+(its builtin tensor type); a prim or shape value has ``names`` (one SSA ``index`` name per dim); a tuple has
+``fields``.
 """
 
 from __future__ import annotations

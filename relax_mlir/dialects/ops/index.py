@@ -5,8 +5,9 @@ end of the axis. An index outside ``[-dim, dim)`` is an error, as in numpy and O
 states the indices it reads with (``KernelBuilder.check_indices``), and convert-relax-to-linalg checks them
 before the call with ``relax.check_index`` (the min and max of the indices, computed by a small
 ``index_range`` kernel, compared with the dim by the host code), so the call raises ``InputError``.
-The kernel still runs (host code does not branch around it: see ``transforms/lower_host.py``), so it clamps its
-coordinates into the tensor and never touches memory outside it; its output is then garbage, never seen.
+The kernel still runs (host code does not branch around it: see ``record_check`` in
+``transforms/host_checks.py``), so it clamps its coordinates into the tensor and never touches memory outside
+it; its output is then garbage, never seen.
 """
 
 from __future__ import annotations
