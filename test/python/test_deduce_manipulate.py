@@ -358,6 +358,27 @@ OK = [
         (lambda x: pd.pad(x, [1, 1, 2, 2]), ['"*"'], '["?", "?"]'),
         (lambda x: pd.pad(x, []), ['"*"'], '"*"'),
     ),
+    # -- pad_runtime: widths read at run time, so every result dim is unknown ------------------------
+    *table(
+        "pad_runtime",
+        "static",
+        (lambda x, p, v: pd.pad_runtime(x, p, v), ["[2, 3]", I64("[4]"), "[]"], '["?", "?"]'),
+    ),
+    *table(
+        "pad_runtime",
+        "symbolic",
+        (lambda x, p, v: pd.pad_runtime(x, p, v, "reflect"), ['["n", 4]', I64("[4]"), "[]"], '["?", "?"]'),
+    ),
+    *table(
+        "pad_runtime",
+        "unknown-dim",
+        (lambda x, p, v: pd.pad_runtime(x, p, v), ['["?"]', I64("[2]"), "[]"], '["?"]'),
+    ),
+    *table(
+        "pad_runtime",
+        "unknown-rank",
+        (lambda x, p, v: pd.pad_runtime(x, p, v), ['"*"', I64('["k"]'), "[]"], '"*"'),
+    ),
     # -- tril / triu -----------------------------------------------------------------------------
     *[
         p
@@ -666,6 +687,21 @@ ERRORS = [
             lambda x: pd.pad(x, [-3, 0, 0, 0]),
             ["[2, 4]"],
             "pad_width -3, 0 of dim 0 removes more than its size 2",
+        ),
+    ),
+    *table(
+        "pad_runtime",
+        "error",
+        (lambda x, p, v: pd.pad_runtime(x, p, v, "symmetric"), ["[2]", I64("[2]"), "[]"], "unknown pad mode"),
+        (
+            lambda x, p, v: pd.pad_runtime(x, p, v),
+            ['["n", 4]', I64("[2]"), "[]"],
+            "operand 'pads' must be an i64 tensor of 4",
+        ),
+        (
+            lambda x, p, v: pd.pad_runtime(x, p, v),
+            ["[2]", I64("[2]"), "[3]"],
+            "operand 'value' must be a 0-d tensor of f32",
         ),
     ),
     *[

@@ -85,11 +85,11 @@ _CONSTANT_SHAPED: dict[tuple[Any, ...], np.ndarray] = {}  # inputs without symbo
 
 
 def _random(shape: tuple[int, ...], dtype: np.dtype, high: int, rng: np.random.Generator) -> np.ndarray:
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
+    if dtype == np.bool_:  # np.asarray: a 0-d draw is a numpy scalar, not an array
+        return np.asarray(rng.random(shape) < 0.5)
     if dtype.kind in "iu":
-        return rng.integers(0, high, size=shape).astype(dtype)
-    return rng.uniform(0.1, 0.9, size=shape).astype(dtype)
+        return np.asarray(rng.integers(0, high, size=shape).astype(dtype))
+    return np.asarray(rng.uniform(0.1, 0.9, size=shape).astype(dtype))
 
 
 def _inputs(fn: Function, env: dict[str, int], seed: int) -> list[Any]:

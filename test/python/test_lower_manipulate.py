@@ -325,6 +325,13 @@ CASES = [
         (1, 4, 7),
     ),
     Case(
+        "pad-runtime-crop",  # widths and value read at run time (ONNX Pad with a pads input)
+        {"x": T(["n", 5]), "p": T([4], "i64"), "v": T([], "f32")},
+        lambda x, p, v: R.pad_runtime(x, p, v),
+        lambda n: (f32(n, 5), np.array([1, 0, -1, 2], np.int64), np.array(2.5, np.float32)),
+        lambda x, p, v: pad_ref(x, [1, 0, -1, 2], constant_values=2.5),
+    ),
+    Case(
         "pad-reflect",  # widths larger than the dim reflect again, as numpy does
         {"x": T(["n", 3])},
         lambda x: R.pad(x, [2, 3, 4, 1], "reflect"),
