@@ -20,7 +20,7 @@ from gpu_emulation import compile_emulated, emulation_pipeline
 import relax_mlir
 from relax_mlir.dialects.op_examples import NOT_STANDALONE, example_program
 from relax_mlir.dialects.registry import OPS
-from relax_mlir.errors import CompileError
+from relax_mlir.errors import CompileError, InputError
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import transformer_block
 from relax_mlir.runtime.executable import Executable, Function, numpy_dtype
@@ -127,6 +127,7 @@ class Compared:
     inplace: int = 0  # in-place parameters compared after the call
     inplace_updated: int = 0  # ... that the call changed
     tuples: int = 0  # results with several fields
+    errors: int = 0  # inputs that failed a run-time check, on both sides with the same message
 
 
 def _compare(
@@ -202,7 +203,14 @@ def check_program(
         # only in-place parameters are written: copy those
         emu_args = [a.copy() if spec.inplace else a for a, spec in zip(args, fn.inputs, strict=True)]
         cpu_args = [a.copy() if spec.inplace else a for a, spec in zip(args, fn.inputs, strict=True)]
-        expected = cpu(*_structured(cpu_args, fn.param_structure))
+        try:
+            expected = cpu(*_structured(cpu_args, fn.param_structure))
+        except InputError as e:  # a run-time check failed on these random inputs: the same check must fail
+            with pytest.raises(InputError) as raised:
+                emulated(*_structured(emu_args, fn.param_structure))
+            assert str(raised.value) == str(e), where
+            seen.errors += 1
+            continue
         got = emulated(*_structured(emu_args, fn.param_structure))
         _compare(got, expected, where, seen, _tolerance(name))
         for i, spec in enumerate(fn.inputs):
@@ -220,7 +228,7 @@ NO_ARRAYS = ("get_dim", "make_shape", "prim_binary", "prim_value", "shape_of", "
 @pytest.mark.parametrize("name", NAMES)
 def test_op_on_emulated_gpu_matches_cpu(name: str) -> None:
     seen = check_program(example_program(name), name)
-    assert seen.arrays or name in NO_ARRAYS
+    assert seen.arrays or seen.errors or name in NO_ARRAYS
 
 
 @pytest.mark.parametrize("name", NAMES)

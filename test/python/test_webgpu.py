@@ -72,7 +72,7 @@ TOO_LARGE_FOR_LAVAPIPE = {"take"}
 @pytest.mark.parametrize("name", [n for n in NAMES if n not in REFUSED | TOO_LARGE_FOR_LAVAPIPE])
 def test_op_example_on_webgpu_matches_cpu(name: str) -> None:
     seen = check_program(example_program(name), name, build=webgpu)
-    assert seen.arrays or name in NO_ARRAYS
+    assert seen.arrays or seen.errors or name in NO_ARRAYS
 
 
 def test_cpu_only_ops_are_refused_at_compile_time_naming_the_op() -> None:
