@@ -87,7 +87,7 @@ def signatures(op: ir.Operation) -> dict[str, dict]:
     for f in op.regions[0].blocks[0].operations:
         if f.operation.name == "func.func" and SIGNATURE_ATTR in f.operation.attributes:
             name = ir.StringAttr(f.operation.attributes["sym_name"]).value
-            signature = json.loads(ir.StringAttr(f.operation.attributes[SIGNATURE_ATTR]).value)
+            signature = _read_signature(name, ir.StringAttr(f.operation.attributes[SIGNATURE_ATTR]).value)
             if not signature.get("private"):  # a private relax function is only called by the others
                 out[name] = signature
     if not out:
@@ -96,6 +96,25 @@ def signatures(op: ir.Operation) -> dict[str, dict]:
             "nothing could be called"
         )
     return out
+
+
+_SIGNATURE_KEYS = ("inputs", "outputs", "checks", "upper_bounds", "param_structure", "result_structure")
+
+
+def _read_signature(name: str, text: str) -> dict:
+    """The ``relax.signature`` of host function ``name`` (written by relax-lower-host); CompileError when
+    hand-written IR gives one that is not JSON or lacks a field the runtime reads."""
+    try:
+        signature = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CompileError(f"@{name}: its {SIGNATURE_ATTR} is not JSON ({e})") from None
+    missing = [k for k in _SIGNATURE_KEYS if not isinstance(signature, dict) or k not in signature]
+    if missing:
+        raise CompileError(
+            f"@{name}: its {SIGNATURE_ATTR} lacks {', '.join(missing)} (relax-lower-host writes it; "
+            "compile relax functions, not hand-written host code)"
+        )
+    return signature
 
 
 def as_module(op: ir.Operation) -> ir.Module:

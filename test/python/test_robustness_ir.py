@@ -433,3 +433,20 @@ def test_untranslatable_llvm_module_is_a_compile_error() -> None:
         "CompileError",
         match="the LLVM lowering left 'builtin.unrealized_conversion_cast'",
     )
+
+
+@pytest.mark.parametrize("signature", ["{}", "not json", "[1]"])
+def test_hand_written_host_function_with_a_bad_signature_is_a_compile_error(signature: str) -> None:
+    """Found by the fuzzer: compile() of host code whose relax.signature lacks the runtime's fields gave a
+    KeyError in the runtime; it is a CompileError naming the function."""
+    expect_error(
+        f"""
+        import relax_mlir
+        relax_mlir.compile('''
+        func.func @main() attributes {{relax.signature = {signature!r}}} {{
+          return
+        }}'''.replace("'", '"'))
+        """,
+        "CompileError",
+        match="@main: its relax.signature",
+    )
