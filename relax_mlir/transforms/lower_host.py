@@ -701,6 +701,10 @@ class LowerHost:
         for f in funcs:
             if not _is_relax_function(f):
                 continue
+            if not f.regions[0].blocks:
+                name = ir.StringAttr(f.attributes["sym_name"]).value
+                f.location.emit_error(f"relax function @{name} is declared without a body; define it")
+                raise PassFailed("host lowering failed")
             try:
                 texts.append(_HostWriter(f, kernels, resources, library, functions, checks).write())
             except _OpError as e:

@@ -450,3 +450,17 @@ def test_hand_written_host_function_with_a_bad_signature_is_a_compile_error(sign
         "CompileError",
         match="@main: its relax.signature",
     )
+
+
+def test_relax_function_declared_without_a_body_is_a_compile_error() -> None:
+    """Found by the fuzzer (a truncated call test): relax-lower-host indexed the missing body (IndexError)."""
+    expect_error(
+        """
+        import relax_mlir
+        relax_mlir.compile('func.func private @sq(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>\\n'
+                           'func.func @main(%x: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {\\n'
+                           '  return %x : !relax.tensor<["n"], f32>\\n}')
+        """,
+        "CompileError",
+        match="@sq is declared without a body",
+    )
