@@ -20,7 +20,7 @@ from gguf import GGMLQuantizationType, GGUFReader, GGUFWriter
 from gguf import quants as gguf_quants
 
 from relax_mlir.errors import InputError
-from relax_mlir.llm.modules import LlamaConfig
+from relax_mlir.llm.modules import CausalLM, LlamaConfig
 from relax_mlir.llm.quant import QuantizedWeight, from_gguf_blocks
 from relax_mlir.llm.weights import Weight, check_weights, is_linear
 
@@ -70,7 +70,10 @@ def _field(reader: GGUFReader, key: str, path: Path, default: Any = None) -> Any
         if default is None:
             raise InputError(f"{path}: metadata '{key}' is missing (needed for a llama model)")
         return default
-    return field.contents()
+    try:
+        return field.contents()
+    except ValueError as e:  # a string that is not UTF-8
+        raise InputError(f"{path}: metadata '{key}' cannot be read: {e}") from None
 
 
 def _f32(value: Any) -> float:
@@ -85,10 +88,10 @@ def _config(reader: GGUFReader, path: Path, max_batch: int, max_context: int | N
     embd = next((t for t in reader.tensors if t.name == "token_embd"), None)
     if embd is None:
         raise InputError(f"{path}: tensor 'token_embd' is missing")
-    heads = int(_field(reader, "llama.attention.head_count", path))
-    context = int(_field(reader, "llama.context_length", path, 2048))
     try:
-        return LlamaConfig(
+        heads = int(_field(reader, "llama.attention.head_count", path))
+        context = int(_field(reader, "llama.context_length", path, 2048))
+        cfg = LlamaConfig(
             vocab_size=int(embd.shape[1]),
             hidden_size=int(_field(reader, "llama.embedding_length", path)),
             layers=int(_field(reader, "llama.block_count", path)),
@@ -100,14 +103,24 @@ def _config(reader: GGUFReader, path: Path, max_batch: int, max_context: int | N
             rope_theta=_f32(_field(reader, "llama.rope.freq_base", path, 10000.0)),
             eps=_f32(_field(reader, "llama.attention.layer_norm_rms_epsilon", path)),
         )
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         raise InputError(f"{path}: the llama metadata do not describe a valid model: {e}") from None
+    if len(reader.tensors) < len(_LAYER) * cfg.layers + 2:  # before making names for a corrupt block count
+        raise InputError(
+            f"{path}: block_count {cfg.layers} needs {len(_LAYER)} tensors per block, "
+            f"but the file has {len(reader.tensors)} tensors in all"
+        )
+    return cfg
 
 
-def _tensor(t: Any, name: str, path: Path) -> np.ndarray | QuantizedWeight:
+def _tensor(t: Any, name: str, expected: tuple[int, ...], path: Path) -> np.ndarray | QuantizedWeight:
     """A GGUF tensor in numpy order (``[out, in]`` for 2-D): float32, or quantized."""
     qtype = GGMLQuantizationType(int(t.tensor_type))
     shape = tuple(int(d) for d in reversed(t.shape.tolist()))
+    if shape != expected:
+        raise InputError(
+            f"{path}: tensor '{t.name}' ({name}) has shape {list(shape)}, the metadata's model needs {list(expected)}"
+        )
     if qtype in _QUANTIZED and len(shape) == 2:
         return from_gguf_blocks(np.asarray(t.data).reshape(shape[0], -1), _QUANTIZED[qtype])
     if qtype not in _FLOAT:
@@ -129,11 +142,12 @@ def load_gguf(
         raise InputError(f"{path}: not a readable GGUF file: {e}") from None
     cfg = _config(reader, path, max_batch, max_context)
     names = tensor_names(cfg)
+    shapes = {n: s[::-1] if is_linear(n) else s for n, s in CausalLM(cfg).weights().items()}  # GGUF's order
     raw: dict[str, np.ndarray | QuantizedWeight] = {}
     for t in reader.tensors:
         if t.name in names:
             try:
-                raw[names[t.name]] = _tensor(t, names[t.name], path)
+                raw[names[t.name]] = _tensor(t, names[t.name], shapes[names[t.name]], path)
             except (ValueError, IndexError) as e:
                 raise InputError(f"{path}: tensor '{t.name}' cannot be read: {e}") from None
     missing = [g for g, n in names.items() if n not in raw and g != "output"]
@@ -151,7 +165,7 @@ def load_gguf(
             order = rope_order(w.shape[0], heads, to_gguf=False)
             w = w.take_rows(order) if isinstance(w, QuantizedWeight) else w[order]
         weights[name] = w.T if is_linear(name) and isinstance(w, np.ndarray) else w
-    tokenizer = {k: f.contents() for k, f in reader.fields.items() if k.startswith("tokenizer.")}
+    tokenizer = {k: _field(reader, k, path) for k in reader.fields if k.startswith("tokenizer.")}
     return cfg, check_weights(cfg, weights), tokenizer
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gguf import GGUFReader
+from isolated import expect_error
 from test_quant import CFG, close, greedy_reference
 
 from relax_mlir.errors import InputError
@@ -174,3 +175,40 @@ def test_errors_name_the_problem(tmp_path: Path, files: dict) -> None:
         InputError, match="tensor 'blk.0.attn_q' .* has type Q4_1; supported: F32, F16, Q8_0, Q4_0"
     ):
         load_gguf(_patched(src, tmp_path / "type.gguf", info + bytes(4), info + (3).to_bytes(4, "little")))
+
+
+def _u32_field(key: str, value: int) -> bytes:
+    return _name(key) + (4).to_bytes(4, "little") + value.to_bytes(4, "little")
+
+
+def test_corrupt_metadata_and_shapes_are_input_errors(tmp_path: Path, files: dict) -> None:
+    """Found by flipping bytes: a huge block count (it made a name per block before failing: a hang), a
+    tensor whose shape disagrees with the metadata, a string that is not UTF-8."""
+    src = files["Q4_0"]
+    path = _patched(
+        src,
+        tmp_path / "blocks.gguf",
+        _u32_field("llama.block_count", 2),
+        _u32_field("llama.block_count", 2**31),
+    )
+    expect_error(
+        f"from relax_mlir.llm import load_gguf; load_gguf({str(path)!r})",
+        "InputError",
+        match="block_count 2147483648 needs 9 tensors per block, but the file has 21 tensors in all",
+        timeout=60,
+    )
+    # llama.embedding_length 64 -> 96: the tensors no longer fit
+    path = _patched(
+        src,
+        tmp_path / "embd.gguf",
+        _u32_field("llama.embedding_length", 64),
+        _u32_field("llama.embedding_length", 96),
+    )
+    with pytest.raises(
+        InputError, match=r"tensor 'token_embd' \(model.embed_tokens.weight\) has shape \[80, 64\], "
+    ):
+        load_gguf(path)
+    value = _name("tokenizer.ggml.model") + (8).to_bytes(4, "little") + _name("none")
+    path = _patched(src, tmp_path / "utf8.gguf", value, value[:-4] + b"\xcd\xcd\xcd\xcd")
+    with pytest.raises(InputError, match="metadata 'tokenizer.ggml.model' cannot be read"):
+        load_gguf(path)
