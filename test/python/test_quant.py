@@ -111,6 +111,15 @@ def fp32() -> LanguageModel:
 @pytest.mark.parametrize("layout", ["q8_0", "q4_0", "q4f16_1"])
 def test_quantized_model_matches_reference(fp32: LanguageModel, layout: str) -> None:
     lm = fp32.quantize(layout)
+    if layout == "q8_0":  # f32 scales: the scales parameters are f32
+        weights = {
+            n: QuantizedWeight(w.layout, w.data, w.scales.astype(np.float32))
+            if isinstance(w, QuantizedWeight)
+            else w
+            for n, w in lm.weights.items()
+        }
+        lm = LanguageModel(CFG, weights, opt_level=1)
+        assert "tensor<[80, 2], f32>" in str(lm.module)
     for name, w in lm.weights.items():
         linear = name.endswith("_proj.weight") or name == "lm_head.weight"
         assert isinstance(w, QuantizedWeight) == linear, name
