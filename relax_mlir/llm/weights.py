@@ -57,9 +57,18 @@ def check_weights(cfg: LlamaConfig, weights: dict[str, Weight]) -> dict[str, Wei
     return out
 
 
-def save_safetensors(weights: dict[str, np.ndarray], path: str | Path) -> None:
-    """Write ``weights`` as a safetensors file with HF layouts (linear weights ``[out, in]``)."""
-    save_file({n: np.ascontiguousarray(w.T if is_linear(n) else w) for n, w in weights.items()}, str(path))
+def save_safetensors(weights: dict[str, Weight], path: str | Path) -> None:
+    """Write ``weights`` as a safetensors file with HF layouts (linear weights ``[out, in]``; quantized ones
+    dequantized: safetensors has no group-quantized type)."""
+    save_file(
+        {
+            n: w.dequantize()
+            if isinstance(w, QuantizedWeight)
+            else np.ascontiguousarray(w.T if is_linear(n) else w)
+            for n, w in weights.items()
+        },
+        str(path),
+    )
 
 
 def load_safetensors(cfg: LlamaConfig, path: str | Path) -> dict[str, np.ndarray]:

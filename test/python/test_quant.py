@@ -141,3 +141,15 @@ def test_quantize_needs_group_multiples() -> None:
     lm.cfg, lm.weights, lm.opt_level, lm.tokenizer_metadata = cfg, random_weights(cfg), 0, {}
     with pytest.raises(InputError, match="'model.layers.0.self_attn.q_proj.weight'.*multiple of 32"):
         lm.quantize("q8_0")
+
+
+def test_safetensors_of_quantized_weights_holds_their_dequantized_values(tmp_path) -> None:  # noqa: ANN001
+    from relax_mlir.llm import load_safetensors, save_safetensors
+
+    w = random_weights(CFG)
+    name = "model.layers.1.mlp.down_proj.weight"
+    q = quantize(w[name].T, "q4_0")
+    save_safetensors({**w, name: q}, tmp_path / "m.safetensors")
+    loaded = load_safetensors(CFG, tmp_path / "m.safetensors")
+    np.testing.assert_array_equal(loaded[name], q.dequantize().T)
+    np.testing.assert_array_equal(loaded["model.norm.weight"], w["model.norm.weight"])
