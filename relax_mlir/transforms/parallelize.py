@@ -19,7 +19,8 @@ whole register blocks (``PACKED_PANELS``), with their zero fill fused, by the sa
 The thread count is the pass option ``num-threads``; 0 (the default) reads ``$RELAX_MLIR_NUM_THREADS``
 and otherwise uses the cores available to the process. With one thread the pass leaves kernels serial.
 The chosen count is recorded as the module attribute ``relax.num_threads``, which ``relax-lower-parallel``
-(in ``host-to-llvm``) bakes into ``omp.parallel``. The pass is a pure IR rewrite: whether the OpenMP
+(in ``host-to-llvm``) bakes into ``omp.parallel``; it is also set when a kernel's lowering wrote chunk loops
+of its own (``relax.dequantize_matmul``'s ``scf.forall`` over weight rows), which the pass leaves as they are. The pass is a pure IR rewrite: whether the OpenMP
 runtime is installed matters only where code is loaded (``compile()`` then lowers the chunks serially).
 """
 
@@ -394,6 +395,8 @@ class ParallelizeKernels:
         threads = self.num_threads or default_threads()
         if threads <= 1:
             return
+        if _ops_named(module, "scf.forall"):  # chunk loops a kernel's lowering wrote (dequantize_matmul)
+            module.attributes[THREADS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), threads)
         body, emitted = _scripts(module, threads, self.min_work)
         if not body:
             if emitted:  # sizes computed for kernels left serial

@@ -1,0 +1,530 @@
+"""``relax.dequantize_matmul``: ``x @ dequantize(data, scales).T`` as one kernel that reads the packed weight
+once (made by ``relax-fuse-dequantize-matmul``; layouts as ``relax.dequantize``'s, issue 20 contract §1).
+
+The kernel splits the weight rows (the result's columns) into chunks of ``CHUNK`` rows, an ``scf.forall``
+that ``relax-lower-parallel`` runs on the module's threads. Per chunk, on the run-time row count ``m`` of
+``x``:
+
+- ``m <= 4`` (decode, a GEMV): each group of 32 weights is unpacked in registers (integer nibble/byte
+  unpacking, convert, one FMA with the scale) and multiplied into ``m x NB`` vector accumulators (one variant
+  per ``m``, so batch 1 does no wasted work); nothing but the packed bytes and ``x`` is read.
+- ``m > 4`` (prefill, a GEMM): the chunk's rows are unpacked once into an f32 panel [CHUNK, k] that stays in
+  L2, and a register-blocked micro-kernel (4 rows of ``x`` x ``NB`` weight rows of vector accumulators over
+  ``k``, horizontal sums at the end) runs over it for all ``m`` rows.
+
+Vectors are ``VectorShape.lanes`` f32 wide: 16 when LLVM reports AVX-512 on the host, else 8 (AVX2 and
+others, with fewer accumulators for 16 registers). Rows past the end of a chunk or of ``x`` are clamped to
+the last one (their results are masked out of the write), so the inner loops hold no bounds checks.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mlir import ir
+
+from relax_mlir.dialects.dims import fmt_shape, provably_different, tensor_operand
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import RelaxType, TensorType
+from relax_mlir.errors import ShapeError
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor
+from relax_mlir.shape_infer.expr import as_expr, format_dim
+
+GROUP = 32  # values per quantization group (along k)
+
+
+@dataclass(frozen=True)
+class QuantLayout:
+    """A storage layout of group-quantized weights: the dtype of ``data`` and its elements per group."""
+
+    name: str
+    dtype: str
+    per_group: int
+
+
+LAYOUTS = {
+    "q8_0": QuantLayout("q8_0", "i8", 32),
+    "q4_0": QuantLayout("q4_0", "ui8", 16),
+    "q4f16_1": QuantLayout("q4f16_1", "ui32", 4),
+}
+SCALE_DTYPES = ("f16", "f32")
+
+
+def quant_layout(name: str) -> QuantLayout:
+    """The layout called ``name``; ShapeError naming the known ones otherwise."""
+    if name not in LAYOUTS:
+        raise ShapeError(f"layout must be one of {', '.join(LAYOUTS)}, got {name!r}")
+    return LAYOUTS[name]
+
+
+def deduce_quantized(data: TensorType, scales: TensorType, layout: QuantLayout) -> tuple[Any, Any]:
+    """(rows, k) of the weight ``data``/``scales`` store in ``layout`` (dims None when unknown)."""
+    if data.dtype is not None and data.dtype != layout.dtype:
+        raise ShapeError(f"layout {layout.name} stores 'data' as {layout.dtype}, got {data.dtype}")
+    if scales.dtype is not None and scales.dtype not in SCALE_DTYPES:
+        raise ShapeError(f"'scales' must be f16 or f32, got {scales.dtype}")
+    for name, t in (("data", data), ("scales", scales)):
+        if t.shape is not None and len(t.shape) != 2:
+            raise ShapeError(f"operand '{name}' must be 2-D [rows, ...], got {fmt_shape(t.shape)}")
+    if data.shape is None or scales.shape is None:
+        return None, None
+    if provably_different(data.shape[0], scales.shape[0]):
+        raise ShapeError(
+            f"'data' {fmt_shape(data.shape)} and 'scales' {fmt_shape(scales.shape)} have different row counts"
+        )
+    groups = scales.shape[1]
+    width = None if groups is None else groups * layout.per_group
+    if provably_different(data.shape[1], width):
+        raise ShapeError(
+            f"layout {layout.name}: 'data' {fmt_shape(data.shape)} must have {format_dim(width)} columns "
+            f"({layout.per_group} per group of {GROUP}) for 'scales' {fmt_shape(scales.shape)}"
+        )
+    rows = data.shape[0] if data.shape[0] is not None else scales.shape[0]
+    return rows, None if groups is None else groups * GROUP
+
+
+@relax_op
+class DequantizeMatmulOp(RelaxOp):
+    """``x @ W.T`` for a group-quantized weight ``W`` [rows, k] (``data``, ``scales`` in ``layout``), without
+    materializing ``W``. CPU kernel; made by ``relax-fuse-dequantize-matmul``.
+
+    ``%y = "relax.dequantize_matmul"(%x, %d, %s) {layout = "q4_0"} : (!relax.tensor<["b", 768], f32>,
+    !relax.tensor<[2048, 384], ui8>, !relax.tensor<[2048, 24], f16>) -> !relax.tensor<["b", 2048], f32>``
+    """
+
+    NAME = "dequantize_matmul"
+    FUSION = "opaque"
+    CPU_ONLY = True
+    OPERANDS = (Operand("x"), Operand("data"), Operand("scales"))
+    ATTRS = (Attr("layout", "str"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        data = tensor_operand(operand_types[1], "data")
+        scales = tensor_operand(operand_types[2], "scales")
+        rows, k = deduce_quantized(data, scales, quant_layout(attrs["layout"]))
+        if x.dtype is not None and x.dtype != "f32":
+            raise ShapeError(f"operand 'x' must be f32, got {x.dtype}")
+        if x.shape is None:
+            return [TensorType(None, "f32")]
+        if len(x.shape) == 0:
+            raise ShapeError("operand 'x' must have rank >= 1, got a scalar")
+        if provably_different(x.shape[-1], k):
+            raise ShapeError(
+                f"contraction dims differ: 'x' {fmt_shape(x.shape)} has {format_dim(x.shape[-1])}, "
+                f"the weight has k = {format_dim(k)}"
+            )
+        return [TensorType((*x.shape[:-1], rows), "f32")]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """The chunked GEMV/GEMM kernel (module docstring); needs static ``data``/``scales`` dims."""
+        x, data, scales = k.ins
+        layout = LAYOUTS[k.attrs["layout"]]
+        for v, name in ((data, "data"), (scales, "scales")):
+            if not all(d is not None and d.is_const for d in v.shape):
+                raise k.fail(f"operand '{name}' {v.type} must have static dims")
+        rows, groups = (d.value for d in scales.shape)  # type: ignore[union-attr]
+        if x.shape[-1] != as_expr(groups * GROUP):
+            k.assume(0, (*x.shape[:-1], groups * GROUP))
+            x = k.ins[0]
+        out = k.destination(0)
+        if rows == 0:
+            return [out]
+        if groups == 0:
+            return [k.fill(k.constant(0, "f32"), out)]
+        lead = x.rank - 1
+        dynamic = sum(1 for d in x.shape[:-1] if d is None or not d.is_const)
+        if lead == 0:
+            x2 = k.expand(x, [[0, 1]], [1, x.shape[0]])
+            o2 = k.expand(out, [[0, 1]], [1, rows])
+            r = _Kernel(k, layout, rows, groups, host_vectors()).emit(x2, data, scales, o2, k.dim(x2, 0))
+            return [k.collapse(r, [[0, 1]])]
+        if dynamic <= 1:
+            x2 = x if lead == 1 else k.collapse(x, [list(range(lead)), [lead]])
+            o2 = out if lead == 1 else k.collapse(out, [list(range(lead)), [lead]])
+            r = _Kernel(k, layout, rows, groups, host_vectors()).emit(x2, data, scales, o2, k.dim(x2, 0))
+            if lead == 1:
+                return [r]
+            sizes = [None if d is not None and d.is_const else k.dim(out, i) for i, d in enumerate(out.shape)]
+            return [k.expand(r, [list(range(lead)), [lead]], out.shape, sizes)]
+        if lead == 2:
+            return [_rows_loop(k, layout, rows, groups, x, data, scales, out)]
+        raise k.fail(f"operand 'x' {x.type}: at most two leading dims may be symbolic when more than one is")
+
+
+def dequantize_matmul(
+    x: ir.Value, data: ir.Value, scales: ir.Value, layout: str, *, loc: ir.Location | None = None
+) -> ir.Value:
+    """``x @ dequantize(data, scales, layout).T`` in one kernel."""
+    return DequantizeMatmulOp.build([x, data, scales], {"layout": layout}, loc=loc).result
+
+
+# -- lowering --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VectorShape:
+    """Vector width and register blocks of the kernel: ``lanes`` f32 per vector, ``nb`` weight rows per
+    block (x rows: up to 4), sized so accumulators and operands fit the registers."""
+
+    lanes: int
+    nb: int
+
+
+@functools.cache
+def host_vectors() -> VectorShape:
+    """16 lanes and 4 weight rows per block with AVX-512 (32 registers), else 8 lanes and 2 rows (AVX2's 16)."""
+    try:
+        import llvmlite.binding as llvm
+
+        features = llvm.get_host_cpu_features()
+        wide = bool(features.get("avx512f", False))
+    except Exception:  # noqa: BLE001  (no llvmlite, or a host it cannot describe: portable vectors)
+        wide = False
+    return VectorShape(16, 4) if wide else VectorShape(8, 2)
+
+
+CHUNK = 32  # weight rows per parallel chunk (and per f32 panel of the GEMM path)
+MB = 4  # x rows per register block
+SMALL = 4  # m up to this takes the GEMV path
+
+
+def _rows_loop(
+    k: KernelBuilder,
+    layout: QuantLayout,
+    rows: int,
+    groups: int,
+    x: KernelValue,
+    data: KernelValue,
+    scales: KernelValue,
+    out: KernelValue,
+) -> KernelValue:
+    """``x`` [b, s, k] with symbolic ``b`` and ``s``: one 2-D kernel per ``b``."""
+    s, depth = x.shape[1], x.shape[2]
+    x_row = TensorType((s, depth), "f32")
+    o_row = TensorType((s, as_expr(rows)), "f32")
+    count = k.dim(x, 1)
+
+    def body(i: str, acc: KernelValue) -> KernelValue:
+        xs = k.op(
+            f"tensor.extract_slice {x.name}[{i}, 0, 0] [1, {count}, {depth}] [1, 1, 1] : {x.mlir} to "
+            f"{builtin_tensor(x_row)}",
+            x_row,
+        )
+        os_ = k.op(
+            f"tensor.extract_slice {acc.name}[{i}, 0, 0] [1, {count}, {rows}] [1, 1, 1] : {acc.mlir} to "
+            f"{builtin_tensor(o_row)}",
+            o_row,
+        )
+        r = _Kernel(k, layout, rows, groups, host_vectors()).emit(xs, data, scales, os_, count)
+        return k.op(
+            f"tensor.insert_slice {r.name} into {acc.name}[{i}, 0, 0] [1, {count}, {rows}] [1, 1, 1] : "
+            f"{r.mlir} into {acc.mlir}",
+            acc,
+        )
+
+    return k.loop(k.dim(x, 0), out, body)
+
+
+class _Kernel:
+    """Writes the 2-D kernel ``o`` [m, rows] = ``x`` [m, k] @ W.T as MLIR text (scf + vector on tensors)."""
+
+    def __init__(
+        self, k: KernelBuilder, layout: QuantLayout, rows: int, groups: int, vs: VectorShape
+    ) -> None:
+        self.k, self.layout, self.rows, self.groups, self.vs = k, layout, rows, groups, vs
+        self.depth = groups * GROUP
+        self.lanes = vs.lanes
+        self.vec = f"vector<{vs.lanes}xf32>"
+        self.slices = GROUP // vs.lanes
+
+    # -- small emitters ------------------------------------------------------------------------------
+    def t(self, text: str) -> str:
+        return self.k.typed(text)
+
+    def c(self, value: int) -> str:
+        return self.k.const(value)
+
+    def fconst(self, value: float, vec: bool = False) -> str:
+        ty = self.vec if vec else "f32"
+        lit = f"dense<{value:e}> : {ty}" if vec else f"{value:e} : f32"
+        return self.t(f"arith.constant {lit}")
+
+    def imin(self, a: str, b: str) -> str:
+        return self.t(f"arith.minsi {a}, {b} : index")
+
+    # -- pieces --------------------------------------------------------------------------------------
+    def scale(self, scales: KernelValue, n: str, g: str) -> str:
+        """The scale of row ``n``, group ``g`` as an f32 broadcast vector."""
+        s = self.t(f"tensor.extract {scales.name}[{n}, {g}] : {scales.mlir}")
+        if scales.dtype == "f16":
+            s = self.t(f"arith.extf {s} : f16 to f32")
+        return self.t(f"vector.broadcast {s} : f32 to {self.vec}")
+
+    def weights(self, data: KernelValue, scales: KernelValue, n: str, g: str) -> list[str]:
+        """The 32 values of row ``n``, group ``g``, dequantized: ``slices`` f32 vectors in k order."""
+        lanes, name = self.lanes, self.layout.name
+        s = self.scale(scales, n, g)
+        if name == "q8_0":
+            out = []
+            for j in range(self.slices):
+                col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32 + {j * lanes})>({g})")
+                q = self.t(
+                    f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
+                    f": {data.mlir}, vector<{lanes}xi8>"
+                )
+                f = self.t(f"arith.sitofp {q} : vector<{lanes}xi8> to {self.vec}")
+                out.append(self.t(f"arith.mulf {f}, {s} : {self.vec}"))
+            return out
+        v16 = "vector<16xi8>"
+        if name == "q4_0":
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 16)>({g})")
+            b = self.t(
+                f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
+                f": {data.mlir}, {v16}"
+            )
+            offset = 8.0
+        else:  # q4f16_1: 4 words, value i at bits 4 * (i % 8) of word i / 8
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 4)>({g})")
+            w = self.t(
+                f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i32')} {{in_bounds = [true]}} "
+                f": {data.mlir}, vector<4xi32>"
+            )
+            b = self.t(f"vector.bitcast {w} : vector<4xi32> to {v16}")
+            offset = 7.0
+        mask = self.t(f"arith.constant dense<15> : {v16}")
+        four = self.t(f"arith.constant dense<4> : {v16}")
+        lo = self.t(f"arith.andi {b}, {mask} : {v16}")
+        hi = self.t(f"arith.shrui {b}, {four} : {v16}")
+        if name == "q4f16_1":  # bytes hold values (2j, 2j+1): interleave into k order
+            lo, hi = (
+                self.t(
+                    f"vector.shuffle {lo}, {hi} [{', '.join(f'{i}, {i + 16}' for i in range(h * 8, h * 8 + 8))}]"
+                    f" : {v16}, {v16}"
+                )
+                for h in (0, 1)
+            )
+        bias = self.t(f"arith.mulf {s}, {self.fconst(-offset, vec=True)} : {self.vec}")
+        out = []
+        for half in (lo, hi):
+            for j in range(16 // lanes):
+                part = half
+                if lanes < 16:
+                    part = self.t(
+                        f"vector.extract_strided_slice {half} {{offsets = [{j * lanes}], sizes = [{lanes}], "
+                        f"strides = [1]}} : {v16} to vector<{lanes}xi8>"
+                    )
+                f = self.t(f"arith.uitofp {part} : vector<{lanes}xi8> to {self.vec}")
+                out.append(self.t(f"vector.fma {f}, {s}, {bias} : {self.vec}"))
+        return out
+
+    def izero(self, ty: str) -> str:
+        return self.t(f"arith.constant 0 : {ty}")
+
+    def read_x(self, x: KernelValue, i: str, g: str) -> list[str]:
+        out = []
+        for j in range(self.slices):
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32 + {j * self.lanes})>({g})")
+            out.append(
+                self.t(
+                    f"vector.transfer_read {x.name}[{i}, {col}], {self.fconst(0.0)} {{in_bounds = [true]}} "
+                    f": {x.mlir}, {self.vec}"
+                )
+            )
+        return out
+
+    def block(
+        self,
+        x: KernelValue,
+        xrows: list[str],
+        wrows: list[str],
+        w_of: Any,
+        dest: KernelValue,
+        at: tuple[str, str],
+    ) -> KernelValue:
+        """Accumulate ``x[xrows] . W[wrows]`` over k and write the [len(xrows), len(wrows)] block into ``dest`` at
+        ``at`` (masked at its bounds). ``w_of(j, g)`` emits the weight vectors of block row ``j``, group ``g``."""
+        k, vec = self.k, self.vec
+        mb, nb = len(xrows), len(wrows)
+        zero = self.t(f"arith.constant dense<0.0> : {vec}")
+        accs = [k.fresh("acc") for _ in range(mb * nb)]
+        g = k.fresh("g")
+
+        def body() -> list[str]:
+            xs = [self.read_x(x, r, g) for r in xrows]
+            new = list(accs)
+            for j in range(nb):
+                ws = w_of(j, g)
+                for i in range(mb):
+                    a = new[i * nb + j]
+                    for s in range(self.slices):
+                        a = self.t(f"vector.fma {xs[i][s]}, {ws[s]}, {a} : {vec}")
+                    new[i * nb + j] = a
+            return new
+
+        lines, new = k.capture(body)
+        results = k.fresh("sums")
+        types = ", ".join([vec] * len(accs))
+        iters = ", ".join(f"{a} = {zero}" for a in accs)
+        k.emit(
+            f"{results}:{len(accs)} = scf.for {g} = {self.c(0)} to {self.c(self.groups)} step {self.c(1)} "
+            f"iter_args({iters}) -> ({types}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {', '.join(new)} : {types}",
+            "}",
+        )
+        sums = [
+            self.t(f"vector.reduction <add>, {results}#{i} fastmath<reassoc> : {vec} into f32")
+            for i in range(len(accs))
+        ]
+        block = self.t(f"vector.from_elements {', '.join(sums)} : vector<{mb}x{nb}xf32>")
+        return k.op(
+            f"vector.transfer_write {block}, {dest.name}[{at[0]}, {at[1]}] : vector<{mb}x{nb}xf32>, {dest.mlir}",
+            dest,
+        )
+
+    def loop(self, lower: str, upper: str, step: int, init: KernelValue, body: Any) -> KernelValue:
+        """``scf.for`` over [lower, upper) by ``step`` carrying one tensor; ``body(iv, acc) -> tensor``."""
+        k = self.k
+        iv, acc = k.fresh("iv"), KernelValue(k.fresh("acc"), init.type, init.mlir)
+        lines, updated = k.capture(lambda: body(iv, acc))
+        result = KernelValue(k.fresh("t"), init.type, init.mlir)
+        k.emit(
+            f"{result.name} = scf.for {iv} = {lower} to {upper} step {self.c(step)} "
+            f"iter_args({acc.name} = {init.name}) -> ({init.mlir}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {updated.name} : {init.mlir}",
+            "}",
+        )
+        return result
+
+    def branch(self, cond: str, ty: str, then: Any, other: Any) -> str:
+        """``scf.if`` yielding one tensor of type ``ty``; ``then()``/``other()`` emit and return its value."""
+        k = self.k
+        a_lines, a = k.capture(then)
+        b_lines, b = k.capture(other)
+        r = k.fresh("t")
+        k.emit(
+            f"{r} = scf.if {cond} -> ({ty}) {{",
+            *("  " + line for line in a_lines),
+            f"  scf.yield {a} : {ty}",
+            "} else {",
+            *("  " + line for line in b_lines),
+            f"  scf.yield {b} : {ty}",
+            "}",
+        )
+        return r
+
+    # -- the kernel ----------------------------------------------------------------------------------
+    def emit(
+        self, x: KernelValue, data: KernelValue, scales: KernelValue, o: KernelValue, m: str
+    ) -> KernelValue:
+        """The kernel on ``x`` [m, k] (``m`` its row count as an index value, defined at the top)."""
+        k, rows = self.k, self.rows
+        chunks = -(-rows // CHUNK)
+        last = self.c(rows - 1)
+        chunk = TensorType((None, None), "f32")
+        cty = builtin_tensor(chunk)
+        c, shared = k.fresh("chunk"), KernelValue(k.fresh("shared"), o.type, o.mlir)
+        result = KernelValue(k.fresh("t"), o.type, o.mlir)
+
+        def body() -> None:
+            n0 = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({c})")
+            nc = self.t(f"affine.min affine_map<(d0) -> ({CHUNK}, {rows} - d0)>({n0})")
+            os_ = k.op(
+                f"tensor.extract_slice {shared.name}[0, {n0}] [{m}, {nc}] [1, 1] : {o.mlir} to {cty}", chunk
+            )
+
+            def wrow(n: str) -> str:
+                return self.imin(self.t(f"arith.addi {n0}, {n} : index"), last)
+
+            def gemv(mb: int) -> str:
+                xrows = [self.c(i) for i in range(mb)]
+
+                def nblock(nb_: str, acc: KernelValue) -> KernelValue:
+                    wrows = [
+                        wrow(self.t(f"arith.addi {nb_}, {self.c(j)} : index")) for j in range(self.vs.nb)
+                    ]
+                    return self.block(
+                        x,
+                        xrows,
+                        wrows,
+                        lambda j, g: self.weights(data, scales, wrows[j], g),
+                        acc,
+                        (self.c(0), nb_),
+                    )
+
+                return self.loop(self.c(0), nc, self.vs.nb, os_, lambda iv, acc: nblock(iv, acc)).name
+
+            def gemm() -> str:
+                panel_t = TensorType((as_expr(CHUNK), as_expr(self.depth)), "f32")
+                panel0 = k.op(f"tensor.empty() : {builtin_tensor(panel_t)}", panel_t)
+
+                def unpack(n: str, p: KernelValue) -> KernelValue:
+                    nn = wrow(n)
+
+                    def group(g: str, q: KernelValue) -> KernelValue:
+                        for j, w in enumerate(self.weights(data, scales, nn, g)):
+                            col = self.t(
+                                f"affine.apply affine_map<(d0) -> (d0 * 32 + {j * self.lanes})>({g})"
+                            )
+                            q = k.op(
+                                f"vector.transfer_write {w}, {q.name}[{n}, {col}] {{in_bounds = [true]}} : "
+                                f"{self.vec}, {q.mlir}",
+                                q,
+                            )
+                        return q
+
+                    return self.loop(self.c(0), self.c(self.groups), 1, p, group)
+
+                panel = self.loop(self.c(0), self.c(CHUNK), 1, panel0, unpack)
+                last_x = self.t(f"arith.subi {m}, {self.c(1)} : index")
+
+                def xblock(i0: str, acc: KernelValue) -> KernelValue:
+                    xrows = [
+                        self.imin(self.t(f"arith.addi {i0}, {self.c(i)} : index"), last_x) for i in range(MB)
+                    ]
+
+                    def nblock(nb_: str, acc2: KernelValue) -> KernelValue:
+                        prow = [self.t(f"arith.addi {nb_}, {self.c(j)} : index") for j in range(self.vs.nb)]
+
+                        def w_of(j: int, g: str) -> list[str]:
+                            return self.read_x(panel, prow[j], g)
+
+                        return self.block(x, xrows, prow, w_of, acc2, (i0, nb_))
+
+                    return self.loop(self.c(0), nc, self.vs.nb, acc, nblock)
+
+                return self.loop(self.c(0), m, MB, os_, xblock).name
+
+            def small(mb: int) -> Any:
+                if mb == SMALL:
+                    return lambda: gemv(SMALL)
+                eq = self.t(f"arith.cmpi eq, {m}, {self.c(mb)} : index")
+                return lambda: self.branch(eq, cty, lambda: gemv(mb), small(mb + 1))
+
+            def decode() -> str:
+                empty = self.t(f"arith.cmpi eq, {m}, {self.c(0)} : index")
+                return self.branch(empty, cty, lambda: os_.name, small(1))
+
+            big = self.t(f"arith.cmpi ugt, {m}, {self.c(SMALL)} : index")
+            r = self.branch(big, cty, gemm, decode)
+            k.emit(
+                "scf.forall.in_parallel {",
+                f"  tensor.parallel_insert_slice {r} into {shared.name}[0, {n0}] [{m}, {nc}] [1, 1] : {cty} into "
+                f"{o.mlir}",
+                "}",
+            )
+
+        lines, _ = k.capture(body)
+        k.emit(
+            f"{result.name} = scf.forall ({c}) in ({chunks}) shared_outs({shared.name} = {o.name}) -> ({o.mlir}) {{",
+            *("  " + line for line in lines),
+            "}",
+        )
+        return result
