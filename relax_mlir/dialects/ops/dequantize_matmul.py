@@ -27,63 +27,12 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.dialects.dims import fmt_shape, provably_different, tensor_operand
+from relax_mlir.dialects.ops.dequantize import GROUP, LAYOUTS, DequantizeOp
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor
 from relax_mlir.shape_infer.expr import as_expr, format_dim
-
-GROUP = 32  # values per quantization group (along k)
-
-
-@dataclass(frozen=True)
-class QuantLayout:
-    """A storage layout of group-quantized weights: the dtype of ``data`` and its elements per group."""
-
-    name: str
-    dtype: str
-    per_group: int
-
-
-LAYOUTS = {
-    "q8_0": QuantLayout("q8_0", "i8", 32),
-    "q4_0": QuantLayout("q4_0", "ui8", 16),
-    "q4f16_1": QuantLayout("q4f16_1", "ui32", 4),
-}
-SCALE_DTYPES = ("f16", "f32")
-
-
-def quant_layout(name: str) -> QuantLayout:
-    """The layout called ``name``; ShapeError naming the known ones otherwise."""
-    if name not in LAYOUTS:
-        raise ShapeError(f"layout must be one of {', '.join(LAYOUTS)}, got {name!r}")
-    return LAYOUTS[name]
-
-
-def deduce_quantized(data: TensorType, scales: TensorType, layout: QuantLayout) -> tuple[Any, Any]:
-    """(rows, k) of the weight ``data``/``scales`` store in ``layout`` (dims None when unknown)."""
-    if data.dtype is not None and data.dtype != layout.dtype:
-        raise ShapeError(f"layout {layout.name} stores 'data' as {layout.dtype}, got {data.dtype}")
-    if scales.dtype is not None and scales.dtype not in SCALE_DTYPES:
-        raise ShapeError(f"'scales' must be f16 or f32, got {scales.dtype}")
-    for name, t in (("data", data), ("scales", scales)):
-        if t.shape is not None and len(t.shape) != 2:
-            raise ShapeError(f"operand '{name}' must be 2-D [rows, ...], got {fmt_shape(t.shape)}")
-    if data.shape is None or scales.shape is None:
-        return None, None
-    if provably_different(data.shape[0], scales.shape[0]):
-        raise ShapeError(
-            f"'data' {fmt_shape(data.shape)} and 'scales' {fmt_shape(scales.shape)} have different row counts"
-        )
-    groups = scales.shape[1]
-    width = None if groups is None else groups * layout.per_group
-    if provably_different(data.shape[1], width):
-        raise ShapeError(
-            f"layout {layout.name}: 'data' {fmt_shape(data.shape)} must have {format_dim(width)} columns "
-            f"({layout.per_group} per group of {GROUP}) for 'scales' {fmt_shape(scales.shape)}"
-        )
-    rows = data.shape[0] if data.shape[0] is not None else scales.shape[0]
-    return rows, None if groups is None else groups * GROUP
 
 
 @relax_op
@@ -104,9 +53,9 @@ class DequantizeMatmulOp(RelaxOp):
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
         x = tensor_operand(operand_types[0], "x")
-        data = tensor_operand(operand_types[1], "data")
-        scales = tensor_operand(operand_types[2], "scales")
-        rows, k = deduce_quantized(data, scales, quant_layout(attrs["layout"]))
+        [weight] = DequantizeOp.deduce(operand_types[1:], attrs)
+        assert isinstance(weight, TensorType) and weight.shape is not None
+        rows, k = weight.shape
         if x.dtype is not None and x.dtype != "f32":
             raise ShapeError(f"operand 'x' must be f32, got {x.dtype}")
         if x.shape is None:
@@ -124,7 +73,7 @@ class DequantizeMatmulOp(RelaxOp):
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
         """The chunked GEMV/GEMM kernel (module docstring); needs static ``data``/``scales`` dims."""
         x, data, scales = k.ins
-        layout = LAYOUTS[k.attrs["layout"]]
+        layout = k.attrs["layout"]
         for v, name in ((data, "data"), (scales, "scales")):
             if not all(d is not None and d.is_const for d in v.shape):
                 raise k.fail(f"operand '{name}' {v.type} must have static dims")
@@ -196,7 +145,7 @@ SMALL = 4  # m up to this takes the GEMV path
 
 def _rows_loop(
     k: KernelBuilder,
-    layout: QuantLayout,
+    layout: str,
     rows: int,
     groups: int,
     x: KernelValue,
@@ -234,9 +183,7 @@ def _rows_loop(
 class _Kernel:
     """Writes the 2-D kernel ``o`` [m, rows] = ``x`` [m, k] @ W.T as MLIR text (scf + vector on tensors)."""
 
-    def __init__(
-        self, k: KernelBuilder, layout: QuantLayout, rows: int, groups: int, vs: VectorShape
-    ) -> None:
+    def __init__(self, k: KernelBuilder, layout: str, rows: int, groups: int, vs: VectorShape) -> None:
         self.k, self.layout, self.rows, self.groups, self.vs = k, layout, rows, groups, vs
         self.depth = groups * GROUP
         self.lanes = vs.lanes
@@ -268,7 +215,7 @@ class _Kernel:
 
     def weights(self, data: KernelValue, scales: KernelValue, n: str, g: str) -> list[str]:
         """The 32 values of row ``n``, group ``g``, dequantized: ``slices`` f32 vectors in k order."""
-        lanes, name = self.lanes, self.layout.name
+        lanes, name = self.lanes, self.layout
         s = self.scale(scales, n, g)
         if name == "q8_0":
             out = []
@@ -288,7 +235,6 @@ class _Kernel:
                 f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
                 f": {data.mlir}, {v16}"
             )
-            offset = 8.0
         else:  # q4f16_1: 4 words, value i at bits 4 * (i % 8) of word i / 8
             col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 4)>({g})")
             w = self.t(
@@ -296,7 +242,7 @@ class _Kernel:
                 f": {data.mlir}, vector<4xi32>"
             )
             b = self.t(f"vector.bitcast {w} : vector<4xi32> to {v16}")
-            offset = 7.0
+        offset = float(LAYOUTS[name][2])
         mask = self.t(f"arith.constant dense<15> : {v16}")
         four = self.t(f"arith.constant dense<4> : {v16}")
         lo = self.t(f"arith.andi {b}, {mask} : {v16}")

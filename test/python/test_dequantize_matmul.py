@@ -1,0 +1,149 @@
+"""relax.dequantize_matmul and relax-fuse-dequantize-matmul: the fused quantized-weight kernel (GEMV path at
+m <= 4, panel GEMM path above) against a float64 numpy reference that dequantizes the same arrays, for the
+q4_0, q8_0 and q4f16_1 layouts, at row counts 0, 1, 3, 4, 17 (symbolic), odd weight rows, on 1 and 2 threads."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from toolchains import missing_toolchain
+
+import relax_mlir.builder as rb
+from relax_mlir.dialects import relax as R
+from relax_mlir.errors import ShapeError
+from relax_mlir.pipelines.cpu import LEVELS
+from relax_mlir.runtime import libs
+from relax_mlir.targets import compile
+
+RNG = np.random.default_rng(20)
+DTYPES = {"q8_0": "i8", "q4_0": "ui8", "q4f16_1": "ui32"}
+ROWS_M = [0, 1, 3, 4, 17]
+
+
+def random_weight(
+    layout: str, rows: int, k: int, scale_dtype: type = np.float16
+) -> tuple[np.ndarray, np.ndarray]:
+    """Random packed ``data`` and ``scales`` of a [rows, k] weight in ``layout``."""
+    scales = (RNG.standard_normal((rows, k // 32)) * 0.05).astype(scale_dtype)
+    if layout == "q8_0":
+        return RNG.integers(-127, 128, (rows, k), dtype=np.int8), scales
+    if layout == "q4_0":
+        return RNG.integers(0, 256, (rows, k // 2), dtype=np.uint8), scales
+    return RNG.integers(0, 2**32, (rows, k // 8), dtype=np.uint32), scales
+
+
+def dequantize(layout: str, data: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """The float64 weight [rows, k] (the layouts of dialects/ops/dequantize.py, written independently)."""
+    rows = data.shape[0]
+    s = np.repeat(scales.astype(np.float64), 32, axis=1)
+    if layout == "q8_0":
+        return data.astype(np.float64) * s
+    if layout == "q4_0":  # byte j of a group: value j (low nibble), value j + 16 (high nibble)
+        b = data.reshape(rows, -1, 16)
+        q = np.concatenate([b & 15, b >> 4], axis=2).reshape(rows, -1)
+        return (q.astype(np.float64) - 8) * s
+    q = (data[:, :, None] >> (4 * np.arange(8, dtype=np.uint32))) & 15  # word w: values 8w..8w+7
+    return (q.reshape(rows, -1).astype(np.float64) - 7) * s
+
+
+def pipeline(threads: int) -> str:
+    return LEVELS[2].replace(
+        "relax-parallelize-kernels", f"relax-parallelize-kernels{{num-threads={threads}}}"
+    )
+
+
+def build(x_shape: list, data: np.ndarray, scales: np.ndarray, layout: str, fused_op: bool = True):
+    """``x @ W.T`` as the op itself, or as the model's pattern matmul(x, permute_dims(dequantize(...)))."""
+    bb = rb.BlockBuilder()
+    params = {
+        "x": rb.tensor(x_shape),
+        "d": rb.tensor(list(data.shape), DTYPES[layout]),
+        "s": rb.tensor(list(scales.shape), "f16" if scales.dtype == np.float16 else "f32"),
+    }
+    with bb.function("main", params) as (x, d, s):
+        with bb.dataflow():
+            if fused_op:
+                y = R.dequantize_matmul(x, d, s, layout)
+            else:
+                y = R.matmul(x, R.permute_dims(R.dequantize(d, s, layout), [1, 0]))
+            out = bb.emit_output(y)
+        bb.ret(out)
+    return bb.module
+
+
+def check(got: np.ndarray, want: np.ndarray) -> None:
+    """f32 accumulation over k of products of ~N(0, 1) x and weights up to ~1: within 1e-5 of the largest."""
+    assert got.shape == want.shape and got.dtype == np.float32
+    if want.size:
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request: pytest.FixtureRequest) -> int:
+    if request.param > 1 and libs.openmp_library() is None:
+        missing_toolchain("libomp.so.5 is not installed (scripts/install-system-deps.sh)")
+    return request.param
+
+
+@pytest.mark.parametrize("layout", ["q4_0", "q8_0", "q4f16_1"])
+@pytest.mark.parametrize(("rows", "k"), [(33, 32), (33, 96), (70, 768)])
+def test_kernel_vs_numpy(layout: str, rows: int, k: int, threads: int) -> None:
+    data, scales = random_weight(layout, rows, k)
+    texts: dict[str, str] = {}
+    exe = compile(
+        build(["m", k], data, scales, layout), pipeline=pipeline(threads), on_stage=texts.__setitem__
+    )
+    if threads > 1 and rows > 32:  # several chunks of weight rows: an OpenMP loop
+        assert "omp.parallel" in texts.get("llvm", "omp.parallel")  # (no llvm stage on a cache hit)
+    w = dequantize(layout, data, scales)
+    for m in ROWS_M:
+        x = RNG.standard_normal((m, k), dtype=np.float32)
+        check(exe(x, data, scales), x.astype(np.float64) @ w.T)
+
+
+@pytest.mark.parametrize("layout", ["q4_0", "q8_0", "q4f16_1"])
+def test_fused_from_model_pattern(layout: str) -> None:
+    """The pass rewrites the Linear module's pattern at O1 (f32 scales, [b, s, k] with two symbols)."""
+    data, scales = random_weight(layout, 35, 64, np.float32)
+    texts: dict[str, str] = {}
+    exe = compile(
+        build(["b", "s", 64], data, scales, layout, fused_op=False), opt_level=1, on_stage=texts.__setitem__
+    )
+    kernels = re.findall(r"func\.func private @(\w+)", texts["host"])
+    assert kernels == ["dequantize_matmul_0"]  # no f32 weight written by a dequantize kernel
+    w = dequantize(layout, data, scales)
+    for b, s in [(1, 0), (1, 1), (2, 3), (3, 17)]:
+        x = RNG.standard_normal((b, s, 64), dtype=np.float32)
+        check(exe(x, data, scales), x.astype(np.float64) @ w.T)
+
+
+def test_vector_x() -> None:
+    """A 1-D ``x`` [k] gives [rows], as matmul does."""
+    data, scales = random_weight("q4_0", 5, 64)
+    exe = compile(build([64], data, scales, "q4_0"), opt_level=1)
+    x = RNG.standard_normal(64, dtype=np.float32)
+    check(exe(x, data, scales), x.astype(np.float64) @ dequantize("q4_0", data, scales).T)
+
+
+def test_shape_deduction() -> None:
+    bb = rb.BlockBuilder()
+    params = {
+        "x": rb.tensor(["b", "n", 64]),
+        "d": rb.tensor(["r", 32], "ui8"),
+        "s": rb.tensor(["r", 2], "f16"),
+        "z": rb.tensor([3, 48]),
+    }
+    with bb.function("main", params) as (x, d, s, z):
+        y = R.dequantize_matmul(x, d, s, "q4_0")
+        assert str(y.type) == '!relax.tensor<["b", "n", "r"], f32>'
+        with pytest.raises(ShapeError, match="contraction dims differ"):
+            R.dequantize_matmul(z, d, s, "q4_0")
+        with pytest.raises(ShapeError, match="needs ui8 data"):
+            R.dequantize_matmul(x, R.astype(d, "i8"), s, "q4_0")
+        with pytest.raises(ShapeError, match="unknown layout"):
+            R.dequantize_matmul(x, d, s, "q5_k")
+        with pytest.raises(ShapeError, match="must be f32"):
+            R.dequantize_matmul(R.astype(x, "f16"), d, s, "q4_0")
+        bb.ret(y)
