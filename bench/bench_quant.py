@@ -74,7 +74,7 @@ def copy_bandwidth(rounds: int) -> float:
     return src.nbytes / timed(np.copyto, (dst, src), rounds, 3) / 1e9
 
 
-def kernel(layout: str, k: int, n: int, threads: int, weights: tuple[np.ndarray, np.ndarray]):
+def kernel(layout: str, k: int, n: int, threads: int, weights: tuple[np.ndarray, np.ndarray], act: str = "f32"):
     """The compiled ``relax.dequantize_matmul`` on ``x`` [m, k] (symbolic m) at relax-O2 on ``threads``."""
     import relax_mlir.builder as rb
     from relax_mlir.dialects import relax as R
@@ -91,7 +91,7 @@ def kernel(layout: str, k: int, n: int, threads: int, weights: tuple[np.ndarray,
     }
     with bb.function("main", params) as (x, d, s):
         with bb.dataflow():
-            out = bb.emit_output(R.dequantize_matmul(x, d, s, layout))
+            out = bb.emit_output(R.dequantize_matmul(x, d, s, layout, act))
         bb.ret(out)
     pipe = LEVELS[2].replace(
         "relax-parallelize-kernels", f"relax-parallelize-kernels{{num-threads={threads}}}"

@@ -6,15 +6,18 @@ the packed weight once (``dialects/ops/dequantize_matmul.py``). The rewrite appl
 the transpose swaps the two axes, ``data`` and ``scales`` have static dims (the kernel's chunks and panels
 are sized at compile time) and the fused op's deduced type is the matmul's. The CPU pipelines run it at
 O1+ before ``relax-fold-constants`` (which would otherwise dequantize constant weights into f32 ones).
-Other targets keep ``relax.dequantize`` (an ordinary op) and the matmul.
+Other targets keep ``relax.dequantize`` (an ordinary op) and the matmul. Option ``activations=i8`` gives the
+fused ops that attribute: rows of ``x`` at decode (m <= 4) are quantized to int8 per group of 32 and
+multiplied with VNNI dot products where the host has them (module docstring of the op).
 """
 
 from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.dialects.ops.dequantize_matmul import dequantize_matmul
+from relax_mlir.dialects.ops.dequantize_matmul import ACTIVATIONS, dequantize_matmul
 from relax_mlir.dialects.types import TensorType, relax_type
+from relax_mlir.errors import PassError
 from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, walk_relax_ops
 
@@ -55,8 +58,14 @@ def _fusable(op: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
     return transpose, deq
 
 
-def fuse_dequantize_matmul(module: ir.Operation) -> int:
-    """Rewrite every fusable matmul of ``module``; the number rewritten."""
+def fuse_dequantize_matmul(module: ir.Operation, activations: str = "f32") -> int:
+    """Rewrite every fusable matmul of ``module`` (``activations``: the fused ops' attribute); the number
+    rewritten."""
+    if activations not in ACTIVATIONS:
+        raise PassError(
+            f"relax-fuse-dequantize-matmul: activations must be one of {', '.join(ACTIVATIONS)}, "
+            f"got {activations!r}"
+        )
     total = 0
     for f in functions(module):
         for op in walk_relax_ops(f.regions[0].blocks[0]):
@@ -65,9 +74,8 @@ def fuse_dequantize_matmul(module: ir.Operation) -> int:
             transpose, deq = found
             layout = ir.StringAttr(deq.attributes["layout"]).value
             with ir.InsertionPoint(op), op.location:
-                y = dequantize_matmul(
-                    op.operands[0], deq.operands[0], deq.operands[1], layout, loc=op.location
-                )
+                x, (data, scales) = op.operands[0], deq.operands
+                y = dequantize_matmul(x, data, scales, layout, activations, loc=op.location)
             if y.type != op.results[0].type:  # the deduced type must be the matmul's, as spelled
                 erase_dead_producers([y])
                 continue
@@ -82,5 +90,7 @@ def fuse_dequantize_matmul(module: ir.Operation) -> int:
 class FuseDequantizeMatmul:
     """Matmuls by transposed dequantized weights become relax.dequantize_matmul (reads packed weights once)."""
 
+    activations: str = "f32"  # "i8": decode rows use int8 dot products (llama.cpp's numerics), see the op
+
     def run(self, module: ir.Operation) -> None:
-        fuse_dequantize_matmul(module)
+        fuse_dequantize_matmul(module, self.activations)

@@ -12,7 +12,8 @@ from toolchains import missing_toolchain
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
-from relax_mlir.errors import ShapeError
+from relax_mlir.dialects.ops.dequantize_matmul import host_vectors
+from relax_mlir.errors import CompileError, ShapeError
 from relax_mlir.pipelines.cpu import LEVELS
 from relax_mlir.runtime import libs
 from relax_mlir.targets import compile
@@ -48,10 +49,23 @@ def dequantize(layout: str, data: np.ndarray, scales: np.ndarray) -> np.ndarray:
     return (q.reshape(rows, -1).astype(np.float64) - 7) * s
 
 
-def pipeline(threads: int) -> str:
-    return LEVELS[2].replace(
+def quantized_x(x: np.ndarray) -> np.ndarray:
+    """``x`` [m, k] as the int8 path sees it (float64): per group of 32, ``round_even(x * 127 / max|x|)``
+    times ``max|x| / 127``, in f32 arithmetic like the kernel."""
+    m, k = x.shape
+    g = x.reshape(m, k // 32, 32)
+    amax = np.abs(g).max(-1, keepdims=True)
+    inv = np.where(amax > 0, np.float32(127) / np.where(amax > 0, amax, 1), 0).astype(np.float32)
+    d = (amax / np.float32(127)).astype(np.float64)
+    return (np.round(g * inv).astype(np.float64) * d).reshape(m, k)
+
+
+def pipeline(threads: int, activations: str = "f32") -> str:
+    text = LEVELS[2].replace(
         "relax-parallelize-kernels", f"relax-parallelize-kernels{{num-threads={threads}}}"
     )
+    fuse = "relax-fuse-dequantize-matmul"
+    return text.replace(fuse, f"{fuse}{{activations={activations}}}")
 
 
 def build(x_shape: list, data: np.ndarray, scales: np.ndarray, layout: str, fused_op: bool = True):
@@ -144,6 +158,32 @@ def test_shape_deduction() -> None:
             R.dequantize_matmul(x, R.astype(d, "i8"), s, "q4_0")
         with pytest.raises(ShapeError, match="unknown layout"):
             R.dequantize_matmul(x, d, s, "q5_k")
+        with pytest.raises(ShapeError, match="activations must be one of f32, i8"):
+            R.dequantize_matmul(x, d, s, "q4_0", "f16")
         with pytest.raises(ShapeError, match="must be f32"):
             R.dequantize_matmul(R.astype(x, "f16"), d, s, "q4_0")
         bb.ret(y)
+
+
+@pytest.mark.parametrize("layout", ["q4_0", "q4f16_1", "q8_0"])
+def test_int8_activations(layout: str, threads: int) -> None:
+    """``activations=i8`` (the pass option): rows at decode (m <= 4) use int8 x on hosts with VNNI and 4-bit
+    weights, and then equal the float64 product of the same quantized x (to f32 rounding); m > 4, q8_0 and
+    hosts without VNNI keep f32 activations."""
+    rows, k = 37, 96
+    data, scales = random_weight(layout, rows, k)
+    module = build(["m", k], data, scales, layout, fused_op=False)
+    texts: dict[str, str] = {}
+    exe = compile(module, pipeline=pipeline(threads, "i8"), on_stage=texts.__setitem__)
+    int8 = layout != "q8_0" and host_vectors().dot is not None
+    assert ("vpdpbusd" in texts["host"]) == int8
+    w = dequantize(layout, data, scales)
+    for m in ROWS_M:
+        x = RNG.standard_normal((m, k), dtype=np.float32)
+        seen = quantized_x(x) if int8 and m <= 4 else x.astype(np.float64)
+        check(exe(x, data, scales), seen @ w.T)
+
+
+def test_activations_option_is_checked() -> None:
+    with pytest.raises(CompileError, match="activations must be one of f32, i8"):
+        compile(build(["m", 32], *random_weight("q4_0", 3, 32), "q4_0", False), pipeline=pipeline(1, "f16"))

@@ -12,6 +12,14 @@ that ``relax-lower-parallel`` runs on the module's threads. Per chunk, on the ru
   L2, and a register-blocked micro-kernel (4 rows of ``x`` x ``NB`` weight rows of vector accumulators over
   ``k``, horizontal sums at the end) runs over it for all ``m`` rows.
 
+With ``activations = "i8"`` and a 4-bit layout on a host with VNNI (AVX512-VNNI or AVX-VNNI, from LLVM's host
+features), the GEMV path first quantizes the (at most 4) rows of ``x`` per group of 32 to int8 (scale
+``max|x| / 127``, round to nearest even: llama.cpp's Q8_0, its numerics for Q4_0 weights) and multiplies
+unsigned nibbles by signed bytes with ``vpdpbusd`` (8 i32 lanes of 4 products each, started at the zero
+point's term), then by both scales in f32: about half the instructions per weight byte of the f32 path,
+for an activation rounding error of at most half a step (``max|x_group| / 254``) per element. Otherwise,
+and always for m > 4 (prefill) and q8_0, activations stay f32.
+
 Vectors are ``VectorShape.lanes`` f32 wide: 16 when LLVM reports AVX-512 on the host, else 8 (AVX2 and
 others, with fewer accumulators for 16 registers). Rows past the end of a chunk or of ``x`` are clamped to
 the last one (their results are masked out of the write), so the inner loops hold no bounds checks.
@@ -48,7 +56,7 @@ class DequantizeMatmulOp(RelaxOp):
     FUSION = "opaque"
     CPU_ONLY = True
     OPERANDS = (Operand("x"), Operand("data"), Operand("scales"))
-    ATTRS = (Attr("layout", "str"),)
+    ATTRS = (Attr("layout", "str"), Attr("activations", "str"))
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
@@ -56,6 +64,10 @@ class DequantizeMatmulOp(RelaxOp):
         [weight] = DequantizeOp.deduce(operand_types[1:], attrs)
         assert isinstance(weight, TensorType) and weight.shape is not None
         rows, k = weight.shape
+        if attrs["activations"] not in ACTIVATIONS:
+            raise ShapeError(
+                f"activations must be one of {', '.join(ACTIVATIONS)}, got {attrs['activations']!r}"
+            )
         if x.dtype is not None and x.dtype != "f32":
             raise ShapeError(f"operand 'x' must be f32, got {x.dtype}")
         if x.shape is None:
@@ -91,12 +103,16 @@ class DequantizeMatmulOp(RelaxOp):
         if lead == 0:
             x2 = k.expand(x, [[0, 1]], [1, x.shape[0]])
             o2 = k.expand(out, [[0, 1]], [1, rows])
-            r = _Kernel(k, layout, rows, groups, host_vectors()).emit(x2, data, scales, o2, k.dim(x2, 0))
+            r = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"]).emit(
+                x2, data, scales, o2, k.dim(x2, 0)
+            )
             return [k.collapse(r, [[0, 1]])]
         if dynamic <= 1:
             x2 = x if lead == 1 else k.collapse(x, [list(range(lead)), [lead]])
             o2 = out if lead == 1 else k.collapse(out, [list(range(lead)), [lead]])
-            r = _Kernel(k, layout, rows, groups, host_vectors()).emit(x2, data, scales, o2, k.dim(x2, 0))
+            r = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"]).emit(
+                x2, data, scales, o2, k.dim(x2, 0)
+            )
             if lead == 1:
                 return [r]
             sizes = [None if d is not None and d.is_const else k.dim(out, i) for i, d in enumerate(out.shape)]
@@ -107,10 +123,18 @@ class DequantizeMatmulOp(RelaxOp):
 
 
 def dequantize_matmul(
-    x: ir.Value, data: ir.Value, scales: ir.Value, layout: str, *, loc: ir.Location | None = None
+    x: ir.Value,
+    data: ir.Value,
+    scales: ir.Value,
+    layout: str,
+    activations: str = "f32",
+    *,
+    loc: ir.Location | None = None,
 ) -> ir.Value:
-    """``x @ dequantize(data, scales, layout).T`` in one kernel."""
-    return DequantizeMatmulOp.build([x, data, scales], {"layout": layout}, loc=loc).result
+    """``x @ dequantize(data, scales, layout).T`` in one kernel; ``activations="i8"`` lets decode rows use
+    int8 dot products (module docstring)."""
+    attrs = {"layout": layout, "activations": activations}
+    return DequantizeMatmulOp.build([x, data, scales], attrs, loc=loc).result
 
 
 # -- lowering --------------------------------------------------------------------------------------------
@@ -123,24 +147,33 @@ class VectorShape:
 
     lanes: int
     nb: int
+    dot: str | None = (
+        None  # the LLVM intrinsic of vpdpbusd on 256 bits (u8 x s8 -> i32), when the host has one
+    )
 
 
 @functools.cache
 def host_vectors() -> VectorShape:
-    """16 lanes and 4 weight rows per block with AVX-512 (32 registers), else 8 lanes and 2 rows (AVX2's 16)."""
+    """16 lanes and 4 weight rows per block with AVX-512 (32 registers), else 8 lanes and 2 rows (AVX2's 16);
+    the int8 dot product of AVX512-VNNI (with VL) or AVX-VNNI if LLVM reports either on the host."""
     try:
         import llvmlite.binding as llvm
 
         features = llvm.get_host_cpu_features()
-        wide = bool(features.get("avx512f", False))
     except Exception:  # noqa: BLE001  (no llvmlite, or a host it cannot describe: portable vectors)
-        wide = False
-    return VectorShape(16, 4) if wide else VectorShape(8, 2)
+        features = {}
+    dot = None
+    if features.get("avx512vnni", False) and features.get("avx512vl", False):
+        dot = "llvm.x86.avx512.vpdpbusd.256"
+    elif features.get("avxvnni", False):
+        dot = "llvm.x86.avxvnni.vpdpbusd.256"
+    return VectorShape(16, 4, dot) if features.get("avx512f", False) else VectorShape(8, 2, dot)
 
 
 CHUNK = 32  # weight rows per parallel chunk (and per f32 panel of the GEMM path)
 MB = 4  # x rows per register block
 SMALL = 4  # m up to this takes the GEMV path
+ACTIVATIONS = ("f32", "i8")
 
 
 def _rows_loop(
@@ -170,7 +203,9 @@ def _rows_loop(
             f"{builtin_tensor(o_row)}",
             o_row,
         )
-        r = _Kernel(k, layout, rows, groups, host_vectors()).emit(xs, data, scales, os_, count)
+        r = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"]).emit(
+            xs, data, scales, os_, count
+        )
         return k.op(
             f"tensor.insert_slice {r.name} into {acc.name}[{i}, 0, 0] [1, {count}, {rows}] [1, 1, 1] : "
             f"{r.mlir} into {acc.mlir}",
@@ -183,8 +218,12 @@ def _rows_loop(
 class _Kernel:
     """Writes the 2-D kernel ``o`` [m, rows] = ``x`` [m, k] @ W.T as MLIR text (scf + vector on tensors)."""
 
-    def __init__(self, k: KernelBuilder, layout: str, rows: int, groups: int, vs: VectorShape) -> None:
+    def __init__(
+        self, k: KernelBuilder, layout: str, rows: int, groups: int, vs: VectorShape, activations: str
+    ) -> None:
         self.k, self.layout, self.rows, self.groups, self.vs = k, layout, rows, groups, vs
+        # int8 dot products at decode: 4-bit layouts (unsigned nibbles x signed bytes), hosts with VNNI
+        self.int8 = activations == "i8" and layout != "q8_0" and vs.dot is not None
         self.depth = groups * GROUP
         self.lanes = vs.lanes
         self.vec = f"vector<{vs.lanes}xf32>"
@@ -206,12 +245,12 @@ class _Kernel:
         return self.t(f"arith.minsi {a}, {b} : index")
 
     # -- pieces --------------------------------------------------------------------------------------
-    def scale(self, scales: KernelValue, n: str, g: str) -> str:
+    def scale(self, scales: KernelValue, n: str, g: str, vec: str | None = None) -> str:
         """The scale of row ``n``, group ``g`` as an f32 broadcast vector."""
         s = self.t(f"tensor.extract {scales.name}[{n}, {g}] : {scales.mlir}")
         if scales.dtype == "f16":
             s = self.t(f"arith.extf {s} : f16 to f32")
-        return self.t(f"vector.broadcast {s} : f32 to {self.vec}")
+        return self.t(f"vector.broadcast {s} : f32 to {vec or self.vec}")
 
     def weights(self, data: KernelValue, scales: KernelValue, n: str, g: str) -> list[str]:
         """The 32 values of row ``n``, group ``g``, dequantized: ``slices`` f32 vectors in k order."""
@@ -295,13 +334,10 @@ class _Kernel:
     ) -> KernelValue:
         """Accumulate ``x[xrows] . W[wrows]`` over k and write the [len(xrows), len(wrows)] block into ``dest`` at
         ``at`` (masked at its bounds). ``w_of(j, g)`` emits the weight vectors of block row ``j``, group ``g``."""
-        k, vec = self.k, self.vec
+        vec = self.vec
         mb, nb = len(xrows), len(wrows)
-        zero = self.t(f"arith.constant dense<0.0> : {vec}")
-        accs = [k.fresh("acc") for _ in range(mb * nb)]
-        g = k.fresh("g")
 
-        def body() -> list[str]:
+        def step(g: str, accs: list[str]) -> list[str]:
             xs = [self.read_x(x, r, g) for r in xrows]
             new = list(accs)
             for j in range(nb):
@@ -313,7 +349,18 @@ class _Kernel:
                     new[i * nb + j] = a
             return new
 
-        lines, new = k.capture(body)
+        return self.accumulate(mb, nb, vec, step, dest, at)
+
+    def accumulate(
+        self, mb: int, nb: int, vec: str, step: Any, dest: KernelValue, at: tuple[str, str]
+    ) -> KernelValue:
+        """The k loop of an [mb, nb] block of ``vec`` accumulators (``step(g, accs) -> accs`` emits one group),
+        their horizontal sums written into ``dest`` at ``at`` (masked at its bounds)."""
+        k = self.k
+        zero = self.t(f"arith.constant dense<0.0> : {vec}")
+        accs = [k.fresh("acc") for _ in range(mb * nb)]
+        g = k.fresh("g")
+        lines, new = k.capture(lambda: step(g, accs))
         results = k.fresh("sums")
         types = ", ".join([vec] * len(accs))
         iters = ", ".join(f"{a} = {zero}" for a in accs)
@@ -366,6 +413,163 @@ class _Kernel:
         )
         return r
 
+    # -- int8 activations (decode) -------------------------------------------------------------------
+    def order(self) -> list[int]:
+        """The k order of a group's 32 nibbles as ``nibbles`` returns them (x is quantized in this order)."""
+        if self.layout == "q4f16_1":  # low nibbles hold the even values, high nibbles the odd ones
+            return [*range(0, GROUP, 2), *range(1, GROUP, 2)]
+        return list(range(GROUP))
+
+    def nibbles(self, data: KernelValue, n: str, g: str) -> str:
+        """Row ``n``, group ``g`` of a 4-bit layout as 32 unsigned bytes (low nibbles, then high nibbles)."""
+        v16 = "vector<16xi8>"
+        if self.layout == "q4_0":
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 16)>({g})")
+            b = self.t(
+                f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
+                f": {data.mlir}, {v16}"
+            )
+        else:
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 4)>({g})")
+            w = self.t(
+                f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i32')} {{in_bounds = [true]}} "
+                f": {data.mlir}, vector<4xi32>"
+            )
+            b = self.t(f"vector.bitcast {w} : vector<4xi32> to {v16}")
+        lo = self.t(f"arith.andi {b}, {self.t(f'arith.constant dense<15> : {v16}')} : {v16}")
+        hi = self.t(f"arith.shrui {b}, {self.t(f'arith.constant dense<4> : {v16}')} : {v16}")
+        return self.t(f"vector.shuffle {lo}, {hi} [{', '.join(map(str, range(32)))}] : {v16}, {v16}")
+
+    def quantize_x(self, x: KernelValue, m: str) -> tuple[KernelValue, KernelValue, KernelValue]:
+        """The first ``min(m, 4)`` rows of ``x`` quantized per group of 32 to int8 (round to nearest even of
+        ``x * 127 / max|x|``, llama.cpp's Q8_0): the bytes [m', k] in ``order()``, the scales [m', groups] and,
+        per 4 bytes, ``-zero * sum`` [m', k / 4] (i32: the zero point's term, the dot products' start)."""
+        k, groups = self.k, self.groups
+        zero_point = LAYOUTS[self.layout][2]
+        rows = self.t(f"arith.minui {m}, {self.c(SMALL)} : index")
+        q_t = TensorType((None, as_expr(groups * GROUP)), "i8")
+        d_t = TensorType((None, as_expr(groups)), "f32")
+        o_t = TensorType((None, as_expr(groups * 8)), "i32")
+        inits = [k.op(f"tensor.empty({rows}) : {builtin_tensor(t)}", t) for t in (q_t, d_t, o_t)]
+        v32, i32v = "vector<32xf32>", "vector<32xi32>"
+
+        def group(i: str, g: str, vals: list[KernelValue]) -> list[KernelValue]:
+            q_acc, d_acc, o_acc = vals
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32)>({g})")
+            xv = self.t(
+                f"vector.transfer_read {x.name}[{i}, {col}], {self.fconst(0.0)} {{in_bounds = [true]}} "
+                f": {x.mlir}, {v32}"
+            )
+            amax = self.t(f"vector.reduction <maxnumf>, {self.t(f'math.absf {xv} : {v32}')} : {v32} into f32")
+            d = self.t(f"arith.divf {amax}, {self.fconst(127.0)} : f32")
+            positive = self.t(f"arith.cmpf ogt, {amax}, {self.fconst(0.0)} : f32")
+            inv = self.t(f"arith.divf {self.fconst(127.0)}, {amax} : f32")
+            inv = self.t(f"arith.select {positive}, {inv}, {self.fconst(0.0)} : f32")
+            scaled = self.t(f"arith.mulf {xv}, {self.t(f'vector.broadcast {inv} : f32 to {v32}')} : {v32}")
+            magic = self.t(f"arith.constant dense<1.2582912e+07> : {v32}")  # 1.5 * 2**23: rounds to even
+            rounded = self.t(f"arith.subf {self.t(f'arith.addf {scaled}, {magic} : {v32}')}, {magic} : {v32}")
+            qi = self.t(f"arith.fptosi {rounded} : {v32} to {i32v}")
+            if self.order() != list(range(GROUP)):
+                qi = self.t(
+                    f"vector.shuffle {qi}, {qi} [{', '.join(map(str, self.order()))}] : {i32v}, {i32v}"
+                )
+            q8 = self.t(f"arith.trunci {qi} : {i32v} to vector<32xi8>")
+            q_acc = k.op(
+                f"vector.transfer_write {q8}, {q_acc.name}[{i}, {col}] {{in_bounds = [true]}} : "
+                f"vector<32xi8>, {q_acc.mlir}",
+                q_acc,
+            )
+            d_acc = k.op(f"tensor.insert {d} into {d_acc.name}[{i}, {g}] : {d_acc.mlir}", d_acc)
+            fours = [
+                self.t(
+                    f"vector.shuffle {qi}, {qi} [{', '.join(str(4 * j + r) for j in range(8))}] : {i32v}, {i32v}"
+                )
+                for r in range(4)
+            ]
+            total = fours[0]
+            for part in fours[1:]:
+                total = self.t(f"arith.addi {total}, {part} : vector<8xi32>")
+            neg = self.t(f"arith.constant dense<{-zero_point}> : vector<8xi32>")
+            start = self.t(f"arith.muli {total}, {neg} : vector<8xi32>")
+            col8 = self.t(f"affine.apply affine_map<(d0) -> (d0 * 8)>({g})")
+            o_acc = k.op(
+                f"vector.transfer_write {start}, {o_acc.name}[{i}, {col8}] {{in_bounds = [true]}} : "
+                f"vector<8xi32>, {o_acc.mlir}",
+                o_acc,
+            )
+            return [q_acc, d_acc, o_acc]
+
+        def row(i: str, vals: list[KernelValue]) -> list[KernelValue]:
+            return self.loops(self.c(0), self.c(groups), vals, lambda g, v: group(i, g, v))
+
+        q, d, o = self.loops(self.c(0), rows, inits, row)
+        return q, d, o
+
+    def loops(self, lower: str, upper: str, inits: list[KernelValue], body: Any) -> list[KernelValue]:
+        """``scf.for`` by 1 over [lower, upper) carrying several tensors; ``body(iv, accs) -> accs``."""
+        k = self.k
+        iv = k.fresh("iv")
+        accs = [KernelValue(k.fresh("acc"), v.type, v.mlir) for v in inits]
+        lines, updated = k.capture(lambda: body(iv, accs))
+        name = k.fresh("t")
+        types = ", ".join(v.mlir for v in inits)
+        iters = ", ".join(f"{a.name} = {v.name}" for a, v in zip(accs, inits))
+        k.emit(
+            f"{name}:{len(inits)} = scf.for {iv} = {lower} to {upper} step {self.c(1)} iter_args({iters}) -> "
+            f"({types}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {', '.join(u.name for u in updated)} : {types}",
+            "}",
+        )
+        return [KernelValue(f"{name}#{i}", v.type, v.mlir) for i, v in enumerate(inits)]
+
+    def block_i8(
+        self,
+        quantized: tuple[KernelValue, KernelValue, KernelValue],
+        mb: int,
+        data: KernelValue,
+        scales: KernelValue,
+        wrows: list[str],
+        dest: KernelValue,
+        at: tuple[str, str],
+    ) -> KernelValue:
+        """``block`` for x rows 0..mb-1 with int8 dot products: per group, (x bytes . nibbles) starting from
+        the zero point's term, times the x scale and the weight scale."""
+        xq, dx, off = quantized
+        vec, nb = "vector<8xf32>", len(wrows)
+        operands = ("vector<8xi32>", "vector<32xi8>", "vector<32xi8>")
+        callee = self.k.declare(self.vs.dot, operands, "vector<8xi32>")  # type: ignore[arg-type]
+        signature = f"({', '.join(operands)}) -> vector<8xi32>"
+
+        def step(g: str, accs: list[str]) -> list[str]:
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32)>({g})")
+            col8 = self.t(f"affine.apply affine_map<(d0) -> (d0 * 8)>({g})")
+            xs = []
+            for i in range(mb):
+                r = self.c(i)
+                q = self.t(
+                    f"vector.transfer_read {xq.name}[{r}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
+                    f": {xq.mlir}, vector<32xi8>"
+                )
+                o = self.t(
+                    f"vector.transfer_read {off.name}[{r}, {col8}], {self.izero('i32')} {{in_bounds = [true]}} "
+                    f": {off.mlir}, vector<8xi32>"
+                )
+                d = self.t(f"tensor.extract {dx.name}[{r}, {g}] : {dx.mlir}")
+                xs.append((q, o, self.t(f"vector.broadcast {d} : f32 to {vec}")))
+            new = list(accs)
+            for j in range(nb):
+                w = self.nibbles(data, wrows[j], g)
+                s = self.scale(scales, wrows[j], g, vec)
+                for i, (q, o, d) in enumerate(xs):
+                    p = self.t(f"func.call {callee}({o}, {w}, {q}) : {signature}")
+                    f = self.t(f"arith.sitofp {p} : vector<8xi32> to {vec}")
+                    both = self.t(f"arith.mulf {s}, {d} : {vec}")
+                    new[i * nb + j] = self.t(f"vector.fma {f}, {both}, {new[i * nb + j]} : {vec}")
+            return new
+
+        return self.accumulate(mb, nb, vec, step, dest, at)
+
     # -- the kernel ----------------------------------------------------------------------------------
     def emit(
         self, x: KernelValue, data: KernelValue, scales: KernelValue, o: KernelValue, m: str
@@ -378,6 +582,7 @@ class _Kernel:
         cty = builtin_tensor(chunk)
         c, shared = k.fresh("chunk"), KernelValue(k.fresh("shared"), o.type, o.mlir)
         result = KernelValue(k.fresh("t"), o.type, o.mlir)
+        quantized = self.quantize_x(x, m) if self.int8 else None
 
         def body() -> None:
             n0 = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({c})")
@@ -396,6 +601,8 @@ class _Kernel:
                     wrows = [
                         wrow(self.t(f"arith.addi {nb_}, {self.c(j)} : index")) for j in range(self.vs.nb)
                     ]
+                    if quantized is not None:
+                        return self.block_i8(quantized, mb, data, scales, wrows, acc, (self.c(0), nb_))
                     return self.block(
                         x,
                         xrows,

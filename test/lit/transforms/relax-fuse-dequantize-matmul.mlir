@@ -5,7 +5,7 @@
 // CHECK-LABEL: func.func @q4_0
 // CHECK-NOT:     relax.dequantize"
 // CHECK-NOT:     relax.permute_dims
-// CHECK:         %[[Y:.*]] = "relax.dequantize_matmul"(%arg0, %arg1, %arg2) {layout = "q4_0"} : (!relax.tensor<["b", "s", 64], f32>, !relax.tensor<[33, 32], ui8>, !relax.tensor<[33, 2], f16>) -> !relax.tensor<["b", "s", 33], f32>
+// CHECK:         %[[Y:.*]] = "relax.dequantize_matmul"(%arg0, %arg1, %arg2) {activations = "f32", layout = "q4_0"} : (!relax.tensor<["b", "s", 64], f32>, !relax.tensor<[33, 32], ui8>, !relax.tensor<[33, 2], f16>) -> !relax.tensor<["b", "s", 33], f32>
 // CHECK-NEXT:    return %[[Y]]
 func.func @q4_0(%x: !relax.tensor<["b", "s", 64], f32>, %d: !relax.tensor<[33, 32], ui8>, %s: !relax.tensor<[33, 2], f16>) -> !relax.tensor<["b", "s", 33], f32> {
   %w = "relax.dequantize"(%d, %s) {layout = "q4_0"} : (!relax.tensor<[33, 32], ui8>, !relax.tensor<[33, 2], f16>) -> !relax.tensor<[33, 64], f32>
@@ -20,7 +20,7 @@ func.func @q4_0(%x: !relax.tensor<["b", "s", 64], f32>, %d: !relax.tensor<[33, 3
 // CHECK-LABEL: func.func @shared
 // CHECK:         "relax.dequantize"(%arg1, %arg2)
 // CHECK-NOT:     relax.permute_dims
-// CHECK:         "relax.dequantize_matmul"(%arg0, %arg1, %arg2) {layout = "q8_0"}
+// CHECK:         "relax.dequantize_matmul"(%arg0, %arg1, %arg2) {activations = "f32", layout = "q8_0"}
 func.func @shared(%x: !relax.tensor<["m", 32], f32>, %d: !relax.tensor<[4, 32], i8>, %s: !relax.tensor<[4, 1], f32>) -> (!relax.tensor<["m", 4], f32>, !relax.tensor<[4, 32], f32>) {
   %w = "relax.dequantize"(%d, %s) {layout = "q8_0"} : (!relax.tensor<[4, 32], i8>, !relax.tensor<[4, 1], f32>) -> !relax.tensor<[4, 32], f32>
   %t = "relax.permute_dims"(%w) {axes = [1, 0]} : (!relax.tensor<[4, 32], f32>) -> !relax.tensor<[32, 4], f32>
