@@ -12,7 +12,8 @@ from toolchains import missing_toolchain
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
-from relax_mlir.dialects.ops.dequantize_matmul import host_vectors
+from relax_mlir.dialects.ops import dequantize_matmul as dequantize_matmul_op
+from relax_mlir.dialects.ops.dequantize_matmul import VectorShape, host_vectors
 from relax_mlir.errors import CompileError, ShapeError
 from relax_mlir.pipelines.cpu import LEVELS
 from relax_mlir.runtime import libs
@@ -187,3 +188,22 @@ def test_int8_activations(layout: str, threads: int) -> None:
 def test_activations_option_is_checked() -> None:
     with pytest.raises(CompileError, match="activations must be one of f32, i8"):
         compile(build(["m", 32], *random_weight("q4_0", 3, 32), "q4_0", False), pipeline=pipeline(1, "f16"))
+
+
+@pytest.mark.parametrize("layout", ["q4_0", "q8_0", "q4f16_1"])
+def test_narrow_vectors(layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The code for hosts without AVX-512 (8 lanes, blocks of 2 weight rows; VNNI kept if this host has it):
+    the same numbers (compiled without the cache, whose key does not hold the vector shape)."""
+    dot = host_vectors().dot
+    monkeypatch.setattr(dequantize_matmul_op, "host_vectors", lambda: VectorShape(8, 2, dot))
+    data, scales = random_weight(layout, 19, 64)
+    module = build(["m", 64], data, scales, layout, fused_op=False)
+    texts: dict[str, str] = {}
+    exe = compile(module, pipeline=pipeline(2, "i8"), use_cache=False, on_stage=texts.__setitem__)
+    assert "vector<8xf32>" in texts["host"] and "vector<16xf32>" not in texts["host"]
+    int8 = layout != "q8_0" and dot is not None
+    w = dequantize(layout, data, scales)
+    for m in ROWS_M:
+        x = RNG.standard_normal((m, 64), dtype=np.float32)
+        seen = quantized_x(x) if int8 and m <= 4 else x.astype(np.float64)
+        check(exe(x, data, scales), seen @ w.T)
