@@ -6,8 +6,8 @@ that ``relax-lower-parallel`` runs on the module's threads. Per chunk, on the ru
 ``x``:
 
 - ``m <= 4`` (decode, a GEMV): each group of 32 weights is unpacked in registers (integer nibble/byte
-  unpacking, convert, one FMA with the scale) and multiplied into ``m x NB`` vector accumulators (one variant
-  per ``m``, so batch 1 does no wasted work); nothing but the packed bytes and ``x`` is read.
+  unpacking, convert, one FMA with the scale) and multiplied into ``m x NB`` vector accumulators (a variant
+  for 1 row, so batch 1 does no wasted work, and one for 4); nothing but the packed bytes and ``x`` is read.
 - ``m > 4`` (prefill, a GEMM): the chunk's rows are unpacked once into an f32 panel [CHUNK, k] that stays in
   L2, and a register-blocked micro-kernel (4 rows of ``x`` x ``NB`` weight rows of vector accumulators over
   ``k``, horizontal sums at the end) runs over it for all ``m`` rows.
@@ -172,7 +172,9 @@ def host_vectors() -> VectorShape:
 
 CHUNK = 32  # weight rows per parallel chunk (and per f32 panel of the GEMM path)
 MB = 4  # x rows per register block
-SMALL = 4  # m up to this takes the GEMV path
+SMALL = 4  # m up to this takes the GEMV path ...
+GEMV_ROWS = (1, 4)  # ... in a variant for blocks of this many x rows (the first that holds m; fewer variants
+# compile faster: 2 and 3 rows run as 4, the last row repeated)
 ACTIVATIONS = ("f32", "i8")
 
 
@@ -526,14 +528,14 @@ class _Kernel:
     def block_i8(
         self,
         quantized: tuple[KernelValue, KernelValue, KernelValue],
-        mb: int,
+        xrows: list[str],
         data: KernelValue,
         scales: KernelValue,
         wrows: list[str],
         dest: KernelValue,
         at: tuple[str, str],
     ) -> KernelValue:
-        """``block`` for x rows 0..mb-1 with int8 dot products: per group, (x bytes . nibbles) starting from
+        """``block`` for x rows ``xrows`` (of the first 4) with int8 dot products: per group, (x bytes . nibbles) starting from
         the zero point's term, times the x scale and the weight scale."""
         xq, dx, off = quantized
         vec, nb = "vector<8xf32>", len(wrows)
@@ -545,8 +547,7 @@ class _Kernel:
             col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32)>({g})")
             col8 = self.t(f"affine.apply affine_map<(d0) -> (d0 * 8)>({g})")
             xs = []
-            for i in range(mb):
-                r = self.c(i)
+            for r in xrows:
                 q = self.t(
                     f"vector.transfer_read {xq.name}[{r}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
                     f": {xq.mlir}, vector<32xi8>"
@@ -568,7 +569,7 @@ class _Kernel:
                     new[i * nb + j] = self.t(f"vector.fma {f}, {both}, {new[i * nb + j]} : {vec}")
             return new
 
-        return self.accumulate(mb, nb, vec, step, dest, at)
+        return self.accumulate(len(xrows), nb, vec, step, dest, at)
 
     # -- the kernel ----------------------------------------------------------------------------------
     def emit(
@@ -595,14 +596,16 @@ class _Kernel:
                 return self.imin(self.t(f"arith.addi {n0}, {n} : index"), last)
 
             def gemv(mb: int) -> str:
-                xrows = [self.c(i) for i in range(mb)]
+                # rows past m (2 or 3 rows in a block of 4) repeat the last one; their results are not written
+                last_row = self.t(f"arith.subi {m}, {self.c(1)} : index")
+                xrows = [self.imin(self.c(i), last_row) if i else self.c(0) for i in range(mb)]
 
                 def nblock(nb_: str, acc: KernelValue) -> KernelValue:
                     wrows = [
                         wrow(self.t(f"arith.addi {nb_}, {self.c(j)} : index")) for j in range(self.vs.nb)
                     ]
                     if quantized is not None:
-                        return self.block_i8(quantized, mb, data, scales, wrows, acc, (self.c(0), nb_))
+                        return self.block_i8(quantized, xrows, data, scales, wrows, acc, (self.c(0), nb_))
                     return self.block(
                         x,
                         xrows,
@@ -655,15 +658,16 @@ class _Kernel:
 
                 return self.loop(self.c(0), m, MB, os_, xblock).name
 
-            def small(mb: int) -> Any:
-                if mb == SMALL:
-                    return lambda: gemv(SMALL)
-                eq = self.t(f"arith.cmpi eq, {m}, {self.c(mb)} : index")
-                return lambda: self.branch(eq, cty, lambda: gemv(mb), small(mb + 1))
+            def small(variants: tuple[int, ...]) -> Any:
+                mb, *rest = variants
+                if not rest:
+                    return lambda: gemv(mb)
+                fits = self.t(f"arith.cmpi ule, {m}, {self.c(mb)} : index")
+                return lambda: self.branch(fits, cty, lambda: gemv(mb), small(tuple(rest)))
 
             def decode() -> str:
                 empty = self.t(f"arith.cmpi eq, {m}, {self.c(0)} : index")
-                return self.branch(empty, cty, lambda: os_.name, small(1))
+                return self.branch(empty, cty, lambda: os_.name, small(GEMV_ROWS))
 
             big = self.t(f"arith.cmpi ugt, {m}, {self.c(SMALL)} : index")
             r = self.branch(big, cty, gemm, decode)
