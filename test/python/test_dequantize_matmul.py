@@ -14,7 +14,7 @@ import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.ops import dequantize_matmul as dequantize_matmul_op
 from relax_mlir.dialects.ops.dequantize_matmul import VectorShape, host_vectors
-from relax_mlir.errors import CompileError, ShapeError
+from relax_mlir.errors import CompileError, InputError, ShapeError
 from relax_mlir.pipelines.cpu import LEVELS
 from relax_mlir.runtime import libs
 from relax_mlir.targets import compile
@@ -207,3 +207,13 @@ def test_narrow_vectors(layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
         x = RNG.standard_normal((m, 64), dtype=np.float32)
         seen = quantized_x(x) if int8 and m <= 4 else x.astype(np.float64)
         check(exe(x, data, scales), seen @ w.T)
+
+
+def test_symbolic_k_is_checked_at_run_time() -> None:
+    """``x`` [m, k] with a symbolic k: the kernel assumes the weight's k, the call checks it."""
+    data, scales = random_weight("q8_0", 6, 64)
+    exe = compile(build(["m", "k"], data, scales, "q8_0"), opt_level=1)
+    x = RNG.standard_normal((2, 64), dtype=np.float32)
+    check(exe(x, data, scales), x.astype(np.float64) @ dequantize("q8_0", data, scales).T)
+    with pytest.raises(InputError):
+        exe(RNG.standard_normal((2, 32), dtype=np.float32), data, scales)
