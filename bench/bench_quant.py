@@ -2,7 +2,7 @@
 
 Run: ``python bench/bench_quant.py [--threads 1,2] [--layouts q4_0,q8_0] [--quick]``.
 
-- GEMV (decode): ``x`` [b, k] @ W.T for W [n, k] = 2048x768, 768x2048 and 32000x768 (k x n = 768x2048,
+- GEMV (decode): ``x`` [b, k] @ W.T (f32 activations, and int8 ones for 4-bit layouts: ``activations="i8"``) for W [n, k] = 2048x768, 768x2048 and 32000x768 (k x n = 768x2048,
   2048x768, 768x32000) at b = 1 and 4: GB/s of weight bytes read (packed data + scales) per call, next to
   numpy's copy bandwidth (bytes read per second by ``np.copyto`` of a 256 MiB array, 1 thread) and, for
   scale, numpy's f32 GEMV (``x @ W_f32.T``, OpenBLAS) in GB/s of its f32 weight bytes.
@@ -74,7 +74,9 @@ def copy_bandwidth(rounds: int) -> float:
     return src.nbytes / timed(np.copyto, (dst, src), rounds, 3) / 1e9
 
 
-def kernel(layout: str, k: int, n: int, threads: int, weights: tuple[np.ndarray, np.ndarray], act: str = "f32"):
+def kernel(
+    layout: str, k: int, n: int, threads: int, weights: tuple[np.ndarray, np.ndarray], act: str = "f32"
+):
     """The compiled ``relax.dequantize_matmul`` on ``x`` [m, k] (symbolic m) at relax-O2 on ``threads``."""
     import relax_mlir.builder as rb
     from relax_mlir.dialects import relax as R
@@ -120,22 +122,24 @@ def main() -> None:
     rng = np.random.default_rng(0)
     print(f"CPU: {cpu_names()}; numpy copy bandwidth (1 thread): {copy_bandwidth(rounds):.1f} GB/s read")
     for layout in args.layouts.split(","):
+        acts = ("f32", "i8") if layout != "q8_0" else ("f32",)
         print(f"\n## {layout}: GEMV, GB/s of weight bytes read (numpy f32 GEMV: GB/s of its f32 weight)")
-        print("| k x n | batch | " + " | ".join(f"fused {t}T | numpy f32 {t}T" for t in threads) + " |")
-        print("| --- | --- |" + " --- | --- |" * len(threads))
+        heads = [f"fused x {a} {t}T" for t in threads for a in acts] + [f"numpy f32 {t}T" for t in threads]
+        print("| k x n | batch | " + " | ".join(heads) + " |")
+        print("| --- | --- |" + " --- |" * len(heads))
         for k, n in GEMV:
             weights = quantized(layout, n, k, rng)
             nbytes = weights[0].nbytes + weights[1].nbytes
             w32 = rng.standard_normal((n, k), dtype=np.float32)
-            exes = {t: kernel(layout, k, n, t, weights) for t in threads}
+            exes = {(t, a): kernel(layout, k, n, t, weights, a) for t in threads for a in acts}
             for b in (1, 4):
                 x = rng.standard_normal((b, k), dtype=np.float32)
-                cells = []
+                cells = [
+                    f"{nbytes / timed(exes[key], (x, *weights), rounds, calls) / 1e9:.1f}" for key in exes
+                ]
                 for t in threads:
-                    fused = timed(exes[t], (x, *weights), rounds, calls)
                     blas_threads(t)
-                    ref = timed(np.matmul, (x, w32.T), rounds, calls)
-                    cells.append(f"{nbytes / fused / 1e9:.1f} | {w32.nbytes / ref / 1e9:.1f}")
+                    cells.append(f"{w32.nbytes / timed(np.matmul, (x, w32.T), rounds, calls) / 1e9:.1f}")
                 print(f"| {k}x{n} | {b} | " + " | ".join(cells) + " |")
         m, k, n = GEMM
         weights = quantized(layout, n, k, rng)
