@@ -49,3 +49,15 @@ func.func @symbolic(%x: !relax.tensor<["m", 32], f32>, %d: !relax.tensor<["n", 4
   %y = "relax.matmul"(%x, %t) : (!relax.tensor<["m", 32], f32>, !relax.tensor<[32, "n"], f32>) -> !relax.tensor<["m", "n"], f32>
   return %y : !relax.tensor<["m", "n"], f32>
 }
+
+// -----
+
+// permute_dims without axes (reversed: the builder's default) is the same transpose.
+// CHECK-LABEL: func.func @default_axes
+// CHECK:         "relax.dequantize_matmul"(%arg0, %arg1, %arg2) {activations = "f32", layout = "q4f16_1"} : (!relax.tensor<["m", 32], f32>, !relax.tensor<[5, 4], ui32>, !relax.tensor<[5, 1], f32>) -> !relax.tensor<["m", 5], f32>
+func.func @default_axes(%x: !relax.tensor<["m", 32], f32>, %d: !relax.tensor<[5, 4], ui32>, %s: !relax.tensor<[5, 1], f32>) -> !relax.tensor<["m", 5], f32> {
+  %w = "relax.dequantize"(%d, %s) {layout = "q4f16_1"} : (!relax.tensor<[5, 4], ui32>, !relax.tensor<[5, 1], f32>) -> !relax.tensor<[5, 32], f32>
+  %t = "relax.permute_dims"(%w) {axes} : (!relax.tensor<[5, 32], f32>) -> !relax.tensor<[32, 5], f32>
+  %y = "relax.matmul"(%x, %t) : (!relax.tensor<["m", 32], f32>, !relax.tensor<[32, 5], f32>) -> !relax.tensor<["m", 5], f32>
+  return %y : !relax.tensor<["m", 5], f32>
+}
