@@ -2,7 +2,7 @@
 
 Run: ``python bench/bench_quant.py [--threads 1,2] [--layouts q4_0,q8_0] [--quick]``.
 
-- GEMV (decode): ``x`` [b, k] @ W.T (f32 activations, and int8 ones for 4-bit layouts: ``activations="i8"``) for W [n, k] = 2048x768, 768x2048 and 32000x768 (k x n = 768x2048,
+- GEMV (decode): ``x`` [b, k] @ W.T (f32 activations, and int8 ones: ``activations="i8"``) for W [n, k] = 2048x768, 768x2048 and 32000x768 (k x n = 768x2048,
   2048x768, 768x32000) at b = 1 and 4: GB/s of weight bytes read (packed data + scales) per call, next to
   numpy's copy bandwidth (bytes read per second by ``np.copyto`` of a 256 MiB array, 1 thread) and, for
   scale, numpy's f32 GEMV (``x @ W_f32.T``, OpenBLAS) in GB/s of its f32 weight bytes.
@@ -122,7 +122,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     print(f"CPU: {cpu_names()}; numpy copy bandwidth (1 thread): {copy_bandwidth(rounds):.1f} GB/s read")
     for layout in args.layouts.split(","):
-        acts = ("f32", "i8") if layout != "q8_0" else ("f32",)
+        acts = ("f32", "i8")
         print(f"\n## {layout}: GEMV, GB/s of weight bytes read (numpy f32 GEMV: GB/s of its f32 weight)")
         heads = [f"fused x {a} {t}T" for t in threads for a in acts] + [f"numpy f32 {t}T" for t in threads]
         print("| k x n | batch | " + " | ".join(heads) + " |")

@@ -12,13 +12,14 @@ that ``relax-lower-parallel`` runs on the module's threads. Per chunk, on the ru
   L2, and a register-blocked micro-kernel (4 rows of ``x`` x ``NB`` weight rows of vector accumulators over
   ``k``, horizontal sums at the end) runs over it for all ``m`` rows.
 
-With ``activations = "i8"`` and a 4-bit layout on a host with VNNI (AVX512-VNNI or AVX-VNNI, from LLVM's host
-features), the GEMV path first quantizes the (at most 4) rows of ``x`` per group of 32 to int8 (scale
-``max|x| / 127``, round to nearest even: llama.cpp's Q8_0, its numerics for Q4_0 weights) and multiplies
-unsigned nibbles by signed bytes with ``vpdpbusd`` (8 i32 lanes of 4 products each, started at the zero
-point's term), then by both scales in f32: about half the instructions per weight byte of the f32 path,
-for an activation rounding error of at most half a step (``max|x_group| / 254``) per element. Otherwise,
-and always for m > 4 (prefill) and q8_0, activations stay f32.
+With ``activations = "i8"`` on a host with VNNI (AVX512-VNNI or AVX-VNNI, from LLVM's host features), the
+GEMV path first quantizes the (at most 4) rows of ``x`` per group of 32 to int8 (scale ``max|x| / 127``, round
+to nearest even: llama.cpp's Q8_0, its numerics for Q4_0 and Q8_0 weights) and multiplies unsigned bytes by
+signed ones with ``vpdpbusd`` (8 i32 lanes of 4 products each): a 4-bit layout's nibbles by x, started at
+the zero point's term; q8_0's magnitudes by x with the weights' signs (``vpsignb``). Then both scales apply
+in f32: about half the instructions per weight byte of the f32 path, for an activation rounding error of
+at most half a step (``max|x_group| / 254``) per element. Otherwise, and always for m > 4 (prefill),
+activations stay f32.
 
 Vectors are ``VectorShape.lanes`` f32 wide: 16 when LLVM reports AVX-512 on the host, else 8 (AVX2 and
 others, with fewer accumulators for 16 registers). Rows past the end of a chunk or of ``x`` are clamped to
@@ -224,8 +225,8 @@ class _Kernel:
         self, k: KernelBuilder, layout: str, rows: int, groups: int, vs: VectorShape, activations: str
     ) -> None:
         self.k, self.layout, self.rows, self.groups, self.vs = k, layout, rows, groups, vs
-        # int8 dot products at decode: 4-bit layouts (unsigned nibbles x signed bytes), hosts with VNNI
-        self.int8 = activations == "i8" and layout != "q8_0" and vs.dot is not None
+        # int8 dot products at decode, on hosts with VNNI
+        self.int8 = activations == "i8" and vs.dot is not None
         self.depth = groups * GROUP
         self.lanes = vs.lanes
         self.vec = f"vector<{vs.lanes}xf32>"
@@ -442,12 +443,27 @@ class _Kernel:
         hi = self.t(f"arith.shrui {b}, {self.t(f'arith.constant dense<4> : {v16}')} : {v16}")
         return self.t(f"vector.shuffle {lo}, {hi} [{', '.join(map(str, range(32)))}] : {v16}, {v16}")
 
+    def weight_bytes(self, data: KernelValue, n: str, g: str) -> tuple[str, str]:
+        """Row ``n``, group ``g`` as (unsigned bytes for vpdpbusd, the signed bytes): the nibbles of a 4-bit
+        layout (twice), or q8_0's magnitudes and its bytes."""
+        if self.layout != "q8_0":
+            b = self.nibbles(data, n, g)
+            return b, b
+        col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32)>({g})")
+        w = self.t(
+            f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
+            f": {data.mlir}, vector<32xi8>"
+        )
+        zero = self.t("arith.constant dense<0> : vector<32xi8>")
+        negated = self.t(f"arith.subi {zero}, {w} : vector<32xi8>")  # -(-128) wraps to -128: unsigned 128
+        return self.t(f"arith.maxsi {w}, {negated} : vector<32xi8>"), w
+
     def quantize_x(self, x: KernelValue, m: str) -> tuple[KernelValue, KernelValue, KernelValue]:
         """The first ``min(m, 4)`` rows of ``x`` quantized per group of 32 to int8 (round to nearest even of
         ``x * 127 / max|x|``, llama.cpp's Q8_0): the bytes [m', k] in ``order()``, the scales [m', groups] and,
         per 4 bytes, ``-zero * sum`` [m', k / 4] (i32: the zero point's term, the dot products' start)."""
         k, groups = self.k, self.groups
-        zero_point = LAYOUTS[self.layout][2]
+        zero_point = LAYOUTS[self.layout][2]  # 0 for q8_0: the dot products start at 0
         rows = self.t(f"arith.minui {m}, {self.c(SMALL)} : index")
         q_t = TensorType((None, as_expr(groups * GROUP)), "i8")
         d_t = TensorType((None, as_expr(groups)), "f32")
@@ -542,6 +558,9 @@ class _Kernel:
         operands = ("vector<8xi32>", "vector<32xi8>", "vector<32xi8>")
         callee = self.k.declare(self.vs.dot, operands, "vector<8xi32>")  # type: ignore[arg-type]
         signature = f"({', '.join(operands)}) -> vector<8xi32>"
+        v32 = "vector<32xi8>"
+        sign = self.k.declare("llvm.x86.avx2.psign.b", (v32, v32), v32) if self.layout == "q8_0" else ""
+        sign_type = f"({v32}, {v32}) -> {v32}"
 
         def step(g: str, accs: list[str]) -> list[str]:
             col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32)>({g})")
@@ -560,10 +579,12 @@ class _Kernel:
                 xs.append((q, o, self.t(f"vector.broadcast {d} : f32 to {vec}")))
             new = list(accs)
             for j in range(nb):
-                w = self.nibbles(data, wrows[j], g)
+                w = self.weight_bytes(data, wrows[j], g)
                 s = self.scale(scales, wrows[j], g, vec)
                 for i, (q, o, d) in enumerate(xs):
-                    p = self.t(f"func.call {callee}({o}, {w}, {q}) : {signature}")
+                    if self.layout == "q8_0":  # |w| (unsigned) . (x with w's sign): vpdpbusd's operand types
+                        q = self.t(f"func.call {sign}({q}, {w[1]}) : {sign_type}")
+                    p = self.t(f"func.call {callee}({o}, {w[0]}, {q}) : {signature}")
                     f = self.t(f"arith.sitofp {p} : vector<8xi32> to {vec}")
                     both = self.t(f"arith.mulf {s}, {d} : {vec}")
                     new[i * nb + j] = self.t(f"vector.fma {f}, {both}, {new[i * nb + j]} : {vec}")
