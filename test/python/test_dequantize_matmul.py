@@ -110,8 +110,12 @@ def test_kernel_vs_numpy(layout: str, rows: int, k: int, threads: int) -> None:
     exe = compile(
         build(["m", k], data, scales, layout), pipeline=pipeline(threads), on_stage=texts.__setitem__
     )
-    if threads > 1 and rows > 32:  # several chunks of weight rows: an OpenMP loop
-        assert "omp.parallel" in texts.get("llvm", "omp.parallel")  # (no llvm stage on a cache hit)
+    chunks = -(
+        -rows // 32
+    )  # chunks of weight rows: an OpenMP loop, scheduled dynamically when over the threads
+    llvm = texts.get("llvm")  # (no llvm stage on a cache hit)
+    if threads > 1 and chunks > 1 and llvm is not None:
+        assert "omp.parallel" in llvm and ("schedule(dynamic)" in llvm) == (chunks > threads)
     w = dequantize(layout, data, scales)
     for m in ROWS_M:
         x = RNG.standard_normal((m, k), dtype=np.float32)
