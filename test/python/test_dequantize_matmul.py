@@ -223,3 +223,28 @@ def test_symbolic_k_is_checked_at_run_time() -> None:
     check(exe(x, data, scales), x.astype(np.float64) @ dequantize("q8_0", data, scales).T)
     with pytest.raises(InputError):
         exe(RNG.standard_normal((2, 32), dtype=np.float32), data, scales)
+
+
+@pytest.mark.parametrize("rows", [32, 70])
+def test_decode_shape_among_scheduled_kernels(rows: int) -> None:
+    """x [b, 1, k] (the LLM's decode step) next to kernels that relax-schedule-kernels tiles: the result is
+    written into the destination in place (a reshaped destination made bufferization copy it, and the copy's
+    deallocation abort MLIR's lowering: 'memref of i1'). One chunk of rows (32) and several (70)."""
+    data, scales = random_weight("q8_0", rows, 64)
+    bb = rb.BlockBuilder()
+    params = {
+        "x": rb.tensor(["b", 1, 64]),
+        "d": rb.tensor([rows, 64], "i8"),
+        "s": rb.tensor([rows, 2], "f16"),
+    }
+    with bb.function("main", params) as (x, d, s):
+        with bb.dataflow():
+            y = R.matmul(R.softmax(x, axis=-1), R.permute_dims(R.dequantize(d, s, "q8_0")))
+            out = bb.emit_output(R.exp(y))
+        bb.ret(out)
+    exe = compile(bb.module, opt_level=1)
+    w = dequantize("q8_0", data, scales)
+    for b in (1, 3, 6):
+        x = RNG.standard_normal((b, 1, 64), dtype=np.float32)
+        e = np.exp(x - x.max(-1, keepdims=True))
+        check(exe(x, data, scales), np.exp((e / e.sum(-1, keepdims=True)).astype(np.float64) @ w.T))

@@ -110,14 +110,8 @@ class DequantizeMatmulOp(RelaxOp):
             return [k.collapse(r, [[0, 1]])]
         if dynamic <= 1:
             x2 = x if lead == 1 else k.collapse(x, [list(range(lead)), [lead]])
-            o2 = out if lead == 1 else k.collapse(out, [list(range(lead)), [lead]])
-            r = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"]).emit(
-                x2, data, scales, o2, k.dim(x2, 0)
-            )
-            if lead == 1:
-                return [r]
-            sizes = [None if d is not None and d.is_const else k.dim(out, i) for i, d in enumerate(out.shape)]
-            return [k.expand(r, [list(range(lead)), [lead]], out.shape, sizes)]
+            kernel = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"])
+            return [kernel.emit(x2, data, scales, out, k.dim(x2, 0))]
         if lead == 2:
             return [_rows_loop(k, layout, rows, groups, x, data, scales, out)]
         raise k.fail(f"operand 'x' {x.type}: at most two leading dims may be symbolic when more than one is")
@@ -606,12 +600,35 @@ class _Kernel:
         result = KernelValue(k.fresh("t"), o.type, o.mlir)
         quantized = self.quantize_x(x, m) if self.int8 else None
 
+        lead = o.rank - 1
+        # (``o`` may be defined in a loop (``_rows_loop``): with one leading dim, its size is ``m``)
+        lead_sizes = [
+            str(d.value) if d is not None and d.is_const else (m if lead == 1 else k.dim(o, i))
+            for i, d in enumerate(o.shape[:-1])
+        ]
+        part = TensorType((*o.shape[:-1], None), "f32")  # a chunk of columns of ``o``
+        # Leading dims other than one are all static 1: rank-reducing slices make the chunk 2-D. Else they are
+        # collapsed (a reshape chain that bufferization may copy through).
+        reduce = (
+            lead > 1
+            and sum(1 for d in o.shape[:-1] if not (d is not None and d.is_const and d.value == 1)) <= 1
+        )
+
         def body() -> None:
             n0 = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({c})")
             nc = self.t(f"affine.min affine_map<(d0) -> ({CHUNK}, {rows} - d0)>({n0})")
-            os_ = k.op(
-                f"tensor.extract_slice {shared.name}[0, {n0}] [{m}, {nc}] [1, 1] : {o.mlir} to {cty}", chunk
-            )
+            # the chunk of ``o`` as [m, nc]: leading dims collapsed here, not on ``o`` itself, so that the
+            # kernel's result is the forall's (writing its destination in place)
+            where = f"[{', '.join(['0'] * lead)}, {n0}] [{', '.join([*lead_sizes, nc])}] [{', '.join(['1'] * o.rank)}]"
+            if reduce:  # unit leading dims dropped by the slice itself ([b, 1, k] at decode): no reshape
+                whole = k.op(f"tensor.extract_slice {shared.name}{where} : {o.mlir} to {cty}", chunk)
+            else:
+                whole = k.op(
+                    f"tensor.extract_slice {shared.name}{where} : {o.mlir} to {builtin_tensor(part)}", part
+                )
+            os_ = whole if lead == 1 or reduce else k.collapse(whole, [list(range(lead)), [lead]])
+            if os_.mlir != cty:
+                os_ = k.op(f"tensor.cast {os_.name} : {os_.mlir} to {cty}", chunk)
 
             def wrow(n: str) -> str:
                 return self.imin(self.t(f"arith.addi {n0}, {n} : index"), last)
@@ -691,11 +708,14 @@ class _Kernel:
                 return self.branch(empty, cty, lambda: os_.name, small(GEMV_ROWS))
 
             big = self.t(f"arith.cmpi ugt, {m}, {self.c(SMALL)} : index")
-            r = self.branch(big, cty, gemm, decode)
+            r = KernelValue(self.branch(big, cty, gemm, decode), chunk, cty)
+            if lead > 1 and not reduce:
+                r = k.expand(r, [list(range(lead)), [lead]], part.shape, [*lead_sizes, nc])
+            if r.mlir != builtin_tensor(part) and not reduce:
+                r = k.op(f"tensor.cast {r.name} : {r.mlir} to {builtin_tensor(part)}", part)
             k.emit(
                 "scf.forall.in_parallel {",
-                f"  tensor.parallel_insert_slice {r} into {shared.name}[0, {n0}] [{m}, {nc}] [1, 1] : {cty} into "
-                f"{o.mlir}",
+                f"  tensor.parallel_insert_slice {r.name} into {shared.name}{where} : {r.mlir} into {o.mlir}",
                 "}",
             )
 
