@@ -24,6 +24,8 @@ activations stay f32.
 Vectors are ``VectorShape.lanes`` f32 wide: 16 when LLVM reports AVX-512 on the host, else 8 (AVX2 and
 others, with fewer accumulators for 16 registers). Rows past the end of a chunk or of ``x`` are clamped to
 the last one (their results are masked out of the write), so the inner loops hold no bounds checks.
+Both choices read the compiling host's CPU: code compiled for another machine (AOT, wasm32) is portable
+vector code with f32 activations, but ``activations = "i8"`` there would call the host's VNNI instructions.
 """
 
 from __future__ import annotations
