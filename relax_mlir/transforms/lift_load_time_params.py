@@ -34,9 +34,8 @@ from mlir.dialects import func
 
 from relax_mlir.dialects.ops.call import call as call_op
 from relax_mlir.dialects.types import bare_symbols, free_symbols, relax_type
-from relax_mlir.errors import PassError
-from relax_mlir.transforms.registry import register_pass
-from relax_mlir.transforms.relax_ir import functions, is_dataflow, is_pure
+from relax_mlir.transforms.registry import PassFailed, register_pass
+from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, is_dataflow, is_pure
 from relax_mlir.transforms.well_formed import (
     LOAD_OUTPUTS_ATTR,
     LOAD_TIME_ATTR,
@@ -48,6 +47,11 @@ from relax_mlir.transforms.well_formed import (
 LOAD_FUNCTION = "__load_params"
 LOAD_CALLEE_ATTR = "relax.load_callee"  # on a callee's ``__load`` function (its calls may be lifted)
 _LOAD, _CONST = 1, 2
+
+
+def _fail(loc: ir.Location, message: str) -> None:
+    loc.emit_error(f"relax-lift-load-time-params: {message}")
+    raise PassFailed(message)
 
 
 def _name(f: ir.Operation) -> str:
@@ -185,8 +189,16 @@ def _rewrite(
     for v in split.lifted:
         lifted_symbols |= bare_symbols(relax_type(v.type))  # type: ignore[arg-type]
         v.replace_all_uses_with(block.add_argument(v.type, loc))
+    lifted_ops = set(split.lifted_ops)
+    read = {
+        v
+        for op in split.lifted_ops
+        for v in op.operands
+        if isinstance(v, ir.OpResult) and v.owner.operation not in lifted_ops
+    }
     for op in reversed(split.lifted_ops):
         op.erase()
+    erase_dead_producers(list(read))  # constants only the lifted ops read
     split.lifted, split.lifted_ops, split.kinds = [], [], {}  # erased
     types = [a.type for a in block.arguments]
     keep_symbols = lifted_symbols | {
@@ -246,7 +258,7 @@ def _order(funcs: dict[str, ir.Operation]) -> list[ir.Operation]:
         if state.get(name) == 2:
             return
         if state.get(name) == 1:
-            raise PassError(f"relax-lift-load-time-params: recursive calls ({' -> '.join([*path, name])})")
+            _fail(funcs[name].location, f"recursive calls ({' -> '.join([*path, name])}) cannot be lifted")
         state[name] = 1
         for callee in sorted(_callees(funcs[name])):
             if callee in funcs:
@@ -292,6 +304,7 @@ class _Callee:
     load: str  # the ``__load`` function
     load_params: list[int]  # the original parameters it takes, by index
     keep: list[int]  # the original parameters the callee still takes, by index
+    names: list[str]  # the names of ``load_params``
 
 
 def lift_load_time_params(module: ir.Operation) -> int:
@@ -310,9 +323,10 @@ def lift_load_time_params(module: ir.Operation) -> int:
         for f in public:
             for arg, n in _load_args(f).items():
                 if n in params and params[n] != arg.type:
-                    raise PassError(
-                        f"relax-lift-load-time-params: load-time parameter '{n}' of @{_name(f)} has type "
-                        f"{arg.type}, but another function's '{n}' has {params[n]} (one name, one weight)"
+                    _fail(
+                        f.location,
+                        f"load-time parameter '{n}' of @{_name(f)} has type {arg.type}, but another "
+                        f"function's '{n}' has {params[n]} (one name, one weight)",
                     )
                 params[n] = arg.type
         load = _new_function(module, LOAD_FUNCTION, list(params.items()), private=False)
@@ -346,7 +360,7 @@ def lift_load_time_params(module: ir.Operation) -> int:
             keep = [i for i, n in enumerate(original) if n in remaining]
             name = _merge_equal(module, load, load_callees)
             load_callees.add(name)
-            split_callees[_name(f)] = _Callee(name, load_params, keep)
+            split_callees[_name(f)] = _Callee(name, load_params, keep, list(load_args.values()))
             continue
         assert shared is not None
         mapping = {a: shared.args[n] for a, n in load_args.items()}
@@ -415,10 +429,11 @@ def _split_calls(f: ir.Operation, callees: dict[str, _Callee]) -> None:
         args = list(op.operands)
         for i in c.load_params:
             if kinds.get(args[i]) is None:
-                raise PassError(
-                    f"relax-lift-load-time-params: @{_name(f)} passes a value computed at run time to "
-                    f"load-time parameter #{i} of @{name} ({op.location}); pass a load-time parameter of "
-                    f"@{_name(f)} (its relax.load_time_params) or a value computed from them"
+                _fail(
+                    op.location,
+                    f"@{_name(f)} passes a value computed at run time to load-time parameter "
+                    f"'{c.names[c.load_params.index(i)]}' of @{name}; pass a load-time parameter of "
+                    f"@{_name(f)} (its relax.load_time_params) or a value computed from them",
                 )
         with ir.InsertionPoint(op), op.location:
             lifted = call_op(c.load, _ftype(funcs[c.load]), [args[i] for i in c.load_params], loc=op.location)
@@ -438,4 +453,3 @@ class LiftLoadTimeParams:
 
     def run(self, module: ir.Operation) -> None:
         lift_load_time_params(module)
-
