@@ -46,7 +46,8 @@ class LanguageModel:
         self.weights = check_weights(cfg, weights)
         self.module = model.build()
         self.executable = relax_mlir.compile(self.module, opt_level=opt_level)
-        self._weight_args = [self.weights[n] for n in model.weights()]
+        # the weights are load-time parameters: checked and packed once, shared by prefill and decode
+        self.params = self.executable.load_params(self.weights)
 
     def new_cache(self, batch: int = 1) -> KVCache:
         if not 1 <= batch <= self.cfg.max_batch:
@@ -77,9 +78,7 @@ class LanguageModel:
                 f"{function}: context of {total} tokens ({cache.length} cached + {tokens.shape[1]} new) exceeds "
                 f"the model's maximum context {self.cfg.max_context} (LlamaConfig.max_context)"
             )
-        logits = self.executable[function](
-            tokens.astype(np.int64, copy=False), cache.length, *cache.views(total), *self._weight_args
-        )
+        logits = self.params[function](tokens.astype(np.int64, copy=False), cache.length, *cache.views(total))
         cache.length = total
         return logits
 

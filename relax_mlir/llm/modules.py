@@ -8,7 +8,9 @@ forward pass. ``CausalLM.build()`` returns one module with two functions sharing
 
 Layer ``i``'s caches are ``[kv_len + seq, b, kv_heads, head_dim]`` arrays: the first rows of a
 preallocated ``[max_context, b, kv_heads, head_dim]`` buffer (``KVCache``), into whose last ``seq`` rows
-the new keys and values are written in place. Linear weights are ``[in, out]`` (``x @ w``).
+the new keys and values are written in place. Linear weights are ``[in, out]`` (``x @ w``). The weights are
+load-time parameters (``relax.load_time_params``): compiled, matmul weights are packed once when loaded
+(``Executable.load_params``), shared by ``prefill`` and ``decode``.
 """
 
 from __future__ import annotations
@@ -261,7 +263,7 @@ class CausalLM(Module):
         bounds = {"batch": cfg.max_batch, "kv_len": cfg.max_context - 1}
         if isinstance(seq, str):
             bounds[seq] = cfg.max_context
-        with bb.function(name, params, upper_bounds=bounds) as args:
+        with bb.function(name, params, upper_bounds=bounds, load_time=list(weights)) as args:
             values = dict(zip(params, args))
             with bb.dataflow():
                 cos, sin = self.rotary.tables("kv_len", str(seq))

@@ -119,11 +119,11 @@ def test_bad_inputs_are_clear_errors(lm: LanguageModel) -> None:
     with pytest.raises(InputError, match="token ids must be in 0..100"):
         lm.prefill(np.full((2, 3), 101), cache)
     with pytest.raises(InputError, match="symbol 'kv_len' is -1"):
-        lm.executable["decode"](np.zeros((2, 1), np.int64), -1, *cache.views(0), *lm._weight_args)
+        lm.params["decode"](np.zeros((2, 1), np.int64), -1, *cache.views(0))
     with pytest.raises(InputError, match="updated in place"):
         views = cache.views(3)
         views[0] = views[0][:, ::-1]  # not contiguous: a copy would lose the update
-        lm.executable["prefill"](np.zeros((2, 3), np.int64), 0, *views, *lm._weight_args)
+        lm.params["prefill"](np.zeros((2, 3), np.int64), 0, *views)
 
 
 def test_safetensors_round_trip(tmp_path, weights: dict) -> None:  # noqa: ANN001
