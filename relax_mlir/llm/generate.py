@@ -38,16 +38,18 @@ class KVCache:
 
 
 class LanguageModel:
-    """A Llama-style model compiled once; ``prefill`` and ``decode`` run at any batch and length."""
+    """A Llama-style model compiled once; ``prefill`` and ``decode`` run at any batch and length. The
+    weights are bound once (``Executable.load_params``); the raw matmul weights are not kept."""
 
     def __init__(self, cfg: LlamaConfig, weights: dict[str, np.ndarray], *, opt_level: int = 3) -> None:
         self.cfg = cfg
         model = CausalLM(cfg)
-        self.weights = check_weights(cfg, weights)
+        checked = check_weights(cfg, weights)
         self.module = model.build()
         self.executable = relax_mlir.compile(self.module, opt_level=opt_level)
-        # the weights are load-time parameters: checked and packed once, shared by prefill and decode
-        self.params = self.executable.load_params(self.weights)
+        # The weights are load-time parameters: packed once here, shared by prefill and decode. The model
+        # keeps only what the functions read (``params.values``: packed matmul weights, the others as given).
+        self.params = self.executable.load_params(checked)
 
     def new_cache(self, batch: int = 1) -> KVCache:
         if not 1 <= batch <= self.cfg.max_batch:
