@@ -345,6 +345,8 @@ def lift_load_time_params(module: ir.Operation) -> int:
             if not split.lifted:
                 continue
             name = f"{_name(f)}__load"
+            while name in funcs:
+                name += "_"
             original = param_names(f)
             index = {a: i for i, a in enumerate(f.regions[0].blocks[0].arguments)}
             load = _new_function(module, name, [(n, a.type) for a, n in load_args.items()], private=True)

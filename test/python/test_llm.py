@@ -7,6 +7,7 @@ import pytest
 
 from relax_mlir.errors import InputError
 from relax_mlir.llm import (
+    CausalLM,
     LanguageModel,
     LlamaConfig,
     load_safetensors,
@@ -72,6 +73,19 @@ def test_chunked_prefill_continues_the_cache(lm: LanguageModel, weights: dict) -
     lm.prefill(tokens[:, :12], cache)
     logits = lm.prefill(tokens[:, 12:], cache)
     _close(logits, reference.forward(CFG, weights, tokens)[:, 12:])
+
+
+def test_matmul_weights_are_packed_once_for_both_functions(lm: LanguageModel) -> None:
+    """Every linear weight is bound as panels packed at load ([np, k, 16]), one copy shared by prefill and
+    decode; the raw linear weights are not kept. Norms and the embedding are bound as given."""
+    values = lm.params.values
+    linear = [n for n in CausalLM(CFG).weights() if n.endswith("proj.weight") or n == "lm_head.weight"]
+    assert not set(linear) & set(values)
+    packed = {n: v for n, v in values.items() if ":lifted" in n}
+    assert {n.split(":")[0] for n in packed} == set(linear)
+    assert all(v.ndim == 3 and v.shape[2] == 16 for v in packed.values())
+    assert values["model.embed_tokens.weight"].shape == (CFG.vocab_size, CFG.hidden_size)
+    assert lm.params["prefill"].function.load_time == lm.params["decode"].function.load_time
 
 
 def test_cache_is_written_in_place(lm: LanguageModel) -> None:
