@@ -153,8 +153,8 @@ class _Cloner:
                 self._clone(v.owner.operation, split, mapping)
         operands = [mapping[v] for v in op.operands]
         named = op.attributes
-        attrs = tuple((named[i].name, str(named[i].attr)) for i in range(len(named)))
-        key = (op.name, attrs, tuple(operands), tuple(str(r.type) for r in op.results))
+        attrs = tuple((named[i].name, named[i].attr) for i in range(len(named)))  # uniqued: cheap to hash
+        key = (op.name, attrs, tuple(operands), tuple(r.type for r in op.results))
         results = self.seen.get(key)
         if results is None:
             new = op.clone(ip=self.ip)
