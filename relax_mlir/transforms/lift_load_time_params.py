@@ -164,17 +164,24 @@ class _Cloner:
         mapping.update(zip(op.results, results))
 
 
-def _root_name(v: ir.Value, names: dict[ir.Value, str]) -> str:
-    """The name of the first load-function parameter ``v`` reads (depth first)."""
+def _root(v: ir.Value, roots: dict[str, list[int]]) -> ir.BlockArgument | None:
+    """The first parameter ``v`` reads (depth first), through calls of load functions (``roots``: per
+    load function, the parameter each result reads first)."""
     work, seen = [v], set()
     while work:
         x = work.pop(0)
-        if x in names:
-            return names[x]
-        if isinstance(x, ir.OpResult) and x not in seen:
-            seen.add(x)
-            work[:0] = list(x.owner.operation.operands)
-    return "lifted"
+        if isinstance(x, ir.BlockArgument):
+            return x
+        if not isinstance(x, ir.OpResult) or x in seen:
+            continue
+        seen.add(x)
+        op = x.owner.operation
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value if op.name == "relax.call" else None
+        if callee in roots and roots[callee][x.result_number] >= 0:
+            work.insert(0, op.operands[roots[callee][x.result_number]])
+        else:
+            work[:0] = list(op.operands)
+    return None
 
 
 def _rewrite(
@@ -334,6 +341,7 @@ def lift_load_time_params(module: ir.Operation) -> int:
         shared = _Cloner(load, args)
     total = 0
     counters: dict[str, int] = {}
+    roots: dict[str, list[int]] = {}  # per callee load function: the parameter each result reads first
     for f in order:
         _split_calls(f, split_callees)
         if LOAD_TIME_ATTR not in f.attributes or not f.regions[0].blocks:
@@ -354,7 +362,9 @@ def lift_load_time_params(module: ir.Operation) -> int:
             cloner = _Cloner(load, {})
             mapping = dict(zip(load_args, load.regions[0].blocks[0].arguments))
             cloner.clone(split, mapping)
-            _finish(load, [mapping[v] for v in split.lifted])
+            results = [mapping[v] for v in split.lifted]
+            firsts = [_root(v, roots) for v in results]
+            _finish(load, results)
             names = [f"lifted{i}" for i in range(len(split.lifted))]
             load_params = [index[a] for a in load_args]
             _rewrite(f, split, load_args, names)
@@ -362,6 +372,7 @@ def lift_load_time_params(module: ir.Operation) -> int:
             keep = [i for i, n in enumerate(original) if n in remaining]
             name = _merge_equal(module, load, load_callees)
             load_callees.add(name)
+            roots[name] = [a.arg_number if a is not None else -1 for a in firsts]
             split_callees[_name(f)] = _Callee(name, load_params, keep, list(load_args.values()))
             continue
         assert shared is not None
@@ -372,7 +383,8 @@ def lift_load_time_params(module: ir.Operation) -> int:
         for v in split.lifted:
             mapped = mapping[v]
             if mapped not in shared_outputs:
-                root = _root_name(mapped, arg_names)
+                first = _root(mapped, roots)
+                root = arg_names.get(first, "lifted") if first is not None else "lifted"
                 shared_outputs[mapped] = f"{root}:lifted{counters.get(root, 0)}"
                 counters[root] = counters.get(root, 0) + 1
             new_names.append(shared_outputs[mapped])
