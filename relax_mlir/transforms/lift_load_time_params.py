@@ -363,7 +363,7 @@ def lift_load_time_params(module: ir.Operation) -> int:
             mapping = dict(zip(load_args, load.regions[0].blocks[0].arguments))
             cloner.clone(split, mapping)
             results = [mapping[v] for v in split.lifted]
-            firsts = [_root(v, roots) for v in results]
+            firsts = [a.arg_number if (a := _root(v, roots)) is not None else -1 for v in results]
             _finish(load, results)
             names = [f"lifted{i}" for i in range(len(split.lifted))]
             load_params = [index[a] for a in load_args]
@@ -372,7 +372,7 @@ def lift_load_time_params(module: ir.Operation) -> int:
             keep = [i for i, n in enumerate(original) if n in remaining]
             name = _merge_equal(module, load, load_callees)
             load_callees.add(name)
-            roots[name] = [a.arg_number if a is not None else -1 for a in firsts]
+            roots[name] = firsts
             split_callees[_name(f)] = _Callee(name, load_params, keep, list(load_args.values()))
             continue
         assert shared is not None
