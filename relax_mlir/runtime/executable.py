@@ -843,11 +843,12 @@ class LoadedParams:
         self.values = values
         self._bound: dict[str, BoundFunction] = {}
 
-    def __getitem__(self, name: str) -> BoundFunction:
+    def __getitem__(self, name: str) -> BoundFunction | Signature:
+        """``@name`` with its load-time parameters bound (a function without any, as it is)."""
+        f = self.executable[name]
+        if not f.load_time:
+            return f
         if name not in self._bound:
-            f = self.executable[name]
-            if not f.load_time:
-                raise KeyError(f"@{name} takes no load-time parameters; call exe[{name!r}] directly")
             self._bound[name] = BoundFunction(f, self.values)
         return self._bound[name]
 

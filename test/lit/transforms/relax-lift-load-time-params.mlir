@@ -94,3 +94,36 @@ func.func @plain(%x: !relax.tensor<["b", 3], f32>, %w: !relax.tensor<[3, 2], f32
   %y = "relax.matmul"(%x, %w) : (!relax.tensor<["b", 3], f32>, !relax.tensor<[3, 2], f32>) -> !relax.tensor<["b", 2], f32>
   return %y : !relax.tensor<["b", 2], f32>
 }
+
+// -----
+
+// Two callees packing their weight the same way (prefill's and decode's layer) share one load function, and
+// the weight is packed once for both callers.
+// CHECK-LABEL: func.func private @prefill_layer(
+// CHECK-LABEL: func.func @prefill(
+// CHECK-SAME:    relax.load_time_params = ["w:lifted0"]
+// CHECK-LABEL: func.func private @decode_layer(
+// CHECK-LABEL: func.func @decode(
+// CHECK-SAME:    relax.load_time_params = ["w:lifted0"]
+// CHECK-LABEL: func.func @__load_params(
+// CHECK-SAME:    -> !relax.tensor<[2, 3, 16], f32> attributes {relax.load_outputs = ["w:lifted0"]}
+// CHECK-NEXT:    "relax.call"(%arg0) {callee = @prefill_layer__load}
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @prefill_layer__load(
+// CHECK-NOT:     func.func private @decode_layer__load
+func.func private @prefill_layer(%x: !relax.tensor<["s", 3], f32> {relax.name = "x"}, %w: !relax.tensor<[3, 3], f32> {relax.name = "w"}) -> !relax.tensor<["s", 3], f32> attributes {relax.load_time_params = ["w"]} {
+  %y = "relax.matmul"(%x, %w) : (!relax.tensor<["s", 3], f32>, !relax.tensor<[3, 3], f32>) -> !relax.tensor<["s", 3], f32>
+  return %y : !relax.tensor<["s", 3], f32>
+}
+func.func @prefill(%x: !relax.tensor<["s", 3], f32> {relax.name = "x"}, %w: !relax.tensor<[3, 3], f32> {relax.name = "w"}) -> !relax.tensor<["s", 3], f32> attributes {relax.load_time_params = ["w"]} {
+  %y = "relax.call"(%x, %w) {callee = @prefill_layer} : (!relax.tensor<["s", 3], f32>, !relax.tensor<[3, 3], f32>) -> !relax.tensor<["s", 3], f32>
+  return %y : !relax.tensor<["s", 3], f32>
+}
+func.func private @decode_layer(%x: !relax.tensor<[1, 3], f32> {relax.name = "x"}, %w: !relax.tensor<[3, 3], f32> {relax.name = "w"}) -> !relax.tensor<[1, 3], f32> attributes {relax.load_time_params = ["w"]} {
+  %y = "relax.matmul"(%x, %w) : (!relax.tensor<[1, 3], f32>, !relax.tensor<[3, 3], f32>) -> !relax.tensor<[1, 3], f32>
+  return %y : !relax.tensor<[1, 3], f32>
+}
+func.func @decode(%x: !relax.tensor<[1, 3], f32> {relax.name = "x"}, %w: !relax.tensor<[3, 3], f32> {relax.name = "w"}) -> !relax.tensor<[1, 3], f32> attributes {relax.load_time_params = ["w"]} {
+  %y = "relax.call"(%x, %w) {callee = @decode_layer} : (!relax.tensor<[1, 3], f32>, !relax.tensor<[3, 3], f32>) -> !relax.tensor<[1, 3], f32>
+  return %y : !relax.tensor<[1, 3], f32>
+}
