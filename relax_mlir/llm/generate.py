@@ -41,7 +41,9 @@ class KVCache:
 
 
 class LanguageModel:
-    """A Llama-style model compiled once; ``prefill`` and ``decode`` run at any batch and length."""
+    """A Llama-style model compiled once; ``prefill`` and ``decode`` run at any batch and length. The
+    weights are bound once (``Executable.load_params``: matmul weights packed, shared by both); ``weights``
+    keeps the checked arrays as given (``quantize()`` reads them)."""
 
     def __init__(self, cfg: LlamaConfig, weights: dict[str, Weight], *, opt_level: int = 3) -> None:
         """``weights``: float32 arrays by name; linear weights may be ``QuantizedWeight``s."""
@@ -56,10 +58,8 @@ class LanguageModel:
         model = CausalLM(cfg, quantized)
         self.module = model.build()
         self.executable = relax_mlir.compile(self.module, opt_level=opt_level)
-        self._weight_args: list[np.ndarray] = []
-        for name in model.weights():
-            w = self.weights[name]
-            self._weight_args.extend([w.data, w.scales] if isinstance(w, QuantizedWeight) else [w])
+        # The weights are load-time parameters: packed once here, shared by prefill and decode.
+        self.params = self.executable.load_params(self._parameters(model))
         self.tokenizer_metadata: dict[str, Any] = {}
 
     @classmethod
@@ -91,6 +91,17 @@ class LanguageModel:
         lm.tokenizer_metadata = dict(self.tokenizer_metadata)
         return lm
 
+    def _parameters(self, model: CausalLM) -> dict[str, np.ndarray]:
+        """The arrays of ``model.parameters()`` by name (a quantized weight is ``.data`` and ``.scales``)."""
+        out: dict[str, np.ndarray] = {}
+        for name in model.weights():
+            w = self.weights[name]
+            if isinstance(w, QuantizedWeight):
+                out.update({f"{name}.data": w.data, f"{name}.scales": w.scales})
+            else:
+                out[name] = w
+        return out
+
     def new_cache(self, batch: int = 1) -> KVCache:
         if not 1 <= batch <= self.cfg.max_batch:
             raise InputError(f"batch {batch} is outside 1..{self.cfg.max_batch} (LlamaConfig.max_batch)")
@@ -120,9 +131,7 @@ class LanguageModel:
                 f"{function}: context of {total} tokens ({cache.length} cached + {tokens.shape[1]} new) exceeds "
                 f"the model's maximum context {self.cfg.max_context} (LlamaConfig.max_context)"
             )
-        logits = self.executable[function](
-            tokens.astype(np.int64, copy=False), cache.length, *cache.views(total), *self._weight_args
-        )
+        logits = self.params[function](tokens.astype(np.int64, copy=False), cache.length, *cache.views(total))
         cache.length = total
         return logits
 
