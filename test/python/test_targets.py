@@ -94,7 +94,7 @@ OLD_PIPELINES = {
     # since the webgpu target: convolutions as named linalg ops on GPU targets (im2col looped over images
     # on the host)
     "relax-to-host-gpu": (
-        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-inline{max-ops=64},"
+        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},"
         "relax-canonicalize,"
         "relax-fold-constants{opt-level=2},"
         "relax-cse,relax-dce,relax-lift-load-time-params,relax-fuse-ops,convert-relax-to-linalg{conv=direct},"
