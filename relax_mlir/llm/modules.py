@@ -1,7 +1,8 @@
 """A Llama-style causal LM written as modules over the builder, emitting ``prefill`` and ``decode``.
 
 Every module declares its weights (name -> shape, HF-style dotted names) and emits relax ops for its
-forward pass. ``CausalLM.build()`` returns one module with two functions sharing every kernel::
+forward pass. ``CausalLM.build()`` returns one module with two functions sharing every kernel, each calling a private
+layer function (``prefill_layer``, ``decode_layer``) once per layer, so a layer is compiled once::
 
     prefill(tokens [b, seq] i64, kv_len, k_cache.0, v_cache.0, ..., weights...) -> logits [b, seq, vocab]
     decode (tokens [b, 1]   i64, kv_len, k_cache.0, v_cache.0, ..., weights...) -> logits [b, 1, vocab]
@@ -21,6 +22,7 @@ from mlir import ir
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.types import TensorType
 
 
 @dataclass(frozen=True)
@@ -245,29 +247,65 @@ class CausalLM(Module):
             yield f"v_cache.{i}"
 
     def build(self) -> ir.Module:
-        """The module with ``prefill`` (``seq`` symbolic) and ``decode`` (``seq`` = 1)."""
+        """The module with ``prefill`` (``seq`` symbolic) and ``decode`` (``seq`` = 1), each calling its
+        private layer function (``prefill_layer``, ``decode_layer``) once per layer: one layer's kernels
+        and host code are compiled once. (Decode keeps its own: attention over one query reads the cache
+        in place.)"""
         bb = rb.BlockBuilder()
-        self._emit(bb, "prefill", "seq")
-        self._emit(bb, "decode", 1)
+        for name, seq in (("prefill", "seq"), ("decode", 1)):
+            self._emit_layer(bb, f"{name}_layer", seq)
+            self._emit(bb, name, seq)
         return bb.module
 
+    def _bounds(self, seq: str | int) -> dict[str, int]:
+        bounds = {"batch": self.cfg.max_batch, "kv_len": self.cfg.max_context - 1}
+        if isinstance(seq, str):
+            bounds[seq] = self.cfg.max_context
+        return bounds
+
+    def _cache_type(self, seq: str | int) -> TensorType:
+        return rb.tensor([f"kv_len + {seq}", "batch", self.cfg.kv_heads, self.cfg.head_dim])
+
+    def _emit_layer(self, bb: rb.BlockBuilder, name: str, seq: str | int) -> None:
+        """``@name(x, kv_len, cos, sin, k_cache, v_cache, weights...) -> x``: one decoder layer (layer 0's modules,
+        its weights named without the ``model.layers.0.`` prefix)."""
+        cfg, layer = self.cfg, self.layers[0]
+        prefix = f"{layer.name}."
+        table = rb.tensor([seq, 1, cfg.head_dim])
+        params: dict[str, object] = {
+            "x": rb.tensor(["batch", seq, cfg.hidden_size]),
+            "kv_len": rb.prim("kv_len"),
+        }
+        params |= {
+            "cos": table,
+            "sin": table,
+            "k_cache": self._cache_type(seq),
+            "v_cache": self._cache_type(seq),
+        }
+        weights = layer.weights()
+        params |= {n.removeprefix(prefix): rb.tensor(list(s)) for n, s in weights.items()}
+        with bb.function(name, params, upper_bounds=self._bounds(seq), private=True) as args:
+            values = dict(zip(params, args))
+            own = {n: values[n.removeprefix(prefix)] for n in weights}
+            with bb.dataflow():
+                rope = (self.rotary, values["cos"], values["sin"])
+                x = layer(own, values["x"], rope, values["k_cache"], values["v_cache"])
+                out = bb.emit_output(x)
+            bb.ret(out)
+
     def _emit(self, bb: rb.BlockBuilder, name: str, seq: str | int) -> None:
-        cfg = self.cfg
-        cache = rb.tensor([f"kv_len + {seq}", "batch", cfg.kv_heads, cfg.head_dim])
         params: dict[str, object] = {"tokens": rb.tensor(["batch", seq], "i64"), "kv_len": rb.prim("kv_len")}
-        params.update(dict.fromkeys(self.cache_names(), cache))
+        params.update(dict.fromkeys(self.cache_names(), self._cache_type(seq)))
         weights = self.weights()
         params.update({n: rb.tensor(list(s)) for n, s in weights.items()})
-        bounds = {"batch": cfg.max_batch, "kv_len": cfg.max_context - 1}
-        if isinstance(seq, str):
-            bounds[seq] = cfg.max_context
-        with bb.function(name, params, upper_bounds=bounds) as args:
+        with bb.function(name, params, upper_bounds=self._bounds(seq)) as args:
             values = dict(zip(params, args))
             with bb.dataflow():
                 cos, sin = self.rotary.tables("kv_len", str(seq))
-                rope = (self.rotary, cos, sin)
                 x = self.embed_tokens(values, values["tokens"])
                 for i, layer in enumerate(self.layers):
-                    x = layer(values, x, rope, values[f"k_cache.{i}"], values[f"v_cache.{i}"])
+                    own = [values[n] for n in layer.weights()]
+                    caches = values[f"k_cache.{i}"], values[f"v_cache.{i}"]
+                    x = bb.call(f"{name}_layer", x, values["kv_len"], cos, sin, *caches, *own)
                 logits = bb.emit_output(self.lm_head(values, self.norm(values, x)))
             bb.ret(logits)
