@@ -22,6 +22,7 @@ from mlir import ir
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.registry import default_location
 from relax_mlir.dialects.types import TensorType
 
 
@@ -262,9 +263,13 @@ class CausalLM(Module):
         """The module with ``prefill`` (``seq`` symbolic) and ``decode`` (``seq`` = 1), both calling the
         private ``decoder_layer`` once per layer: one layer's kernels and host code are compiled once."""
         bb = rb.BlockBuilder()
-        self._emit_layer(bb)
-        self._emit(bb, "prefill", "seq")
-        self._emit(bb, "decode", 1)
+        for name, emit in (
+            ("decoder_layer", self._emit_layer),
+            ("prefill", lambda bb: self._emit(bb, "prefill", "seq")),
+            ("decode", lambda bb: self._emit(bb, "decode", 1)),
+        ):  # ops located by function, not by the caller's line: the module (and its cache key) is the same
+            with bb.context, default_location(ir.Location.name(f"relax_mlir.llm @{name}")):  # from anywhere
+                emit(bb)
         return bb.module
 
     def _bounds(self, seq: str | int) -> dict[str, int]:
