@@ -210,7 +210,11 @@ class _Importer:
         segment: contextlib.ExitStack | None = None
         defined: list[str] = []
         for index, node in enumerate(nodes):
-            region = node.op_type in CONTROL_FLOW and node.domain in DEFAULT_DOMAINS
+            region = (
+                node.op_type in CONTROL_FLOW
+                and node.domain in DEFAULT_DOMAINS
+                and CONTROL_FLOW[node.op_type](node)
+            )
             if region and segment is not None:
                 self._close_segment(segment, [n for n in defined if last_use.get(n, -1) >= index])
                 segment = None
