@@ -43,3 +43,29 @@ def test_squeeze_without_axes_of_a_symbolic_dim_that_is_1_is_input_error() -> No
     exe = relax_mlir.compile(from_onnx(_squeeze_split_model()))
     with pytest.raises(InputError, match=r"\(n, m\) is 1 at run time: Squeeze without 'axes'"):
         exe(np.ones((2, 1, 4, 1), F32))
+
+
+def _if_ranks_model(use: str) -> object:
+    """An If whose branches give a scalar and a [1] tensor (the join has an unknown rank), used by ``use``
+    against x of shape [2, 3] (ONNX's AffineGrid function has such a step)."""
+    then = helper.make_graph(
+        [helper.make_node("Constant", [], ["t"], value_float=2.5)], "then", [], [value_info("t", F32, None)]
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["v"], ["e"])], "else", [], [value_info("e", F32, None)]
+    )
+    nodes = [
+        helper.make_node("If", ["c"], ["r"], then_branch=then, else_branch=other),
+        helper.make_node(use, ["x", "r"], ["y"]),
+    ]
+    ins = [value_info("c", np.bool_, []), value_info("x", F32, [2, 3]), value_info("v", F32, [1])]
+    return graph_model(helper.make_graph(nodes, "if_ranks", ins, [value_info("y", F32, None)]))
+
+
+@pytest.mark.parametrize("use", ["Mul", "Sub", "Max"])
+def test_if_of_two_ranks_broadcast_against_higher_rank(use: str) -> None:
+    """The scalar branch is padded to [1]: broadcasting against [2, 3] gives the same numbers either way."""
+    model = _if_ranks_model(use)
+    x, v = rng.standard_normal((2, 3), dtype=F32), rng.standard_normal(1, dtype=F32)
+    for c in (True, False):
+        check_against_ort(model, np.array(c), x, v)
