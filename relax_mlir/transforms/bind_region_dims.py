@@ -5,6 +5,11 @@ kernel needs every dim of its operands as a value. Like a user's ``relax.match_c
 this pass casts each ``scf.if`` / ``scf.while`` result and each loop-body argument with unknown dims (known rank)
 to fresh symbols (``d0``, ``d1`` ...), read from the value at run time where the cast is (it checks nothing),
 then runs ``relax-infer-shapes`` so the ops that use them become symbolic.
+
+A join of different ranks (``[]`` and ``["n"]``) is an unknown rank (``"*"``), which no kernel takes. When every
+use of such an ``scf.if`` result broadcasts it (numpy rules) against another operand of at least the branches'
+highest rank R, the yields of lower rank are padded with leading 1s to rank R first: broadcasting gives the same
+result, so the rank is known and nothing is checked. Other unknown ranks are left to the lowering's error.
 """
 
 from __future__ import annotations
@@ -13,10 +18,20 @@ import itertools
 
 from mlir import ir
 
+from relax_mlir.dialects.ops.manipulate import ExpandDimsOp
 from relax_mlir.dialects.ops.structural import MatchCastOp
-from relax_mlir.dialects.types import PrimType, RelaxType, ShapeType, TensorType, free_symbols, relax_type
+from relax_mlir.dialects.registry import op_class
+from relax_mlir.dialects.types import (
+    PrimType,
+    RelaxType,
+    ShapeType,
+    TensorType,
+    free_symbols,
+    relax_type,
+    to_mlir,
+)
 from relax_mlir.shape_infer.expr import sym
-from relax_mlir.transforms.infer_shapes import infer_shapes
+from relax_mlir.transforms.infer_shapes import infer_shapes, precise
 from relax_mlir.transforms.registry import PassFailed, register_pass
 
 
@@ -93,14 +108,77 @@ def bind_region_dims(func: ir.Operation) -> int:
     return len(taken) - before
 
 
+def _rank(t: RelaxType | None) -> int | None:
+    return len(t.shape) if isinstance(t, TensorType) and t.shape is not None else None
+
+
+def _broadcast_uses_only(value: ir.Value, rank: int) -> bool:
+    """Whether every use of ``value`` is a broadcasting op with another operand of rank ``>= rank``."""
+    uses = list(value.uses)
+    for use in uses:
+        cls = op_class(use.owner)
+        if cls is None or cls.FUSION != "broadcast":
+            return False
+        others = [
+            _rank(relax_type(v.type)) for i, v in enumerate(use.owner.operands) if i != use.operand_number
+        ]
+        if not any(r is not None and r >= rank for r in others):
+            return False
+    return bool(uses)
+
+
+def pad_region_ranks(func: ir.Operation) -> int:
+    """Give a known rank to each ``scf.if`` result of unknown rank that only broadcasts against operands of
+    higher or equal rank (the yields padded with leading 1s); the number of results changed."""
+    ifs: list[ir.Operation] = []
+    func.walk(lambda op: (ifs.append(op) if op.name == "scf.if" else None, ir.WalkResult.ADVANCE)[1])
+    changed = 0
+    for op in ifs:
+        if len(op.regions[1].blocks) == 0:
+            continue
+        yields = [r.blocks[0].operations[len(r.blocks[0].operations) - 1].operation for r in op.regions]
+        for i, result in enumerate(op.results):
+            t = relax_type(result.type)
+            if not isinstance(t, TensorType) or t.shape is not None:
+                continue
+            ranks = [_rank(relax_type(precise(y.operands[i]))) for y in yields]
+            if None in ranks or not _broadcast_uses_only(result, max(ranks)):  # type: ignore[type-var]
+                continue
+            top: int = max(ranks)  # type: ignore[type-var,assignment]
+            with op.context:
+                for y, r in zip(yields, ranks):
+                    v = cast = y.operands[i]
+                    if v.owner.name == "relax.match_cast" and precise(v) != v.type:
+                        v = v.owner.operands[0]  # the weakening cast goes (infer-shapes makes one if needed)
+                    if r < top:  # type: ignore[operator]
+                        v = ExpandDimsOp.build(
+                            [v],
+                            {"axes": list(range(top - r))},
+                            loc=y.location,
+                            ip=ir.InsertionPoint(y),  # type: ignore[operator]
+                        ).result
+                    y.operands[i] = v
+                    if cast != v and next(iter(cast.uses), None) is None:
+                        cast.owner.erase()
+                result.set_type(to_mlir(TensorType((None,) * top, t.dtype)))
+            changed += 1
+    return changed
+
+
 @register_pass("relax-bind-region-dims")
 class BindRegionDims:
     """Cast branch/loop values with unknown dims to fresh symbols (for lowering), then infer shapes."""
 
     def run(self, module: ir.Operation) -> None:
+        funcs = [
+            op.operation
+            for op in module.regions[0].blocks[0].operations
+            if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)
+        ]
+        if sum(pad_region_ranks(f) for f in funcs) and not infer_shapes(module):
+            raise PassFailed("shape inference failed")
         changed = 0
-        for op in module.regions[0].blocks[0].operations:
-            if op.operation.name == "func.func" and len(op.operation.regions[0].blocks):
-                changed += bind_region_dims(op.operation)
+        for f in funcs:
+            changed += bind_region_dims(f)
         if changed and not infer_shapes(module):
             raise PassFailed("shape inference failed")

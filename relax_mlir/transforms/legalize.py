@@ -100,7 +100,12 @@ def _write_kernel(
     result_types = [relax_type(r.type) for r in op.results]
     for i, t in enumerate(result_types):
         if not isinstance(t, TensorType) or t.shape is None or t.dtype is None:
-            raise RelaxError(f"result #{i} has type {t}; lowering needs a tensor of known rank and dtype")
+            hint = ""
+            if isinstance(t, TensorType) and t.shape is None:
+                hint = " (state the operands' ranks with relax.match_cast first)"
+            raise RelaxError(
+                f"result #{i} has type {t}; lowering needs a tensor of known rank and dtype{hint}"
+            )
     _check_storage_dtypes(cls, [*operand_types, *result_types])
     k = KernelBuilder(cls.NAME, list(operand_types), result_types, view.attr_values(), choices)  # type: ignore[arg-type]
     results = cls.lower(k)  # type: ignore[attr-defined]

@@ -378,3 +378,50 @@ def test_split_to_runtime_list(split: object, keepdims: int) -> None:
         sizes = [np.array(s, np.int64) for s in ([1], [1, 0, 3], [2, 2, 1])[: 1 + (n > 1) * 2] if sum(s) == n]
         cases += [[x, k] for k in sizes] if split == "sizes" else [[x]]
     _check_list(model, cases)
+
+
+@pytest.mark.parametrize("axis", [1, 2, -1])
+@pytest.mark.parametrize("split", ["chunk", "sizes", None])
+def test_split_to_runtime_list_along_inner_axis(axis: int, split: str | None) -> None:
+    """SplitToSequence along an inner axis into a run-time list: a run-time chunk size (the sequence
+    length depends on its value), run-time sizes of run-time number, or parts of 1 along a run-time dim."""
+    shape = ["a", "b", "c"]
+    nodes, inputs, ins = [], ["x"], [value_info("x", F32, shape)]
+    if split == "chunk":
+        inputs.append("k")
+        ins.append(value_info("k", np.int64, []))
+    elif split == "sizes":
+        inputs.append("k")
+        ins.append(value_info("k", np.int64, ["m"]))
+    nodes.append(helper.make_node("SplitToSequence", inputs, ["s"], axis=axis, keepdims=1 if split else 0))
+    nodes.append(helper.make_node("SequenceLength", ["s"], ["len"]))
+    model = graph_model(
+        helper.make_graph(nodes, "split", ins, [_seq("s"), value_info("len", np.int64, None)])
+    )
+    cases = []
+    for dims in ((2, 3, 5), (1, 1, 1), (3, 0, 4), (0, 2, 3)):
+        x = rng.standard_normal(dims, dtype=F32)
+        n = dims[axis]
+        if split == "chunk":
+            cases += [[x, np.array(k, np.int64)] for k in (1, 2, 7)]
+        elif split == "sizes":
+            cases += [[x, np.array(k, np.int64)] for k in ([n], [0, n], [n // 2, 0, n - n // 2])]
+        else:
+            cases.append([x])
+    _check_list(model, cases)
+
+
+def test_split_to_runtime_list_nonpositive_chunk_is_input_error() -> None:
+    """A run-time chunk size of 0 or less: InputError, not a division by zero."""
+    g = helper.make_graph(
+        [helper.make_node("SplitToSequence", ["x", "k"], ["s"], axis=1)],
+        "split",
+        [value_info("x", F32, [2, 6]), value_info("k", np.int64, [])],
+        [_seq("s")],
+    )
+    exe = relax_mlir.compile(from_onnx(graph_model(g)), opt_level=1)
+    x = rng.standard_normal((2, 6), dtype=F32)
+    for k in (0, -2):
+        with pytest.raises(relax_mlir.errors.InputError, match="'split' must be positive"):
+            exe(x, np.array(k, np.int64))
+    assert [p.shape for p in exe(x, np.array(4, np.int64))] == [(2, 4), (2, 2)]

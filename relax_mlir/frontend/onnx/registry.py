@@ -339,13 +339,15 @@ class NodeContext:
 
 
 CONVERTERS: dict[str, Callable[[NodeContext], Sequence[Out]]] = {}
-# ops that build control flow (scf.if / scf.while): the importer keeps them out of dataflow blocks
-CONTROL_FLOW: set[str] = set()
+# ops that build control flow (scf.if / scf.while), with a predicate on the node (some build it only for
+# some nodes): the importer keeps those nodes out of dataflow blocks
+CONTROL_FLOW: dict[str, Callable[[onnx.NodeProto], bool]] = {}
 
 
-def converter(*op_types: str, control_flow: bool = False) -> Callable:
+def converter(*op_types: str, control_flow: bool | Callable[[onnx.NodeProto], bool] = False) -> Callable:
     """Register ``fn(ctx) -> outputs`` as the converter of each ONNX op type (default domain);
-    ``control_flow`` for ops whose converter builds regions (never inside a dataflow block)."""
+    ``control_flow`` (True, or a predicate on the node) for converters that build regions (never inside a
+    dataflow block)."""
 
     def register(fn: Callable[[NodeContext], Sequence[Out]]) -> Callable[[NodeContext], Sequence[Out]]:
         for op_type in op_types:
@@ -353,7 +355,7 @@ def converter(*op_types: str, control_flow: bool = False) -> Callable:
                 raise TypeError(f"ONNX op {op_type} has two converters")
             CONVERTERS[op_type] = fn
             if control_flow:
-                CONTROL_FLOW.add(op_type)
+                CONTROL_FLOW[op_type] = control_flow if callable(control_flow) else lambda node: True
         return fn
 
     return register

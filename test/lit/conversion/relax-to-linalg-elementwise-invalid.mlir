@@ -15,3 +15,14 @@ func.func @two_symbols(%x: !relax.tensor<["n"], f32>, %y: !relax.tensor<["m"], f
   %0 = "relax.add"(%x, %y) : (!relax.tensor<["n"], f32>, !relax.tensor<["m"], f32>) -> !relax.tensor<["?"], f32>
   return %0 : !relax.tensor<["?"], f32>
 }
+
+// -----
+
+// An unknown rank that nothing resolved (relax-bind-region-dims pads a join of ranks only where every use
+// broadcasts it against an operand of at least that rank): the error names the op and says to state the rank.
+
+func.func @unknown_rank(%s: !relax.tensor<[], f32>, %r: !relax.tensor<"*", f32>) -> !relax.tensor<"*", f32> {
+  // expected-error @+1 {{'relax.add' op cannot be lowered: result #0 has type !relax.tensor<"*", f32>; lowering needs a tensor of known rank and dtype (state the operands' ranks with relax.match_cast first)}}
+  %0 = "relax.add"(%s, %r) : (!relax.tensor<[], f32>, !relax.tensor<"*", f32>) -> !relax.tensor<"*", f32>
+  return %0 : !relax.tensor<"*", f32>
+}

@@ -32,7 +32,7 @@ from relax_mlir.frontend.onnx.registry import (
     known_dims,
     relax_dtype,
 )
-from relax_mlir.shape_infer.expr import ceildiv, const
+from relax_mlir.shape_infer.expr import Expr, ceildiv, const
 
 
 def _position(ctx: NodeContext, i: int, length: int, inserting: bool = False) -> int:
@@ -119,6 +119,22 @@ def _erase(ctx: NodeContext) -> list[Out]:
     return [Seq(seq.items[:pos] + seq.items[pos + 1 :], seq.dtype)]
 
 
+def _chunk(ctx: NodeContext) -> Expr:
+    """The scalar ``split`` input (a part's size): its value, or a symbol bound at run time to the value,
+    checked to be positive (else InputError)."""
+    known = ctx.const(1)
+    if known is not None:
+        chunk = int(known.reshape(-1)[0])
+        if chunk <= 0:
+            raise ConversionError(f"'split' must be positive, got {chunk}")
+        return const(chunk)
+    v = ctx.x(1) if ctx.dtype(1) == "i64" else R.astype(ctx.x(1), "i64")
+    one = R.constant(np.array(1, np.int64))
+    v = R.check_true(v, R.less_equal(one, v), "'split' must be positive", "SplitToSequence")
+    # a failed check raises after the call: until then the sizes computed from it must not divide by 0
+    return L.scalar(ctx, R.maximum(v, one), "split")
+
+
 @converter("SplitToSequence")
 def _split_to_sequence(ctx: NodeContext) -> list[Out]:
     rank = ctx.rank(0)
@@ -127,18 +143,15 @@ def _split_to_sequence(ctx: NodeContext) -> list[Out]:
     if ctx.has(1) and ctx.rank(1) == 1:  # a run-time list when the number of sizes is not static
         count = ctx.shape(1)[0]
         runtime = count is None or not count.is_const
-    else:  # parts of one size: a run-time list when the axis is not static
-        runtime = dim is not None and not dim.is_const
-    if axis == 0 and runtime:
+    else:  # parts of one size: a run-time list when the axis or the size is not static
+        runtime = (dim is not None and not dim.is_const) or (ctx.has(1) and ctx.const(1) is None)
+    if runtime:
         if not ctx.has(1):
-            return [L.split(ctx, ctx.x(0), None, None, not ctx.attr("keepdims", 1))]
+            return [L.split(ctx, ctx.x(0), None, None, not ctx.attr("keepdims", 1), axis)]
         if ctx.rank(1) == 0:
-            chunk = int(ctx.require_const(1, "split").reshape(-1)[0])
-            if chunk <= 0:
-                raise ConversionError(f"'split' must be positive, got {chunk}")
-            return [L.split(ctx, ctx.x(0), None, const(chunk), False)]
+            return [L.split(ctx, ctx.x(0), None, _chunk(ctx), False, axis)]
         sizes = ctx.x(1) if ctx.dtype(1) == "i64" else R.astype(ctx.x(1), "i64")
-        return [L.split(ctx, ctx.x(0), sizes, None, False)]
+        return [L.split(ctx, ctx.x(0), sizes, None, False, axis)]
     if dim is None:
         raise ConversionError(f"axis {axis} of the input has an unknown size")
     if not ctx.has(1):  # parts of size 1, squeezed unless keepdims

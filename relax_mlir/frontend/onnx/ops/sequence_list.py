@@ -133,7 +133,7 @@ def _read(ctx: NodeContext, v: ir.Value, k: int, prefix: str) -> list[Expr]:
     return ctx.importer.runtime_dims(R.reshape(v, [k]), f"{ctx.node.output[0]}_{prefix}") if k else []
 
 
-def _scalar(ctx: NodeContext, v: ir.Value, prefix: str) -> Expr:
+def scalar(ctx: NodeContext, v: ir.Value, prefix: str) -> Expr:
     """An i64 scalar tensor's value, bound to a fresh symbol."""
     return _read(ctx, v, 1, prefix)[0]
 
@@ -161,7 +161,7 @@ def _position(
     top = size if not inserting else R.add(size, ctx.scalar_like(1, "i64"))
     q = R.where(R.less(q, zero), top, q)
     checked = R.check_index(q, R.zeros([_f(n + const(1)) if inserting else _f(n)], "i8"), 0, ctx.node.op_type)
-    return _scalar(ctx, checked, "pos")
+    return scalar(ctx, checked, "pos")
 
 
 def _slice(v: ir.Value, begin: Expr, end: Expr) -> ir.Value:
@@ -196,7 +196,7 @@ def insert(ctx: NodeContext, seq: SeqList, item: ir.Value | Known, p: ir.Value |
     n = length(seq)
     q = _position(ctx, p, seq, 0, inserting=True) if p is not None else n
     offsets = _offsets(ctx, seq)
-    begin = _scalar(ctx, _slice(offsets, q, q + const(1)), "at")
+    begin = scalar(ctx, _slice(offsets, q, q + const(1)), "at")
     shape = ctx.item_type(item).shape
     if shape is None:
         raise ConversionError("the inserted tensor has an unknown rank")
@@ -251,40 +251,84 @@ def concat(ctx: NodeContext, seq: SeqList, axis: int, new_axis: bool) -> ir.Valu
             f"concatenating a sequence of run-time length along axis {axis} is not supported (only axis 0)"
         )
     rest = _read(ctx, R.strided_slice(row, [0], [1], [seq.rank]), seq.rank - 1, "dim")
-    total = _scalar(ctx, R.sum(R.strided_slice(seq.shapes, [1], [0], [1]), None, False), "dim0")
+    total = scalar(ctx, R.sum(R.strided_slice(seq.shapes, [1], [0], [1]), None, False), "dim0")
     return R.reshape(seq.data, [_f(total)] + [_f(d) for d in rest])
 
 
 def split(
-    ctx: NodeContext, x: ir.Value, sizes: ir.Value | None, chunk: Expr | None, squeeze: bool
+    ctx: NodeContext,
+    x: ir.Value,
+    sizes: ir.Value | None,
+    chunk: Expr | None,
+    squeeze: bool,
+    axis: int = 0,
 ) -> SeqList:
-    """SplitToSequence along axis 0 into a list: parts of the run-time ``sizes`` (i64 1-D), else of
-    ``chunk`` each (the last smaller; None: 1), squeezed when ``squeeze``. The parts are ``x``'s
-    elements in order, so ``data`` is ``x`` flattened and ``shapes`` says where each part ends."""
+    """SplitToSequence along ``axis`` into a list: parts of the run-time ``sizes`` (i64 1-D), else of
+    ``chunk`` each (the last smaller; None: 1), squeezed when ``squeeze``. Along axis 0 the parts are
+    ``x``'s elements in order, so ``data`` is ``x`` flattened; along another axis ``data`` gathers them
+    (``_gather_parts``). ``shapes`` says where each part ends."""
     x, dims = bound(ctx, x, f"{ctx.node.output[0]}_in")
     dtype = relax_type(x.type).dtype
-    rest = list(dims[1:])
+    n, before, after = dims[axis], list(dims[:axis]), list(dims[axis + 1 :])
     if sizes is None:
         step = chunk if chunk is not None else const(1)
-        count = ceildiv(dims[0], step)
+        count = ceildiv(n, step)
         starts = R.arange(_f(count))
         if step != const(1):
             starts = R.multiply(starts, _i64(ctx, step))
-        sizes = R.minimum(_i64(ctx, step), R.subtract(_i64(ctx, dims[0]), starts))
+        sizes = R.minimum(_i64(ctx, step), R.subtract(_i64(ctx, n), starts))
     else:
         count = _dim(sizes, 0)
         (covered,) = _read(ctx, R.sum(sizes, None, False), 1, "total")  # the parts must cover the axis
-        x = R.match_cast(x, TensorType((covered, *rest), dtype))
+        x = R.match_cast(x, TensorType((*before, covered, *after), dtype))
+        n = covered
     data = R.reshape(x, [-1]) if len(dims) != 1 else x
+    if before:
+        data = R.take(data, _gather_parts(ctx, sizes, before, n, after))
     columns = [] if squeeze else [R.expand_dims(sizes, [1])]
-    if rest:
-        row = ctx.value_of(known_dims(rest, shape=(1, len(rest))))
-        columns.append(R.broadcast_to(row, [_f(count), len(rest)]))
+    if before:
+        columns.insert(0, _rows(ctx, before, count))
+    if after:
+        columns.append(_rows(ctx, after, count))
     if not columns:
         shapes = R.zeros([_f(count), 0], "i64")
     else:
         shapes = columns[0] if len(columns) == 1 else R.concat(columns, 1)
-    return make(ctx, data, shapes, dtype, len(rest) + (0 if squeeze else 1))
+    return make(ctx, data, shapes, dtype, len(dims) - int(squeeze))
+
+
+def _rows(ctx: NodeContext, dims: list[Expr], count: Expr) -> ir.Value:
+    """``dims`` as an i64 ``[count, len(dims)]`` (the same row for every part)."""
+    row = ctx.value_of(known_dims(dims, shape=(1, len(dims))))
+    return R.broadcast_to(row, [_f(count), len(dims)])
+
+
+def _gather_parts(
+    ctx: NodeContext, sizes: ir.Value, before: list[Expr], n: Expr, after: list[Expr]
+) -> ir.Value:
+    """For ``x`` seen as ``(A, n, B)`` and split along its middle axis into parts of ``sizes``: the index
+    into ``x`` flattened of each element of the parts flattened one after the other. Element ``j`` lies in
+    the part holding row ``j // (A B)`` (each part has ``A B`` elements per row), which starts at row
+    ``s`` and has ``z`` rows; inside it, ``j - A B s`` is ``(a, r, b)`` of ``(A, z, B)``."""
+    big_a, big_b = const(1), const(1)
+    for d in before:
+        big_a = big_a * d
+    for d in after:
+        big_b = big_b * d
+    ab, b = _i64(ctx, big_a * big_b), _i64(ctx, big_b)
+    ends = R.cumsum(sizes, 0)
+    rows = R.arange(_f(n))
+    part = R.sum(R.astype(R.less_equal(R.expand_dims(ends, [0]), R.expand_dims(rows, [1])), "i64"), [1])
+    row_start = R.take(R.subtract(ends, sizes), part)
+    row_size = R.take(sizes, part)
+    j = R.arange(_f(big_a * n * big_b))
+    q = R.floor_divide(j, ab)
+    s, z = R.take(row_start, q), R.take(row_size, q)
+    off = R.subtract(j, R.multiply(ab, s))
+    a = R.floor_divide(off, R.multiply(z, b))
+    r = R.mod(R.floor_divide(off, b), z)
+    row = R.add(R.multiply(a, _i64(ctx, n)), R.add(s, r))
+    return R.add(R.multiply(row, b), R.mod(off, b))
 
 
 def _i64(ctx: NodeContext, e: Expr) -> ir.Value:

@@ -14,6 +14,7 @@ from mlir import ir
 
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.dims import normalize_axes, normalize_axis, product
+from relax_mlir.dialects.types import TensorType
 from relax_mlir.frontend.onnx.ops.runtime_inputs import (
     is_runtime,
     reshape_runtime,
@@ -193,7 +194,33 @@ def _squeeze(ctx: NodeContext) -> list[Out]:
     if known is not None:
         squeezed = np.squeeze(known.values, axis=None if axes is None else tuple(axes))
         return [Known(np.asarray(squeezed, dtype=known.values.dtype), known.dtype)]
-    return [R.squeeze(ctx.x(0), None if axes is None else normalize_axes(axes, ctx.rank(0)))]
+    if axes is None:
+        return [_squeeze_unit_dims(ctx)]
+    return [R.squeeze(ctx.x(0), normalize_axes(axes, ctx.rank(0)))]
+
+
+def _squeeze_unit_dims(ctx: NodeContext) -> ir.Value:
+    """Squeeze without axes: the dims known to be 1 go. Whether a symbolic dim is 1 is known only at run
+    time, and with it the result's rank; the rank is chosen here (such dims stay) and checked at run time
+    (InputError when one is 1), so that the kernels downstream know it."""
+    x = ctx.x(0)
+    shape = ctx.shape(0)
+    if None in shape:  # unknown dims become symbols, to be compared with 1
+        fresh = iter(ctx.importer.fresh_symbols(f"{ctx.node.output[0]}_d", shape.count(None)))
+        shape = [next(fresh) if d is None else d for d in shape]
+        x = R.match_cast(x, TensorType(tuple(shape), ctx.dtype(0)))
+    symbolic = [d for d in shape if not d.is_const]
+    if symbolic:
+        one = R.constant(np.array(1, np.int64))
+        dims = ctx.value_of(known_dims(symbolic))
+        kept = R.less(R.max(R.astype(R.equal(dims, one), "i64"), None, False), one)
+        names = ", ".join(format_dim(d) for d in symbolic)
+        what = (
+            f"a dim not known to be 1 at import time ({names}) is 1 at run time: Squeeze without 'axes' "
+            "would change the rank the model was compiled for (give 'axes')"
+        )
+        x = R.check_true(x, kept, what, "Squeeze")
+    return R.squeeze(x, [i for i, d in enumerate(shape) if d == const(1)])
 
 
 # -- reshaping -----------------------------------------------------------------------------------------

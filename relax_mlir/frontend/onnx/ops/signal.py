@@ -23,6 +23,7 @@ from mlir import ir
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.dims import normalize_axis
 from relax_mlir.dialects.types import TensorType, relax_type
+from relax_mlir.frontend.onnx.ops.control_flow import _build_if, _refine
 from relax_mlir.frontend.onnx.registry import (
     ConversionError,
     NodeContext,
@@ -94,8 +95,8 @@ def _dft_last(
     (real, None) for an inverse one-sided DFT."""
     n_in = _dims(xr)[-1]
     bins = length // const(2) + const(1) if onesided and not inverse else length
-    n = R.reshape(R.arange(0, format_dim(n_in), 1, "i64"), [format_dim(n_in), 1])
-    k = R.reshape(R.arange(0, format_dim(bins), 1, "i64"), [1, format_dim(bins)])
+    n = R.expand_dims(R.arange(0, format_dim(n_in), 1, "i64"), [1])  # (a reshape to 0 would copy a dim)
+    k = R.expand_dims(R.arange(0, format_dim(bins), 1, "i64"), [0])
     big_l = ctx.value_of(known_dims([length], shape=()))
     phase = R.astype(R.mod(R.multiply(n, k), big_l), "f64")
     angle = R.divide(R.multiply(phase, _f64(2 * math.pi)), R.astype(big_l, "f64"))
@@ -148,14 +149,54 @@ def _assemble(parts: list[ir.Value], dtype: str) -> ir.Value:
     return R.astype(y, dtype)
 
 
-@converter("DFT")
+def _axis_input(node: onnx.NodeProto) -> bool:
+    """Whether a DFT node has an ``axis`` input (opset 20), which may be read at run time."""
+    return len(node.input) > 2 and node.input[2] != ""
+
+
+@converter("DFT", control_flow=_axis_input)
 def _dft(ctx: NodeContext) -> list[Out]:
     rank = ctx.rank(0)
-    if ctx.opset >= 20:
-        axis = int(ctx.require_const(2, "axis").reshape(-1)[0]) if ctx.has(2) else -2
-    else:
-        axis = int(ctx.attr("axis", 1))
-    axis = normalize_axis(axis, rank)
+    if ctx.opset < 20:
+        return [_dft_on(ctx, ctx.x(0), normalize_axis(int(ctx.attr("axis", 1)), rank))]
+    if not ctx.has(2):
+        return [_dft_on(ctx, ctx.x(0), rank - 2)]
+    known = ctx.const(2)
+    if known is not None:
+        return [_dft_on(ctx, ctx.x(0), normalize_axis(int(known.reshape(-1)[0]), rank))]
+    return [_dft_runtime_axis(ctx, rank)]
+
+
+def _dft_runtime_axis(ctx: NodeContext, rank: int) -> ir.Value:
+    """DFT along an axis read at run time: an ``scf.if`` chain over the axes a signal of this rank allows
+    (``[0, rank - 2]``); another value raises InputError before any branch runs."""
+    if rank < 2:
+        raise ConversionError(f"the signal must have rank >= 2, got {rank}")
+    a = ctx.x(2)
+    if relax_type(a.type).shape != ():
+        a = R.reshape(a, [])  # ONNX allows a one-element tensor; reshape checks the element count
+    if ctx.dtype(2) != "i64":
+        a = R.astype(a, "i64")
+    rank_c = R.constant(np.array(rank, np.int64))
+    a = R.where(R.less(a, _zero_i64()), R.add(a, rank_c), a)
+    top = R.constant(np.array(rank - 2, np.int64))
+    ok = R.logical_and(R.less_equal(_zero_i64(), a), R.less_equal(a, top))
+    what = f"'axis' must lie in [{-rank}, -2] or [0, {rank - 2}] (the last dim holds the parts)"
+    x = R.check_true(ctx.x(0), ok, what, "DFT")
+
+    def chain(k: int) -> list[ir.Value]:
+        if k == rank - 2:
+            return [_dft_on(ctx, x, k)]
+        taken = R.equal(a, R.constant(np.array(k, np.int64)))
+        return _build_if(ctx, taken, lambda: [_dft_on(ctx, x, k)], lambda: chain(k + 1))
+
+    (y,) = chain(0)
+    return _refine(ctx, y, f"{ctx.node.output[0]}_d")
+
+
+def _dft_on(ctx: NodeContext, x: ir.Value, axis: int) -> ir.Value:
+    """DFT of signal ``x`` (input 0's type) along the static ``axis``."""
+    rank = ctx.rank(0)
     if axis == rank - 1:
         raise ConversionError("'axis' cannot be the last dim (it holds the real and imaginary parts)")
     inverse, onesided = bool(ctx.attr("inverse", 0)), bool(ctx.attr("onesided", 0))
@@ -166,7 +207,7 @@ def _dft(ctx: NodeContext) -> list[Out]:
         length = const(2) * (n_in - const(1))
     else:
         length = n_in
-    xr, xi = _components(ctx.x(0))
+    xr, xi = _components(x)
     # the transformed axis goes last, and back
     perm = [a for a in range(rank - 1) if a != axis] + [axis]
     back = [perm.index(a) for a in range(rank - 1)]
@@ -174,7 +215,7 @@ def _dft(ctx: NodeContext) -> list[Out]:
     xi = None if xi is None else R.permute_dims(xi, perm)
     real, imag = _dft_last(ctx, xr, xi, length, inverse, onesided)
     parts = [real] if imag is None else [real, imag]
-    return [_assemble([R.permute_dims(p, back) for p in parts], ctx.dtype(0))]
+    return _assemble([R.permute_dims(p, back) for p in parts], ctx.dtype(0))
 
 
 @converter("STFT")
