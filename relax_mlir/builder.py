@@ -74,7 +74,7 @@ from relax_mlir.transforms.infer_shapes import (
     refine_control_flow,
     visible_symbols,
 )
-from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
+from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, LOAD_TIME_ATTR, UPPER_BOUNDS_ATTR
 
 DimSpec = int | str
 
@@ -187,12 +187,20 @@ class BlockBuilder:
         upper_bounds: Mapping[str, int] | None = None,
         private: bool = False,
         results: Sequence[RelaxType | str] | None = None,
+        load_time: Sequence[str] = (),
     ) -> Iterator[list[ir.Value]]:
         """Define relax function ``@name``; yields its parameters. Call ``ret`` before leaving.
 
         ``results`` declares the result types up front, for a function that calls itself (``bb.call``);
-        ``ret`` then sets them to the returned values' types."""
+        ``ret`` then sets them to the returned values' types. ``load_time`` names tensor parameters that are
+        constant once loaded (weights): ``relax-lift-load-time-params`` moves what depends only on them
+        (e.g. packing a matmul weight) to a load step run once (``Executable.load_params``)."""
         bounds = _upper_bounds(name, upper_bounds or {})
+        for p in load_time:
+            if p not in params:
+                raise ArgumentError(f"bb.function(@{name}): load_time names '{p}', which is not a parameter")
+            if not isinstance(as_type(params[p]), TensorType):
+                raise ArgumentError(f"bb.function(@{name}): load-time parameter '{p}' must be a tensor")
         with self.context, ir.Location.unknown():
             types = [_param_type(name, p, t) for p, t in params.items()]
             declared = [_param_type(name, f"result #{i}", t) for i, t in enumerate(results or ())]
@@ -202,6 +210,8 @@ class BlockBuilder:
             f.attributes["arg_attrs"] = ir.ArrayAttr.get(
                 [ir.DictAttr.get({"relax.name": ir.StringAttr.get(n)}) for n in params]
             )
+            if load_time:
+                f.attributes[LOAD_TIME_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(p) for p in load_time])
             if bounds:
                 i64 = ir.IntegerType.get_signless(64)
                 f.attributes[UPPER_BOUNDS_ATTR] = ir.DictAttr.get(

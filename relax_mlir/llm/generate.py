@@ -41,7 +41,8 @@ class KVCache:
 
 
 class LanguageModel:
-    """A Llama-style model compiled once; ``prefill`` and ``decode`` run at any batch and length."""
+    """A Llama-style model compiled once; ``prefill`` and ``decode`` run at any batch and length. The
+    weights are bound once (``Executable.load_params``), shared by prefill and decode."""
 
     def __init__(self, cfg: LlamaConfig, weights: dict[str, Weight], *, opt_level: int = 3) -> None:
         """``weights``: float32 arrays by name; linear weights may be ``QuantizedWeight``s."""
@@ -56,10 +57,15 @@ class LanguageModel:
         model = CausalLM(cfg, quantized)
         self.module = model.build()
         self.executable = relax_mlir.compile(self.module, opt_level=opt_level)
-        self._weight_args: list[np.ndarray] = []
-        for name in model.weights():
-            w = self.weights[name]
-            self._weight_args.extend([w.data, w.scales] if isinstance(w, QuantizedWeight) else [w])
+        # The weights are load-time parameters: packed once here, shared by prefill and decode.
+        args: dict[str, np.ndarray] = {}
+        for name, w in self.weights.items():
+            args.update(
+                {f"{name}.data": w.data, f"{name}.scales": w.scales}
+                if isinstance(w, QuantizedWeight)
+                else {name: w}
+            )
+        self.params = self.executable.load_params(args)
         self.tokenizer_metadata: dict[str, Any] = {}
 
     @classmethod
@@ -120,9 +126,7 @@ class LanguageModel:
                 f"{function}: context of {total} tokens ({cache.length} cached + {tokens.shape[1]} new) exceeds "
                 f"the model's maximum context {self.cfg.max_context} (LlamaConfig.max_context)"
             )
-        logits = self.executable[function](
-            tokens.astype(np.int64, copy=False), cache.length, *cache.views(total), *self._weight_args
-        )
+        logits = self.params[function](tokens.astype(np.int64, copy=False), cache.length, *cache.views(total))
         cache.length = total
         return logits
 

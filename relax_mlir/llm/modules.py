@@ -10,7 +10,9 @@ Layer ``i``'s caches are ``[kv_len + seq, b, kv_heads, head_dim]`` arrays: the f
 preallocated ``[max_context, b, kv_heads, head_dim]`` buffer (``KVCache``), into whose last ``seq`` rows
 the new keys and values are written in place. Linear weights are ``[in, out]`` (``x @ w``); a quantized
 linear weight (``CausalLM(cfg, quantized={name: (layout, scale dtype)})``) is two parameters ``<name>.data``
-and ``<name>.scales`` in ``[out, in]`` order (``relax.dequantize``), used as ``x @ dequantize(...).T``.
+and ``<name>.scales`` in ``[out, in]`` order (``relax.dequantize``), used as ``x @ dequantize(...).T``. The weights are
+load-time parameters (``relax.load_time_params``): compiled, matmul weights are packed once when loaded
+(``Executable.load_params``), shared by ``prefill`` and ``decode``.
 """
 
 from __future__ import annotations
@@ -302,7 +304,7 @@ class CausalLM(Module):
         bounds = {"batch": cfg.max_batch, "kv_len": cfg.max_context - 1}
         if isinstance(seq, str):
             bounds[seq] = cfg.max_context
-        with bb.function(name, params, upper_bounds=bounds) as args:
+        with bb.function(name, params, upper_bounds=bounds, load_time=list(self.parameters())) as args:
             values = dict(zip(params, args))
             with bb.dataflow():
                 cos, sin = self.rotary.tables("kv_len", str(seq))

@@ -2,9 +2,10 @@
 
 | level | relax-level passes (around ``relax-lower-host``) |
 | --- | --- |
-| ``relax-O0`` | verify, infer shapes, lower every op to a kernel |
+| ``relax-O0`` | verify, infer shapes, lift load-time computations (``relax-lift-load-time-params``), lower
+  every op to a kernel |
 | ``relax-O1`` | + cleanups (canonicalize, fold constants, CSE, DCE), constant weights packed at compile time
-  (``relax-pack-weights``), kernels scheduled (``relax-schedule-kernels``: matmuls, packed matmuls, convs,
+  (``relax-pack-weights``; load-time parameter weights at load: ``relax-lift-load-time-params``), kernels scheduled (``relax-schedule-kernels``: matmuls, packed matmuls, convs,
   pooling, row reductions) |
 | ``relax-O2`` | + small or once-called private relax functions inlined (``relax-inline``), fusion
   (``relax-fuse-ops`` / ``relax-fuse-kernels``), static memory planning, kernels split over threads
@@ -48,19 +49,28 @@ def relax_level(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
 
     ``vectors``: the vector registers that packed weights and register tiles are sized for, when they are
     not the default (AVX-512's: the CPU targets); e.g. ``VectorUnit(128, 16)`` for wasm32's SIMD128."""
+    lift = P("relax-lift-load-time-params")
     if opt_level == 0:
-        return [*VERIFY, *passes("convert-relax-to-linalg", "relax-lower-host")]
+        return [*VERIFY, lift, *passes("convert-relax-to-linalg", "relax-lower-host")]
     unit = {} if vectors is None or vectors == VectorUnit() else {"vector_bits": vectors.bits}
     tiles = unit and {**unit, "vector_registers": vectors.registers}  # type: ignore[union-attr]
     pack = [P("relax-pack-weights", opt_level=opt_level, **unit)]
     schedule = P("relax-schedule-kernels", **tiles)
     if opt_level == 1:
-        return [*VERIFY, *cleanup(1), *pack, *passes("convert-relax-to-linalg", "relax-lower-host"), schedule]
+        return [
+            *VERIFY,
+            *cleanup(1),
+            *pack,
+            lift,
+            *passes("convert-relax-to-linalg", "relax-lower-host"),
+            schedule,
+        ]
     blas = passes("relax-dispatch-blas") if opt_level >= 3 else []
     return [
         *VERIFY,
         *cleanup(opt_level),
         *pack,
+        lift,
         *blas,
         *passes(
             "relax-fuse-ops",

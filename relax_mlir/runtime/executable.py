@@ -23,7 +23,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
@@ -209,6 +209,9 @@ class Signature:
         self.param_structure = signature["param_structure"]
         self.result_structure = signature["result_structure"]
         self._flat_results = all(s == 0 for s in self.result_structure)
+        # parameters bound by ``Executable.load_params`` ([index, name]), and a load function's result names
+        self.load_time: list[tuple[int, str]] = [(int(i), n) for i, n in signature.get("load_time", [])]
+        self.load_outputs: list[str] | None = signature.get("load_outputs")
         self._plan_inputs()
 
     def __repr__(self) -> str:
@@ -492,6 +495,16 @@ class Signature:
 
     # -- calling -------------------------------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
+        if self.load_time:
+            names = ", ".join(n for _, n in self.load_time)
+            raise InputError(
+                f"@{self.name} takes load-time parameters ({names}): bind them once with "
+                f"params = exe.load_params(weights), then call params['{self.name}'](...) with the others"
+            )
+        return self.call_all(*args)
+
+    def call_all(self, *args: Any) -> Any:
+        """Call with every parameter, load-time ones included (``BoundFunction`` supplies those)."""
         if self._flat_params:
             if len(args) != self._n_params:
                 self._flatten(args)  # raises the argument count error
@@ -794,8 +807,69 @@ def out_of_memory(name: str, size: int) -> OutOfMemoryError:
     )
 
 
+class BoundFunction:
+    """A function whose load-time parameters are bound (``LoadedParams[name]``): call it with the others,
+    in their order."""
+
+    def __init__(self, function: Signature, values: Mapping[str, np.ndarray]) -> None:
+        self.function = function
+        self.name = function.name
+        self._at = [(i, values[n]) for i, n in sorted(function.load_time)]
+
+    def __repr__(self) -> str:
+        return f"<bound {self.function!r}>"
+
+    def __call__(self, *args: Any) -> Any:
+        full = list(args)
+        for i, value in self._at:
+            if i > len(full):
+                break  # too few arguments: the count error names the function
+            full.insert(i, value)
+        if len(full) != len(self.function.param_structure):
+            n = len(self.function.param_structure) - len(self._at)
+            raise InputError(
+                f"@{self.name} takes {n} argument(s) besides its load-time ones, got {len(args)}"
+            )
+        return self.function.call_all(*full)
+
+
+class LoadedParams:
+    """Load-time parameters bound once (``Executable.load_params``): ``params["decode"](...)`` calls a
+    function with them; ``params(...)`` calls ``main`` (or the only function). ``values`` holds the arrays
+    the functions read (packed weights, raw ones used as they are), shared by every function."""
+
+    def __init__(self, executable: Executable, values: dict[str, np.ndarray]) -> None:
+        self.executable = executable
+        self.values = values
+        self._bound: dict[str, BoundFunction] = {}
+
+    def __getitem__(self, name: str) -> BoundFunction | Signature:
+        """``@name`` with its load-time parameters bound (a function without any, as it is)."""
+        f = self.executable[name]
+        if not f.load_time:
+            return f
+        if name not in self._bound:
+            self._bound[name] = BoundFunction(f, self.values)
+        return self._bound[name]
+
+    def __call__(self, *args: Any) -> Any:
+        return self[self.executable.entry_name()](*args)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the bound arrays (each once)."""
+        return sum({id(a): a.nbytes for a in self.values.values()}.values())
+
+
 class Executable:
-    """The compiled functions of a module: ``exe(*arrays)`` calls ``main`` (or the only function)."""
+    """The compiled functions of a module: ``exe(*arrays)`` calls ``main`` (or the only function).
+
+    Functions with load-time parameters (``relax.load_time_params``: weights) are called through
+    ``params = exe.load_params(weights)``: it checks the weights, runs the load step once (packing matmul
+    weights, ``relax-lift-load-time-params``) and returns ``params``, whose ``params["decode"](...)`` takes
+    only the per-call arguments. Every function bound by one ``params`` shares its arrays (one packed copy
+    for ``prefill`` and ``decode``); the caller may drop the raw weights.
+    """
 
     def __init__(self, functions: dict[str, Function], stats: Any = None) -> None:
         self.functions = functions
@@ -806,9 +880,81 @@ class Executable:
             raise KeyError(f"no compiled function @{name}; functions: {', '.join(sorted(self.functions))}")
         return self.functions[name]
 
+    def entry_name(self) -> str:
+        """``main``, or the only function (the load function aside)."""
+        names = [n for n, f in self.functions.items() if f.load_outputs is None]
+        if "main" in names:
+            return "main"
+        if len(names) == 1:
+            return names[0]
+        raise InputError(f"the module has no @main; call one of {', '.join(sorted(names))} by name")
+
     def __call__(self, *args: Any) -> Any:
-        if "main" in self.functions:
-            return self.functions["main"](*args)
-        if len(self.functions) == 1:
-            return next(iter(self.functions.values()))(*args)
-        raise InputError(f"the module has no @main; call one of {', '.join(sorted(self.functions))} by name")
+        return self.functions[self.entry_name()](*args)
+
+    def load_params(self, weights: Mapping[str, np.ndarray]) -> LoadedParams:
+        """Bind the load-time parameters of every function from ``weights`` (by parameter name): each is
+        checked (InputError naming it), the load step runs once, and the result calls the functions with
+        the other arguments only (``LoadedParams``)."""
+        if not isinstance(weights, Mapping):
+            raise InputError(
+                f"load_params: expected a mapping of parameter names to arrays, got {type(weights).__name__}"
+            )
+        users = {f.name: f for f in self.functions.values() if f.load_time}
+        if not users:
+            raise InputError("load_params: no function of this module has load-time parameters")
+        loader = next((f for f in self.functions.values() if f.load_outputs is not None), None)
+        load_inputs = [i.name for i in loader.inputs] if loader is not None else []
+        raw: dict[str, tuple[Signature, _Input]] = {}  # load-time parameters the functions read as they are
+        for f in users.values():
+            for index, name in f.load_time:
+                if loader is not None and name in loader.load_outputs:
+                    continue
+                raw.setdefault(name, (f, f.inputs[_flat_index(f, index)]))
+        needed = dict.fromkeys([*load_inputs, *raw])
+        missing = [n for n in needed if n not in weights]
+        if missing:
+            raise InputError(
+                f"load_params: missing load-time parameter(s) {', '.join(repr(n) for n in missing)}"
+            )
+        unknown = [n for n in weights if n not in needed]
+        if unknown:
+            raise InputError(
+                f"load_params: {', '.join(repr(n) for n in unknown)} is not a load-time parameter of any "
+                f"function (expected {', '.join(needed)})"
+            )
+        values: dict[str, np.ndarray] = {}
+        for name, (f, spec) in raw.items():
+            check = Signature(
+                f.name,
+                {
+                    "inputs": [{"kind": "tensor", "type": str(spec.type), "name": name}],
+                    "outputs": [],
+                    "checks": [],
+                    "upper_bounds": {},
+                    "param_structure": [0],
+                    "result_structure": [],
+                },
+            )
+            values[name] = check.bind([weights[name]])[0][0]
+        if loader is not None:
+            outs = loader.call_all(*[weights[n] for n in load_inputs])
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            values.update(zip(loader.load_outputs, outs))
+        return LoadedParams(self, values)
+
+
+def _flat_index(f: Signature, index: int) -> int:
+    """The input (flattened) of top-level parameter ``index``, a tensor."""
+    flat = 0
+    for s in f.param_structure[:index]:
+        flat += 2 if isinstance(s, dict) else _leaves(s)
+    return flat
+
+
+def _leaves(s: Any) -> int:
+    if s == 0:
+        return 1
+    if isinstance(s, dict):
+        return 2
+    return sum(_leaves(x) for x in s)

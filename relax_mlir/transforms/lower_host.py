@@ -67,7 +67,12 @@ from relax_mlir.transforms.host_values import (
     memref_type,
 )
 from relax_mlir.transforms.registry import PassFailed, register_pass
-from relax_mlir.transforms.well_formed import DATAFLOW_ATTR, UPPER_BOUNDS_ATTR
+from relax_mlir.transforms.well_formed import (
+    DATAFLOW_ATTR,
+    LOAD_OUTPUTS_ATTR,
+    UPPER_BOUNDS_ATTR,
+    load_time_names,
+)
 
 SIGNATURE_ATTR = "relax.signature"
 RESOURCE_ATTR = "relax.resource"
@@ -135,6 +140,12 @@ class _HostWriter(RegionLowering, CallLowering, CheckLowering):
         self.signature["param_structure"] = [
             self._structure(relax_type(t), i in lists) for i, t in enumerate(ftype.inputs)
         ]
+        load_time = load_time_names(self.func)
+        if load_time:  # parameters the runtime binds from ``Executable.load_params``: [index, name]
+            self.signature["load_time"] = [[names.index(n), n] for n in load_time]
+        if LOAD_OUTPUTS_ATTR in self.func.attributes:
+            outputs = ir.ArrayAttr(self.func.attributes[LOAD_OUTPUTS_ATTR])
+            self.signature["load_outputs"] = [ir.StringAttr(a).value for a in outputs]
 
     def _param(self, t: RelaxType, what: str) -> Any:
         if isinstance(t, TupleType):

@@ -9,7 +9,9 @@ once at compile time: in numpy when the weight's bytes can be read (inline ``den
 evaluated like ``relax-fold-constants`` does. Packed weights stream from consecutive addresses
 whatever ``n`` is, and the kernel (``transforms/schedules/packed_matmul.py``) never repacks them per call as BLAS
 does. The pipelines run it before ``relax-dispatch-blas``, so constant weights get the packed kernel
-and other matmuls are left to BLAS or the generated kernels.
+and other matmuls are left to BLAS or the generated kernels. A weight that is a load-time parameter
+(``relax.load_time_params``) is packed by the same relax ops, left in place for
+``relax-lift-load-time-params`` to move to the load step (packed once when the program is loaded).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from relax_mlir.errors import RelaxError
 from relax_mlir.transforms.fold_constants import _Folder
 from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, walk_relax_ops
+from relax_mlir.transforms.well_formed import load_time_names, param_names
 
 VECTOR_BITS = 512  # default vector width: a panel is one AVX-512 vector of f32
 WIDTH = VECTOR_BITS // 32  # columns per panel by default
@@ -42,18 +45,28 @@ def _tensor(v: ir.Value) -> TensorType | None:
     return t if isinstance(t, TensorType) and t.shape is not None and t.dtype is not None else None
 
 
-def _constant_weight(v: ir.Value) -> bool:
-    """``v`` is a relax.constant, or a 2-D transpose of one."""
+def _constant_weight(v: ir.Value, load_time: set[ir.Value]) -> bool:
+    """``v`` is a relax.constant or a load-time parameter, or a 2-D transpose of one."""
+    if v in load_time:
+        return True
     if not isinstance(v, ir.OpResult):
         return False
     op = v.owner.operation
     if op.name == "relax.constant":
         return True
-    return op.name == "relax.permute_dims" and _constant_weight(op.operands[0])
+    return op.name == "relax.permute_dims" and _constant_weight(op.operands[0], load_time)
 
 
-def _packable(op: ir.Operation) -> tuple[int, int] | None:
-    """(k, n) when ``op`` multiplies by a constant 2-D f32 weight the packed kernel handles."""
+def _load_time(f: ir.Operation) -> set[ir.Value]:
+    """The load-time parameters of ``f`` (``relax.load_time_params``)."""
+    names = load_time_names(f) or []
+    params = param_names(f)
+    args = f.regions[0].blocks[0].arguments
+    return {args[params.index(n)] for n in names if n in params}
+
+
+def _packable(op: ir.Operation, load_time: set[ir.Value]) -> tuple[int, int] | None:
+    """(k, n) when ``op`` multiplies by a constant (or load-time) 2-D f32 weight the packed kernel handles."""
     lhs, rhs = _tensor(op.operands[0]), _tensor(op.operands[1])
     if lhs is None or rhs is None or lhs.dtype != "f32" or rhs.dtype != "f32":
         return None
@@ -63,7 +76,7 @@ def _packable(op: ir.Operation) -> tuple[int, int] | None:
     k, n = (d.value for d in rhs.shape)  # type: ignore[union-attr]
     if k == 0 or n == 0 or provably_different(lhs.shape[-1], rhs.shape[0]):
         return None
-    if not _constant_weight(op.operands[1]):
+    if not _constant_weight(op.operands[1], load_time):
         return None
     return k, n
 
@@ -86,7 +99,8 @@ def pack_weights(module: ir.Operation, opt_level: int = 3, vector_bits: int = VE
     total = 0
     for f in functions(module):
         ops = [op for op in walk_relax_ops(f.regions[0].blocks[0]) if op.name == "relax.matmul"]
-        ops = [(op, kn) for op in ops if (kn := _packable(op)) is not None]
+        load_time = _load_time(f)
+        ops = [(op, kn) for op in ops if (kn := _packable(op, load_time)) is not None]
         if not ops:
             continue
         arrays = _weights([op.operands[1] for op, _ in ops])
@@ -99,7 +113,8 @@ def pack_weights(module: ir.Operation, opt_level: int = 3, vector_bits: int = VE
                     p = constant(_pack_array(array.reshape(k, n), width), loc=op.location)
                 else:
                     p = _pack(weight, k, n, width, op.location)
-                    pending.append(p)
+                    if not _depends_on(weight, load_time):  # a load-time weight is packed at load
+                        pending.append(p)
                 y = matmul_packed(op.operands[0], p, n, loc=op.location)
             if y.type != op.results[0].type:  # the deduced type must be the matmul's, as spelled
                 pending = [v for v in pending if v != p]
@@ -112,6 +127,14 @@ def pack_weights(module: ir.Operation, opt_level: int = 3, vector_bits: int = VE
         if pending:
             _evaluate(f, pending, opt_level)
     return total
+
+
+def _depends_on(v: ir.Value, load_time: set[ir.Value]) -> bool:
+    while (
+        v not in load_time and isinstance(v, ir.OpResult) and v.owner.operation.name == "relax.permute_dims"
+    ):
+        v = v.owner.operation.operands[0]
+    return v in load_time
 
 
 def _pack_array(w: np.ndarray, width: int) -> np.ndarray:
@@ -130,10 +153,14 @@ def _weights(values: list[ir.Value]) -> dict[ir.Value, np.ndarray]:
     are packed by compiling relax ops on them (``_evaluate``)."""
     sources: dict[ir.Value, tuple[ir.Operation, bool]] = {}
     for v in values:
+        if not isinstance(v, ir.OpResult):
+            continue  # a load-time parameter
         op, transposed = v.owner.operation, False
         if op.name == "relax.permute_dims":
             axes = op.attributes["axes"]
             transposed = isinstance(axes, ir.UnitAttr) or [ir.IntegerAttr(a).value for a in axes] == [1, 0]
+            if not isinstance(op.operands[0], ir.OpResult):
+                continue
             op = op.operands[0].owner.operation
         if op.name == "relax.constant":
             sources[v] = (op, transposed)

@@ -4,6 +4,8 @@ Checks, per function with relax types:
 - every symbol in a type is defined before use: by appearing alone as a dim of a parameter
   type, or in the result type of a ``relax.match_cast``;
 - ``relax.upper_bounds`` names defined symbols with positive integer bounds;
+- ``relax.load_time_params`` (parameters bound once at load, ``transforms/lift_load_time_params.py``) is a
+  list of distinct names of tensor parameters (``relax.name``, else ``#i``);
 - every relax op has operands/attributes of the right kinds and result types that agree with
   its shape deduction (stated results of match_cast/call_tir/call_dps_library must be possible);
 - ``call_tir`` callees exist in the module;
@@ -45,6 +47,33 @@ from relax_mlir.transforms.registry import PassFailed, register_pass
 
 DATAFLOW_ATTR = "relax.dataflow"
 UPPER_BOUNDS_ATTR = "relax.upper_bounds"
+LOAD_TIME_ATTR = "relax.load_time_params"
+LOAD_OUTPUTS_ATTR = "relax.load_outputs"  # on the load function: the names of its results
+PARAM_NAME_ATTR = "relax.name"
+
+
+def param_names(func: ir.Operation) -> list[str]:
+    """Parameter names from ``relax.name`` argument attributes (the builder sets them), else ``#i``."""
+    n = len(ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).inputs)
+    names = [f"#{i}" for i in range(n)]
+    if "arg_attrs" not in func.attributes:
+        return names
+    for i, attrs in enumerate(ir.ArrayAttr(func.attributes["arg_attrs"])):
+        attrs = ir.DictAttr(attrs)
+        if PARAM_NAME_ATTR in attrs:
+            names[i] = ir.StringAttr(attrs[PARAM_NAME_ATTR]).value
+    return names
+
+
+def load_time_names(func: ir.Operation) -> list[str] | None:
+    """The names in ``func``'s ``relax.load_time_params`` (None without the attribute, or when it is not a
+    list of strings: ``relax-verify`` reports that)."""
+    if LOAD_TIME_ATTR not in func.attributes:
+        return None
+    attr = func.attributes[LOAD_TIME_ATTR]
+    if not isinstance(attr, ir.ArrayAttr) or not all(isinstance(a, ir.StringAttr) for a in attr):
+        return None
+    return [ir.StringAttr(a).value for a in attr]
 
 
 def verify_module(module: ir.Operation) -> list[Problem]:
@@ -100,6 +129,7 @@ class _FunctionVerifier:
                     "defines (a symbol is defined where it appears alone as a dim)",
                 )
         self.check_upper_bounds()
+        self.check_load_time(param_types)
         for op in self.func.regions[0].blocks[0].operations:
             self.visit(op.operation)
 
@@ -120,6 +150,32 @@ class _FunctionVerifier:
                 self.report(
                     self.func.location,
                     f"upper bound names symbol '{named.name}', which no parameter of @{self.name} defines",
+                )
+
+    def check_load_time(self, param_types: list[RelaxType | None]) -> None:
+        if LOAD_TIME_ATTR not in self.func.attributes:
+            return
+        names = load_time_names(self.func)
+        if names is None:
+            self.report(
+                self.func.location, f"'{LOAD_TIME_ATTR}' must be a list of parameter names like [\"w\"]"
+            )
+            return
+        params = param_names(self.func)
+        for name in names:
+            if name not in params:
+                self.report(
+                    self.func.location,
+                    f"'{LOAD_TIME_ATTR}' names '{name}', which is not a parameter of @{self.name} "
+                    f"(parameters: {', '.join(params)})",
+                )
+            elif names.count(name) > 1:
+                self.report(self.func.location, f"'{LOAD_TIME_ATTR}' names '{name}' twice")
+            elif not isinstance(param_types[params.index(name)], TensorType):
+                self.report(
+                    self.func.location,
+                    f"load-time parameter '{name}' of @{self.name} must be a tensor, "
+                    f"got {param_types[params.index(name)]}",
                 )
 
     def visit(self, op: ir.Operation) -> None:

@@ -7,6 +7,7 @@ import pytest
 
 from relax_mlir.errors import InputError
 from relax_mlir.llm import (
+    CausalLM,
     LanguageModel,
     LlamaConfig,
     load_safetensors,
@@ -74,6 +75,19 @@ def test_chunked_prefill_continues_the_cache(lm: LanguageModel, weights: dict) -
     _close(logits, reference.forward(CFG, weights, tokens)[:, 12:])
 
 
+def test_matmul_weights_are_packed_once_for_both_functions(lm: LanguageModel) -> None:
+    """Every linear weight is bound as panels packed at load ([np, k, 16]), one copy shared by prefill and
+    decode; the raw linear weights are not kept. Norms and the embedding are bound as given."""
+    values = lm.params.values
+    linear = [n for n in CausalLM(CFG).weights() if n.endswith("proj.weight") or n == "lm_head.weight"]
+    assert not set(linear) & set(values)
+    packed = {n: v for n, v in values.items() if ":lifted" in n}
+    assert {n.split(":")[0] for n in packed} == set(linear)
+    assert all(v.ndim == 3 and v.shape[2] == 16 for v in packed.values())
+    assert values["model.embed_tokens.weight"].shape == (CFG.vocab_size, CFG.hidden_size)
+    assert lm.params["prefill"].function.load_time == lm.params["decode"].function.load_time
+
+
 def test_cache_is_written_in_place(lm: LanguageModel) -> None:
     cache = lm.new_cache(1)
     lm.prefill(_tokens(1, 4), cache)
@@ -119,11 +133,11 @@ def test_bad_inputs_are_clear_errors(lm: LanguageModel) -> None:
     with pytest.raises(InputError, match="token ids must be in 0..100"):
         lm.prefill(np.full((2, 3), 101), cache)
     with pytest.raises(InputError, match="symbol 'kv_len' is -1"):
-        lm.executable["decode"](np.zeros((2, 1), np.int64), -1, *cache.views(0), *lm._weight_args)
+        lm.params["decode"](np.zeros((2, 1), np.int64), -1, *cache.views(0))
     with pytest.raises(InputError, match="updated in place"):
         views = cache.views(3)
         views[0] = views[0][:, ::-1]  # not contiguous: a copy would lose the update
-        lm.executable["prefill"](np.zeros((2, 3), np.int64), 0, *views, *lm._weight_args)
+        lm.params["prefill"](np.zeros((2, 3), np.int64), 0, *views)
 
 
 def test_safetensors_round_trip(tmp_path, weights: dict) -> None:  # noqa: ANN001

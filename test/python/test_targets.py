@@ -64,23 +64,26 @@ OLD_PIPELINES = {
         "convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
         "convert-ub-to-llvm,convert-openmp-to-llvm,reconcile-unrealized-casts)"
     ),
-    "relax-O0": "relax-verify,relax-infer-shapes,relax-bind-region-dims,convert-relax-to-linalg,relax-lower-host",
+    "relax-O0": (
+        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-lift-load-time-params,"
+        "convert-relax-to-linalg,relax-lower-host"
+    ),
     "relax-O1": (
         "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-canonicalize,relax-fold-constants{opt-level=1},"
-        "relax-cse,relax-dce,relax-pack-weights{opt-level=1},convert-relax-to-linalg,"
+        "relax-cse,relax-dce,relax-pack-weights{opt-level=1},relax-lift-load-time-params,convert-relax-to-linalg,"
         "relax-lower-host,relax-schedule-kernels"
     ),
     "relax-O2": (
         "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},relax-canonicalize,"
         "relax-fold-constants{opt-level=2},"
-        "relax-cse,relax-dce,relax-pack-weights{opt-level=2},relax-fuse-ops,"
+        "relax-cse,relax-dce,relax-pack-weights{opt-level=2},relax-lift-load-time-params,relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
         "relax-parallelize-kernels,relax-schedule-kernels"
     ),
     "relax-O3": (
         "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},relax-canonicalize,"
         "relax-fold-constants{opt-level=3},"
-        "relax-cse,relax-dce,relax-pack-weights{opt-level=3},relax-dispatch-blas,relax-fuse-ops,"
+        "relax-cse,relax-dce,relax-pack-weights{opt-level=3},relax-lift-load-time-params,relax-dispatch-blas,relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
         "relax-parallelize-kernels,relax-schedule-kernels"
     ),
@@ -90,7 +93,8 @@ OLD_PIPELINES = {
     "relax-to-host-gpu": (
         "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},relax-canonicalize,"
         "relax-fold-constants{opt-level=2},"
-        "relax-cse,relax-dce,relax-fuse-ops,convert-relax-to-linalg{conv=direct},relax-fuse-kernels,"
+        "relax-cse,relax-dce,relax-lift-load-time-params,relax-fuse-ops,convert-relax-to-linalg{conv=direct},"
+        "relax-fuse-kernels,"
         "relax-plan-memory,relax-lower-host"
     ),
 }
