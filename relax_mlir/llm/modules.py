@@ -1,7 +1,8 @@
 """A Llama-style causal LM written as modules over the builder, emitting ``prefill`` and ``decode``.
 
 Every module declares its weights (name -> shape, HF-style dotted names) and emits relax ops for its
-forward pass. ``CausalLM.build()`` returns one module with two functions sharing every kernel::
+forward pass. ``CausalLM.build()`` returns one module with two functions sharing every kernel, both calling the private
+``decoder_layer`` once per layer, so a layer is compiled once::
 
     prefill(tokens [b, seq] i64, kv_len, k_cache.0, v_cache.0, ..., weights...) -> logits [b, seq, vocab]
     decode (tokens [b, 1]   i64, kv_len, k_cache.0, v_cache.0, ..., weights...) -> logits [b, 1, vocab]
@@ -26,6 +27,7 @@ from mlir import ir
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.ops.dequantize import GROUP, LAYOUTS
+from relax_mlir.dialects.types import TensorType
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,13 @@ class Module:
         out = {self._full(n): s for n, s in self.own_weights().items()}
         for child in self.children():
             out.update(child.weights())
+        return out
+
+    def parameters(self) -> dict[str, tuple[tuple[int, ...], str]]:
+        """The function parameters holding this module's weights, in order: full name -> (shape, dtype)."""
+        out = {self._full(n): (s, "f32") for n, s in self.own_weights().items()}
+        for child in self.children():
+            out.update(child.parameters())
         return out
 
     def _full(self, name: str) -> str:
@@ -184,14 +193,15 @@ class Attention(Module):
     def children(self) -> list[Module]:
         return [self.q_proj, self.k_proj, self.v_proj, self.o_proj]
 
-    def __call__(
+    def project(
         self,
         params: Weights,
         x: ir.Value,
         rope: tuple[RotaryEmbedding, ir.Value, ir.Value],
         k_cache: ir.Value,
         v_cache: ir.Value,
-    ) -> ir.Value:
+    ) -> tuple[ir.Value, ir.Value, ir.Value]:
+        """Queries ``[b, seq, heads, head_dim]`` and the caches with the new keys and values written."""
         cfg = self.cfg
         rotary, cos, sin = rope
 
@@ -201,10 +211,21 @@ class Attention(Module):
         q = rotary(heads(self.q_proj(params, x), cfg.heads), cos, sin)
         k = rotary(heads(self.k_proj(params, x), cfg.kv_heads), cos, sin)
         v = heads(self.v_proj(params, x), cfg.kv_heads)
-        keys = R.kv_cache_write(k_cache, k)
-        values = R.kv_cache_write(v_cache, v)
-        out = R.cached_attention(q, keys, values)
-        return self.o_proj(params, R.reshape(out, [0, 0, cfg.heads * cfg.head_dim]))
+        return q, R.kv_cache_write(k_cache, k), R.kv_cache_write(v_cache, v)
+
+    def output(self, params: Weights, attended: ir.Value) -> ir.Value:
+        """``o_proj`` of the attention output ``[b, seq, heads, head_dim]``."""
+        return self.o_proj(params, R.reshape(attended, [0, 0, self.cfg.heads * self.cfg.head_dim]))
+
+    def __call__(
+        self,
+        params: Weights,
+        x: ir.Value,
+        rope: tuple[RotaryEmbedding, ir.Value, ir.Value],
+        k_cache: ir.Value,
+        v_cache: ir.Value,
+    ) -> ir.Value:
+        return self.output(params, R.cached_attention(*self.project(params, x, rope, k_cache, v_cache)))
 
 
 class MLP(Module):
@@ -272,14 +293,6 @@ class CausalLM(Module):
             yield m
             stack.extend(reversed(m.children()))
 
-    def parameters(self) -> dict[str, tuple[tuple[int, ...], str]]:
-        """The weight parameters of ``prefill``/``decode`` in order: name -> (shape, dtype)."""
-        linears = {f"{m.name}.weight": m for m in self.modules() if isinstance(m, Linear)}
-        out: dict[str, tuple[tuple[int, ...], str]] = {}
-        for name, shape in self.weights().items():
-            out.update(linears[name].parameters() if name in linears else {name: (shape, "f32")})
-        return out
-
     def children(self) -> list[Module]:
         return [self.embed_tokens, *self.layers, self.norm, self.lm_head]
 
@@ -289,28 +302,79 @@ class CausalLM(Module):
             yield f"v_cache.{i}"
 
     def build(self) -> ir.Module:
-        """The module with ``prefill`` (``seq`` symbolic) and ``decode`` (``seq`` = 1)."""
+        """The module with ``prefill`` (``seq`` symbolic) and ``decode`` (``seq`` = 1), both calling the
+        private ``decoder_layer`` once per layer: one layer's kernels and host code are compiled once."""
         bb = rb.BlockBuilder()
+        self._emit_layer(bb)
         self._emit(bb, "prefill", "seq")
         self._emit(bb, "decode", 1)
         return bb.module
 
-    def _emit(self, bb: rb.BlockBuilder, name: str, seq: str | int) -> None:
-        cfg = self.cfg
-        cache = rb.tensor([f"kv_len + {seq}", "batch", cfg.kv_heads, cfg.head_dim])
-        params: dict[str, object] = {"tokens": rb.tensor(["batch", seq], "i64"), "kv_len": rb.prim("kv_len")}
-        params.update(dict.fromkeys(self.cache_names(), cache))
-        params.update({n: rb.tensor(list(s), dtype) for n, (s, dtype) in self.parameters().items()})
-        bounds = {"batch": cfg.max_batch, "kv_len": cfg.max_context - 1}
+    def _bounds(self, seq: str | int) -> dict[str, int]:
+        bounds = {"batch": self.cfg.max_batch, "kv_len": self.cfg.max_context - 1}
         if isinstance(seq, str):
-            bounds[seq] = cfg.max_context
-        with bb.function(name, params, upper_bounds=bounds, load_time=list(self.parameters())) as args:
+            bounds[seq] = self.cfg.max_context
+        return bounds
+
+    def _cache_type(self, seq: str | int) -> TensorType:
+        return rb.tensor([f"kv_len + {seq}", "batch", self.cfg.kv_heads, self.cfg.head_dim])
+
+    def _emit_layer(self, bb: rb.BlockBuilder) -> None:
+        """``@decoder_layer(x, kv_len, cos, sin, k_cache, v_cache, weights...) -> x``: one decoder layer
+        (layer 0's modules; its weights named without the ``model.layers.0.`` prefix), for any ``seq``.
+        One new token (decode) branches to attention over a single query, which reads the cache in place."""
+        cfg, layer = self.cfg, self.layers[0]
+        prefix = f"{layer.name}."
+        table = rb.tensor(["seq", 1, cfg.head_dim])
+        params: dict[str, object] = {
+            "x": rb.tensor(["batch", "seq", cfg.hidden_size]),
+            "kv_len": rb.prim("kv_len"),
+        }
+        params |= {
+            "cos": table,
+            "sin": table,
+            "k_cache": self._cache_type("seq"),
+            "v_cache": self._cache_type("seq"),
+        }
+        weights = layer.parameters()
+        params |= {n.removeprefix(prefix): rb.tensor(list(s), dtype) for n, (s, dtype) in weights.items()}
+        own_names = [n.removeprefix(prefix) for n in weights]
+        with bb.function(
+            "decoder_layer", params, upper_bounds=self._bounds("seq"), private=True, load_time=own_names
+        ) as args:
+            values = dict(zip(params, args))
+            own = {n: values[n.removeprefix(prefix)] for n in weights}
+            attn = layer.self_attn
+            with bb.dataflow():
+                rope = (self.rotary, values["cos"], values["sin"])
+                normed = layer.input_layernorm(own, values["x"])
+                qkv = attn.project(own, normed, rope, values["k_cache"], values["v_cache"])
+                q, keys, vals = (bb.emit_output(v) for v in qkv)
+            with bb.if_(R.prim_value("seq - 1")) as (many, one):
+                with many:
+                    bb.yield_(R.cached_attention(q, keys, vals))
+                with one:  # seq = 1: the query refined to one row picks the in-place kernel
+                    single = R.match_cast(q, rb.tensor(["batch", 1, cfg.heads, cfg.head_dim]))
+                    bb.yield_(R.cached_attention(single, keys, vals))
+            with bb.dataflow():
+                attended = R.match_cast(many.result, rb.tensor(["batch", "seq", cfg.heads, cfg.head_dim]))
+                x = R.add(values["x"], attn.output(own, attended))
+                out = bb.emit_output(R.add(x, layer.mlp(own, layer.post_attention_layernorm(own, x))))
+            bb.ret(out)
+
+    def _emit(self, bb: rb.BlockBuilder, name: str, seq: str | int) -> None:
+        params: dict[str, object] = {"tokens": rb.tensor(["batch", seq], "i64"), "kv_len": rb.prim("kv_len")}
+        params.update(dict.fromkeys(self.cache_names(), self._cache_type(seq)))
+        weights = self.parameters()
+        params.update({n: rb.tensor(list(s), dtype) for n, (s, dtype) in weights.items()})
+        with bb.function(name, params, upper_bounds=self._bounds(seq), load_time=list(weights)) as args:
             values = dict(zip(params, args))
             with bb.dataflow():
                 cos, sin = self.rotary.tables("kv_len", str(seq))
-                rope = (self.rotary, cos, sin)
                 x = self.embed_tokens(values, values["tokens"])
                 for i, layer in enumerate(self.layers):
-                    x = layer(values, x, rope, values[f"k_cache.{i}"], values[f"v_cache.{i}"])
+                    own = [values[n] for n in layer.parameters()]
+                    caches = values[f"k_cache.{i}"], values[f"v_cache.{i}"]
+                    x = bb.call("decoder_layer", x, values["kv_len"], cos, sin, *caches, *own)
                 logits = bb.emit_output(self.lm_head(values, self.norm(values, x)))
             bb.ret(logits)

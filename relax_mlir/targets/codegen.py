@@ -1,19 +1,22 @@
 """From host code and kernels on tensors to native code: bufferize, lower to LLVM, JIT.
 
 The passes from the output of ``relax-lower-host`` to the LLVM dialect are ``pipelines/cpu.py``'s
-``host-to-llvm``. ``object_code()`` turns that into an ELF object with MLIR's ExecutionEngine (the compile
-cache, ``cache.py``, keeps it on disk).
+``host-to-llvm``. ``object_code()`` turns that into an ELF object for this machine: MLIR translates it to
+LLVM IR, llvmlite optimizes it and emits the object (the compile cache, ``cache.py``, keeps it on disk;
+``runtime/loader.py`` links it).
+
+(MLIR's ExecutionEngine did the same with one call, but its ``dump_to_object_file`` spent 4x the CPU time
+of ``emit_object`` on the same optimized module: 12.8 s against 3.4 s for the 12-layer LLM.)
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import os
-import tempfile
 
+import llvmlite.binding as llvm
 from mlir import ir
-from mlir.execution_engine import ExecutionEngine
+from mlir.dialects.llvm import translate_module_to_llvmir
 
 from relax_mlir.errors import CompileError
 from relax_mlir.runtime.libs import shared_libs
@@ -29,27 +32,46 @@ def llvm_level(opt_level: int) -> int:
 
 
 def object_code(llvm_module: ir.Module, opt_level: int) -> bytes:
-    """Compile an LLVM-dialect module to an ELF object (LLVM at ``llvm_level(opt_level)``)."""
+    """Compile an LLVM-dialect module to an ELF object for this machine's CPU (LLVM at ``llvm_level``)."""
     missing = [name for name in external_functions(llvm_module) if not _resolvable(name)]
-    if missing:  # the ExecutionEngine aborts the process on a symbol it cannot resolve
+    if missing:  # the JIT linker aborts the process on a symbol it cannot resolve
         raise CompileError(
             f"undefined external function(s) {', '.join(n.removeprefix('_mlir_ciface_') for n in missing)} "
             f"(C symbols {', '.join(missing)}): a relax.call_dps_library callee that is "
             "not a registered library function must be a C symbol already loaded into the process "
             "(ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL))"
         )
-    try:
-        engine = ExecutionEngine(llvm_module, opt_level=llvm_level(opt_level), shared_libs=shared_libs())
-    except RuntimeError as e:  # translation to LLVM IR failed (its reason goes to stderr): name the op
-        raise CompileError(f"internal error: {untranslatable(llvm_module) or e}") from None
-    fd, path = tempfile.mkstemp(suffix=".o", prefix="relax_mlir_")
-    os.close(fd)
-    try:
-        engine.dump_to_object_file(path)
-        with open(path, "rb") as f:
-            return f.read()
-    finally:
-        os.unlink(path)
+    left = untranslatable(llvm_module)
+    if left is not None:  # translating it would crash the process
+        raise CompileError(f"internal error: {left}")
+    text = translate_module_to_llvmir(llvm_module.operation)
+    level = llvm_level(opt_level)
+    machine = _host_machine(level)
+    module = llvm.parse_assembly(str(text))
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
+    if level > 0:  # LLVM's default pipeline at -O<level>, with MLIR's ExecutionEngine's tuning
+        tuning = llvm.create_pipeline_tuning_options(speed_level=level)
+        tuning.loop_unrolling = tuning.loop_interleaving = True
+        tuning.loop_vectorization = tuning.slp_vectorization = True
+        builder = llvm.create_pass_builder(machine, tuning)
+        builder.getModulePassManager().run(module, builder)
+    return machine.emit_object(module)
+
+
+@functools.cache
+def _host_machine(level: int) -> llvm.TargetMachine:
+    """A target machine for this CPU and its features (position-independent code, which the JIT linker
+    reaches its symbols from wherever it maps the object)."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=llvm.get_host_cpu_features().flatten(),
+        opt=level,
+        reloc="pic",
+        codemodel="default",
+    )
 
 
 def untranslatable(llvm_module: ir.Module) -> str | None:

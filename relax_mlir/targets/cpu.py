@@ -1,5 +1,5 @@
 """The CPU target (``compile(module, target="cpu")``): relax-O<n>, host-to-llvm, and an object the process
-links with MLIR's ExecutionEngine (``targets/codegen.py``), kept in the compile cache (``runtime/cache.py``)."""
+compiled to an object by llvmlite (``targets/codegen.py``), kept in the compile cache (``runtime/cache.py``)."""
 
 from __future__ import annotations
 

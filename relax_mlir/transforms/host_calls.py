@@ -42,10 +42,6 @@ class CallLowering:
         if target is None:
             raise UnsupportedOpError(f"callee @{callee} is not a relax function of this module")
         ftype, inplace = target
-        if inplace:
-            raise UnsupportedOpError(
-                f"@{callee} updates parameter #{min(inplace)} in place; it cannot be called"
-            )
         params, results = callee_signature(ftype)
         binding = bind(params, [relax_type(v.type) for v in op.operands])
         full = dict(binding.subst)
@@ -63,7 +59,10 @@ class CallLowering:
             for j, (actual, d, static) in enumerate(self._arg_dims(x, inst)):
                 if d is not None and static != d:
                     self._check_dim(actual, d, f"{where}: argument #{i} dim {j}")
-            self._pass_argument(x, p, call_args, call_types)
+            if i in inplace:  # the callee writes into it: this function's own in-place parameter's buffer
+                self._pass_inplace(op.operands[i], p, call_args, call_types, where)
+            else:
+                self._pass_argument(x, p, call_args, call_types)
         outs: list[tuple[str, RelaxType, str | None]] = []
         for r in _flatten_types(results):
             inst = instantiate(r, every)
@@ -190,6 +189,20 @@ class CallLowering:
             dims = [inst.value] if isinstance(inst, PrimType) else getattr(inst, "values", None) or []
             return [(name, d, None) for name, d in zip(x.names, dims)]
         return []
+
+    def _pass_inplace(self, v: ir.Value, p: RelaxType, args: list[str], types: list[str], where: str) -> None:
+        """Pass the buffer of the in-place parameter ``v`` stands for (``_inplace_params`` checked that it is
+        one, read by nothing else), so the callee's writes land in this function's caller's array."""
+        from relax_mlir.transforms.lower_host import _root_param  # noqa: PLC0415  (a cycle)
+
+        arg = _root_param(v)
+        held = self.inplace_memrefs.get(arg.arg_number) if arg is not None else None
+        if held is None or not isinstance(p, TensorType):
+            raise UnsupportedOpError(f"{where}: an argument updated in place must be a tensor parameter")
+        memref, have = held
+        want = memref_type(p)
+        args.append(self._memref_cast(memref, have, want))
+        types.append(want)
 
     def _pass_argument(self, x: Any, p: RelaxType, args: list[str], types: list[str]) -> None:
         """Append the callee's parameter(s) for value ``x``: a buffer per tensor, an index per int."""

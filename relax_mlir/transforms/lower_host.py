@@ -107,6 +107,7 @@ class _HostWriter(RegionLowering, CallLowering, CheckLowering):
         self.dims: dict[tuple[str, int], str] = {}
         self.direct: dict[ir.Value, str] = {}  # call results written straight into a destination
         self.params: list[str] = []
+        self.inplace_memrefs: dict[int, tuple[str, str]] = {}  # in-place parameter -> its memref, type
         self.signature: dict[str, Any] = {"inputs": [], "outputs": [], "checks": self.f.checks}
         if _is_private(func):  # only called by other functions (relax.call): not an entry point
             self.signature["private"] = True
@@ -121,7 +122,7 @@ class _HostWriter(RegionLowering, CallLowering, CheckLowering):
     # -- parameters ----------------------------------------------------------------------------
     def bind_params(self) -> None:
         block = self.func.regions[0].blocks[0]
-        self.inplace = _inplace_params(self.func)
+        self.inplace = _inplace_params(self.func, self.functions)
         ftype = ir.FunctionType(ir.TypeAttr(self.func.attributes["function_type"]).value)
         names = _param_names(self.func, len(block.arguments))
         for i, arg in enumerate(block.arguments):
@@ -158,6 +159,8 @@ class _HostWriter(RegionLowering, CallLowering, CheckLowering):
             writable = " writable" if index in self.inplace else ""
             role = f' {{{ROLE_ATTR} = "inplace"}}' if writable else ""
             self.params.append(f"{memref}: {memref_type(t)}{role}")
+            if writable:
+                self.inplace_memrefs[index] = (memref, memref_type(t))
             self.f.lines.append(
                 f"{tensor} = bufferization.to_tensor {memref} restrict{writable} : {memref_type(t)} to "
                 f"{builtin_tensor(t)}"
@@ -613,54 +616,66 @@ def _source(v: ir.Value) -> ir.Value:
     return v
 
 
-def _inplace_params(func: ir.Operation) -> set[int]:
-    """Indices of the parameters that call_tirs update in place (``relax.inplace``).
+def _root(v: ir.Value) -> ir.Value:
+    """The value ``v`` stands for through dataflow results and match_casts."""
+    while True:
+        v = _source(v)
+        if not (isinstance(v, ir.OpResult) and v.owner.name == "relax.match_cast"):
+            return v
+        v = v.owner.operands[0]
+
+
+def _root_param(v: ir.Value) -> ir.BlockArgument | None:
+    """The function parameter ``v`` stands for (through dataflow results and match_casts), if any."""
+    r = _root(v)
+    return r if isinstance(r, ir.BlockArgument) else None
+
+
+def _inplace_params(
+    func: ir.Operation, functions: dict[str, tuple[ir.FunctionType, set[int]]] | None = None
+) -> set[int]:
+    """Indices of the parameters that call_tirs update in place (``relax.inplace``), or that are passed to
+    a called relax function's in-place parameters (``functions``: each function's type, in-place params).
 
     Such an operand must be a parameter (through match_casts) that nothing else computes with: the
     kernel writes into the caller's array, and any other reader of the old value would make
     bufferization copy it, silently losing the update.
     """
     entry = func.regions[0].blocks[0]
+    functions = functions or {}
     found: set[int] = set()
 
-    def root(v: ir.Value) -> ir.Value:
-        while True:
-            v = _source(v)
-            if not (isinstance(v, ir.OpResult) and v.owner.name == "relax.match_cast"):
-                return v
-            v = v.owner.operands[0]
-
-    calls: list[ir.Operation] = []
+    updates: list[tuple[ir.Operation, int, str]] = []  # (op, operand updated in place, what op is)
     readers: dict[ir.Value, int] = {}
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if getattr(op_class(op), "DPS_CALL", False):
+        if getattr(op_class(op), "DPS_CALL", False) or op.name == "relax.call":
             for v in op.operands:
-                readers[root(v)] = readers.get(root(v), 0) + 1
-            if INPLACE_ATTR in op.attributes:
-                calls.append(op)
+                readers[_root(v)] = readers.get(_root(v), 0) + 1
+        if getattr(op_class(op), "DPS_CALL", False) and INPLACE_ATTR in op.attributes:
+            updates.extend((op, j, "relax.call_tir") for j in memory_plan.inplace_operands(op) if j >= 0)
+        elif op.name == "relax.call":
+            _, inplace = functions.get(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, (None, set()))
+            updates.extend((op, j, "relax.call") for j in sorted(inplace) if j < len(op.operands))
         return ir.WalkResult.ADVANCE
 
     func.walk(visit, ir.WalkOrder.PRE_ORDER)
-    for op in calls:
-        for j in memory_plan.inplace_operands(op):
-            if j < 0:
-                continue
-            v = root(op.operands[j])
-            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-            if not (isinstance(v, ir.BlockArgument) and v.owner == entry):
-                raise _OpError(
-                    op,
-                    f"'relax.call_tir' op: @{callee} updates operand #{j} in place, so it must be a "
-                    "parameter of the function",
-                )
-            if readers[v] > 1:
-                raise _OpError(
-                    op,
-                    f"'relax.call_tir' op: @{callee} updates parameter #{v.arg_number} in place, but "
-                    "other ops also read it; read the updated value (this op's result) instead",
-                )
-            found.add(v.arg_number)
+    for op, j, what in updates:
+        v = _root(op.operands[j])
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        if not (isinstance(v, ir.BlockArgument) and v.owner == entry):
+            raise _OpError(
+                op,
+                f"'{what}' op: @{callee} updates operand #{j} in place, so it must be a "
+                "parameter of the function",
+            )
+        if readers[v] > 1:
+            raise _OpError(
+                op,
+                f"'{what}' op: @{callee} updates parameter #{v.arg_number} in place, but "
+                "other ops also read it; read the updated value (this op's result) instead",
+            )
+        found.add(v.arg_number)
     return found
 
 
@@ -700,15 +715,22 @@ class LowerHost:
             if _is_relax_function(f) and f.regions[0].blocks:
                 name = ir.StringAttr(f.attributes["sym_name"]).value
                 functions[name] = (ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value), set())
-        if any(_calls(f) for f in funcs):  # a callee's in-place parameters cannot take a caller's values
-            for f in funcs:
-                name = ir.StringAttr(f.attributes["sym_name"]).value
-                if name in functions:
-                    try:
-                        functions[name][1].update(_inplace_params(f))
-                    except _OpError as e:
-                        e.op.location.emit_error(e.message)
-                        raise PassFailed("host lowering failed") from None
+        if any(
+            _calls(f) for f in funcs
+        ):  # a caller's parameter passed to a callee's in-place one is in place
+            changed = True
+            while changed:  # to a fixed point over the call graph (the sets only grow)
+                changed = False
+                for f in funcs:
+                    name = ir.StringAttr(f.attributes["sym_name"]).value
+                    if name in functions:
+                        try:
+                            found = _inplace_params(f, functions)
+                        except _OpError as e:
+                            e.op.location.emit_error(e.message)
+                            raise PassFailed("host lowering failed") from None
+                        changed |= not found <= functions[name][1]
+                        functions[name][1].update(found)
         for f in funcs:
             if not _is_relax_function(f):
                 continue

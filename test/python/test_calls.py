@@ -205,6 +205,89 @@ func.func @main(%x: !relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32> {{
         assert "@big" not in str(module)
 
 
+def test_o2_keeps_a_function_called_many_times_whose_copies_would_be_large() -> None:
+    """A 30-op function called 3 times (90 ops inlined) stays a function; called twice (60), it is inlined."""
+    body = "\n".join(
+        f'  %y{i + 1} = "relax.exp"(%y{i}) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>'
+        for i in range(30)
+    )
+    calls = "\n".join(
+        f'  %a{i + 1} = "relax.call"(%a{i}) {{callee = @f}} : (!relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32>'
+        for i in range(3)
+    )
+    text = f"""
+func.func private @f(%y0: !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32> {{
+{body}
+  return %y30 : !relax.tensor<["n"], f32>
+}}
+func.func @main(%a0: !relax.tensor<["m"], f32>) -> !relax.tensor<["m"], f32> {{
+{calls}
+  return %a3 : !relax.tensor<["m"], f32>
+}}
+"""
+    with make_context():
+        module = steps.parse(text)
+        steps.run(module, "relax-inline{max-ops=64}")
+        assert str(module).count("{callee = @f}") == 3
+        twice = text.replace("%a2)", "%a1)").replace("return %a3", "return %a2")
+        twice = "\n".join(line for line in twice.splitlines() if "%a3 =" not in line)
+        module = steps.parse(twice)
+        steps.run(module, "relax-inline{max-ops=64}")
+        assert "@f" not in str(module)
+
+
+# A callee that writes a KV cache in place, called once per layer: the caller's arrays get the rows.
+CACHE_T = '!relax.tensor<["kv_len + 1", "b", 2, 4], f32>'
+NEW_T = '!relax.tensor<["b", 1, 2, 4], f32>'
+INPLACE_CALL = f"""
+func.func private @layer(%x: {NEW_T}, %kv_len: !relax.prim<"kv_len">, %c: {CACHE_T}) -> {NEW_T} {{
+  %w = "relax.kv_cache_write"(%c, %x) : ({CACHE_T}, {NEW_T}) -> {CACHE_T}
+  %s = "relax.sum"(%w) {{axes = [0], keepdims = true}} : ({CACHE_T}) -> !relax.tensor<[1, "b", 2, 4], f32>
+  %p = "relax.permute_dims"(%s) {{axes = [1, 0, 2, 3]}} : (!relax.tensor<[1, "b", 2, 4], f32>) -> {NEW_T}
+  %y = "relax.add"(%x, %p) : ({NEW_T}, {NEW_T}) -> {NEW_T}
+  return %y : {NEW_T}
+}}
+func.func @main(%x: {NEW_T}, %kv_len: !relax.prim<"kv_len">, %c0: {CACHE_T}, %c1: {CACHE_T}) -> {NEW_T} {{
+  %y = "relax.call"(%x, %kv_len, %c0) {{callee = @layer}} : ({NEW_T}, !relax.prim<"kv_len">, {CACHE_T}) -> {NEW_T}
+  %z = "relax.call"(%y, %kv_len, %c1) {{callee = @layer}} : ({NEW_T}, !relax.prim<"kv_len">, {CACHE_T}) -> {NEW_T}
+  return %z : {NEW_T}
+}}
+"""
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("batch, past", [(1, 0), (2, 3), (3, 6)])
+def test_a_called_function_writes_the_callers_cache_in_place(opt_level: int, batch: int, past: int) -> None:
+    """The caller's parameters passed to the callee's in-place one become in place too (each layer's
+    cache gets its row, and the callee reads the written cache)."""
+    ex = relax_mlir.compile(INPLACE_CALL, opt_level=opt_level)
+    rng = np.random.default_rng(batch + past)
+    x = rng.standard_normal((batch, 1, 2, 4)).astype(np.float32)
+    caches = [rng.standard_normal((8, batch, 2, 4)).astype(np.float32) for _ in range(2)]
+    expected = [c.copy() for c in caches]
+    y = x
+    for c in expected:
+        c[past] = y[:, 0]
+        y = y + c[: past + 1].sum(0)[:, None]
+    out = ex["main"](x, past, caches[0][: past + 1], caches[1][: past + 1])
+    np.testing.assert_allclose(out, y, rtol=1e-5, atol=1e-5)
+    for got, want in zip(caches, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_value_passed_to_an_in_place_parameter_must_be_an_unshared_parameter() -> None:
+    computed = INPLACE_CALL.replace(
+        '  %y = "relax.call"(%x, %kv_len, %c0)',
+        f'  %d = "relax.add"(%c0, %c0) : ({CACHE_T}, {CACHE_T}) -> {CACHE_T}\n'
+        '  %y = "relax.call"(%x, %kv_len, %d)',
+    )
+    with pytest.raises(CompileError, match="updates operand #2 in place, so it must be a parameter"):
+        relax_mlir.compile(computed, opt_level=0)
+    shared = INPLACE_CALL.replace('"relax.call"(%y, %kv_len, %c1)', '"relax.call"(%y, %kv_len, %c0)')
+    with pytest.raises(CompileError, match="updates parameter #2 in place, but other ops also read it"):
+        relax_mlir.compile(shared, opt_level=0)
+
+
 # -- run-time checks, coarser results, data-dependent outputs, tuples -------------------------------------
 
 
