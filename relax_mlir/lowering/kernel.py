@@ -144,6 +144,8 @@ class KernelBuilder:
     index_checks: list[IndexCheck] = field(init=False, default_factory=list)
     dim_checks: list[DimCheck] = field(init=False, default_factory=list)
     symbol_params: list[str] = field(init=False, default_factory=list)
+    # module-level declarations the kernel calls, by symbol (LLVM intrinsics: ``declare``)
+    externs: dict[str, str] = field(init=False, default_factory=dict)
     _lines: list[list[str]] = field(init=False)
     _counter: int = field(init=False, default=0)
     _dims: dict[tuple[str, int], str] = field(init=False, default_factory=dict)
@@ -195,6 +197,14 @@ class KernelBuilder:
         name = self.fresh()
         self.emit(f"{name} = {text}")
         return name
+
+    def declare(self, symbol: str, arg_types: Sequence[str], result_type: str) -> str:
+        """Declare the external function ``symbol`` for the kernel to ``func.call`` (returns ``@"symbol"``).
+
+        A declaration named ``llvm.*`` becomes a call of that LLVM intrinsic (a vector instruction that the
+        vector dialect has no op for); ``convert-relax-to-linalg`` adds each symbol once per module."""
+        self.externs[symbol] = f'func.func private @"{symbol}"({", ".join(arg_types)}) -> {result_type}'
+        return f'@"{symbol}"'
 
     def fail(self, message: str) -> UnsupportedOpError:
         """An error for a case this op's lowering does not handle (raise it)."""

@@ -4,9 +4,10 @@
 | --- | --- |
 | ``relax-O0`` | verify, infer shapes, lift load-time computations (``relax-lift-load-time-params``), lower
   every op to a kernel |
-| ``relax-O1`` | + cleanups (canonicalize, fold constants, CSE, DCE), constant weights packed at compile time
-  (``relax-pack-weights``; load-time parameter weights at load: ``relax-lift-load-time-params``), kernels scheduled (``relax-schedule-kernels``: matmuls, packed matmuls, convs,
-  pooling, row reductions) |
+| ``relax-O1`` | + cleanups (canonicalize, fold constants, CSE, DCE), matmuls by quantized weights fused
+  (``relax-fuse-dequantize-matmul``), constant weights packed at compile time (``relax-pack-weights``;
+  load-time parameter weights at load: ``relax-lift-load-time-params``), kernels scheduled
+  (``relax-schedule-kernels``: matmuls, packed matmuls, convs, pooling, row reductions) |
 | ``relax-O2`` | + small or once-called private relax functions inlined (``relax-inline``), fusion
   (``relax-fuse-ops`` / ``relax-fuse-kernels``), static memory planning, kernels split over threads
   (``relax-parallelize-kernels``, OpenMP) |
@@ -56,9 +57,12 @@ def relax_level(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
     tiles = unit and {**unit, "vector_registers": vectors.registers}  # type: ignore[union-attr]
     pack = [P("relax-pack-weights", opt_level=opt_level, **unit)]
     schedule = P("relax-schedule-kernels", **tiles)
+    # before relax-fold-constants, which would dequantize constant weights into f32 ones
+    fuse = passes("relax-fuse-dequantize-matmul")
     if opt_level == 1:
         return [
             *VERIFY,
+            *fuse,
             *cleanup(1),
             *pack,
             lift,
@@ -68,6 +72,7 @@ def relax_level(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
     blas = passes("relax-dispatch-blas") if opt_level >= 3 else []
     return [
         *VERIFY,
+        *fuse,
         *cleanup(opt_level),
         *pack,
         lift,

@@ -16,8 +16,13 @@ from relax_mlir.pipelines.data import P, Pipeline, insert_before, passes, replac
 from relax_mlir.pipelines.registry import register_pipeline
 from relax_mlir.transforms.gpu.target import DEFAULT_CHIP
 
-# What relax-O2 does only for the CPU: weights packed for CPU kernels, CPU schedules, OpenMP threads.
-CPU_ONLY = ("relax-pack-weights", "relax-parallelize-kernels", "relax-schedule-kernels")
+# What relax-O2 does only for the CPU: quantized matmuls fused, weights packed for CPU kernels, CPU schedules, OpenMP threads.
+CPU_ONLY = (
+    "relax-fuse-dequantize-matmul",
+    "relax-pack-weights",
+    "relax-parallelize-kernels",
+    "relax-schedule-kernels",
+)
 
 KERNELS_TO_NVVM = P(
     "gpu.module",

@@ -70,6 +70,10 @@ class ConvertRelaxToLinalg:
                 failed = True
                 continue
             _replace_with_call(op, k, kernel_name(k, results, cls.NAME), kernel_name)
+            for symbol, declaration in k.externs.items():
+                if symbol not in taken:
+                    taken.add(symbol)
+                    new_functions.append(declaration)
         if failed:
             raise PassFailed("some relax ops could not be lowered")
         if new_functions:

@@ -19,7 +19,8 @@ whole register blocks (``PACKED_PANELS``), with their zero fill fused, by the sa
 The thread count is the pass option ``num-threads``; 0 (the default) reads ``$RELAX_MLIR_NUM_THREADS``
 and otherwise uses the cores available to the process. With one thread the pass leaves kernels serial.
 The chosen count is recorded as the module attribute ``relax.num_threads``, which ``relax-lower-parallel``
-(in ``host-to-llvm``) bakes into ``omp.parallel``. The pass is a pure IR rewrite: whether the OpenMP
+(in ``host-to-llvm``) bakes into ``omp.parallel``; it is also set when a kernel's lowering wrote chunk loops
+of its own (``relax.dequantize_matmul``'s ``scf.forall`` over weight rows), which the pass leaves as they are. The pass is a pure IR rewrite: whether the OpenMP
 runtime is installed matters only where code is loaded (``compile()`` then lowers the chunks serially).
 """
 
@@ -394,6 +395,8 @@ class ParallelizeKernels:
         threads = self.num_threads or default_threads()
         if threads <= 1:
             return
+        if _ops_named(module, "scf.forall"):  # chunk loops a kernel's lowering wrote (dequantize_matmul)
+            module.attributes[THREADS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), threads)
         body, emitted = _scripts(module, threads, self.min_work)
         if not body:
             if emitted:  # sizes computed for kernels left serial
@@ -491,6 +494,14 @@ def _serial_path_for_one_chunk(forall: ir.Operation) -> None:
     serial.erase()
 
 
+def _constant(v: ir.Value) -> int:
+    """The value of an index constant, else -1."""
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return -1
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
 def _inline_loop_scope(scope: ir.Operation) -> None:
     """Inline the ``memref.alloca_scope`` convert-scf-to-openmp wraps each chunk in: it must stay a single
     block, which later loop lowering (``convert-scf-to-cf``) breaks. Its few iterations (chunks) make
@@ -505,7 +516,9 @@ def _inline_loop_scope(scope: ir.Operation) -> None:
 
 def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
     """Give ``omp.parallel`` min(threads, trip count) threads (one runs it on the calling thread, without
-    waking the pool); loops over several dims get a dynamic schedule (their chunks may be empty)."""
+    waking the pool); loops over several dims get a dynamic schedule (their chunks may be empty), and so do
+    loops of more chunks than threads (``dequantize_matmul``'s weight rows): a thread that the OS preempts on a
+    busy machine then delays only its current chunk, not a fixed share of the work."""
     nests = _ops_named(parallel, "omp.loop_nest")
     if len(nests) != 1 or len(parallel.operands) != 1:
         return
@@ -524,6 +537,6 @@ def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
         one, most = arith.constant(index, 1), arith.constant(index, threads)
         count = arith.maxui(arith.minui(trips, most), one)
         parallel.operands[0] = arith.index_cast(ir.IntegerType.get_signless(32), count)
-    if n > 1:
+    if n > 1 or _constant(bounds[1]) > threads:
         for wsloop in _ops_named(parallel, "omp.wsloop"):
             wsloop.attributes["schedule_kind"] = ir.Attribute.parse("#omp<schedulekind dynamic>")

@@ -19,7 +19,7 @@ from relax_mlir.errors import PassError, RelaxError
 from relax_mlir.pipelines import PIPELINES, load_passes
 from relax_mlir.pipelines.cpu import TO_LLVM, relax_level
 from relax_mlir.pipelines.data import P, Pipeline, insert_before, names, passes, replace, text, without
-from relax_mlir.pipelines.gpu import host_to_llvm_gpu, relax_to_host_gpu
+from relax_mlir.pipelines.gpu import CPU_ONLY, host_to_llvm_gpu, relax_to_host_gpu
 from relax_mlir.targets import TARGETS, get_target, register_target
 from relax_mlir.targets.aot import aot_pipeline
 from relax_mlir.targets.cpu import CpuTarget
@@ -69,20 +69,20 @@ OLD_PIPELINES = {
         "convert-relax-to-linalg,relax-lower-host"
     ),
     "relax-O1": (
-        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-canonicalize,relax-fold-constants{opt-level=1},"
+        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-canonicalize,relax-fold-constants{opt-level=1},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=1},relax-lift-load-time-params,convert-relax-to-linalg,"
         "relax-lower-host,relax-schedule-kernels"
     ),
     "relax-O2": (
-        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},relax-canonicalize,"
-        "relax-fold-constants{opt-level=2},"
+        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-inline{max-ops=64},"
+        "relax-canonicalize,relax-fold-constants{opt-level=2},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=2},relax-lift-load-time-params,relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
         "relax-parallelize-kernels,relax-schedule-kernels"
     ),
     "relax-O3": (
-        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},relax-canonicalize,"
-        "relax-fold-constants{opt-level=3},"
+        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-inline{max-ops=64},"
+        "relax-canonicalize,relax-fold-constants{opt-level=3},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=3},relax-lift-load-time-params,relax-dispatch-blas,relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
         "relax-parallelize-kernels,relax-schedule-kernels"
@@ -163,7 +163,7 @@ def test_named_pipelines_print_as_before() -> None:
 
 def test_gpu_pipeline_is_o2_without_the_cpu_passes() -> None:
     gpu = names(relax_to_host_gpu())
-    for name in ("relax-pack-weights", "relax-parallelize-kernels", "relax-schedule-kernels"):
+    for name in CPU_ONLY:
         assert name not in gpu
     assert gpu == [n for n in names(relax_level(2)) if n in gpu]
     assert {"relax-fuse-ops", "relax-plan-memory", "relax-fold-constants", "relax-lower-host"} <= set(gpu)

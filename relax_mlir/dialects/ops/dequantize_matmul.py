@@ -1,0 +1,730 @@
+"""``relax.dequantize_matmul``: ``x @ dequantize(data, scales).T`` as one kernel that reads the packed weight
+once (made by ``relax-fuse-dequantize-matmul``; layouts as ``relax.dequantize``'s, issue 20 contract §1).
+
+The kernel splits the weight rows (the result's columns) into chunks of ``CHUNK`` rows, an ``scf.forall``
+that ``relax-lower-parallel`` runs on the module's threads. Per chunk, on the run-time row count ``m`` of
+``x``:
+
+- ``m <= 4`` (decode, a GEMV): each group of 32 weights is unpacked in registers (integer nibble/byte
+  unpacking, convert, one FMA with the scale) and multiplied into ``m x NB`` vector accumulators (a variant
+  for 1 row, so batch 1 does no wasted work, and one for 4); nothing but the packed bytes and ``x`` is read.
+- ``m > 4`` (prefill, a GEMM): the chunk's rows are unpacked once into an f32 panel [CHUNK, k] that stays in
+  L2, and a register-blocked micro-kernel (4 rows of ``x`` x ``NB`` weight rows of vector accumulators over
+  ``k``, horizontal sums at the end) runs over it for all ``m`` rows.
+
+With ``activations = "i8"`` on a host with VNNI (AVX512-VNNI or AVX-VNNI, from LLVM's host features), the
+GEMV path first quantizes the (at most 4) rows of ``x`` per group of 32 to int8 (scale ``max|x| / 127``, round
+to nearest even: llama.cpp's Q8_0, its numerics for Q4_0 and Q8_0 weights) and multiplies unsigned bytes by
+signed ones with ``vpdpbusd`` (8 i32 lanes of 4 products each): a 4-bit layout's nibbles by x, started at
+the zero point's term; q8_0's magnitudes by x with the weights' signs (``vpsignb``). Then both scales apply
+in f32: about half the instructions per weight byte of the f32 path, for an activation rounding error of
+at most half a step (``max|x_group| / 254``) per element. Otherwise, and always for m > 4 (prefill),
+activations stay f32.
+
+Vectors are ``VectorShape.lanes`` f32 wide: 16 when LLVM reports AVX-512 on the host, else 8 (AVX2 and
+others, with fewer accumulators for 16 registers). Rows past the end of a chunk or of ``x`` are clamped to
+the last one (their results are masked out of the write), so the inner loops hold no bounds checks.
+Both choices read the compiling host's CPU: code compiled for another machine (AOT, wasm32) is portable
+vector code with f32 activations, but ``activations = "i8"`` there would call the host's VNNI instructions.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mlir import ir
+
+from relax_mlir.dialects.dims import fmt_shape, provably_different, tensor_operand
+from relax_mlir.dialects.ops.dequantize import GROUP, LAYOUTS, DequantizeOp
+from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
+from relax_mlir.dialects.types import RelaxType, TensorType
+from relax_mlir.errors import ShapeError
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor
+from relax_mlir.shape_infer.expr import as_expr, format_dim
+
+
+@relax_op
+class DequantizeMatmulOp(RelaxOp):
+    """``x @ W.T`` for a group-quantized weight ``W`` [rows, k] (``data``, ``scales`` in ``layout``), without
+    materializing ``W``. CPU kernel; made by ``relax-fuse-dequantize-matmul``.
+
+    ``%y = "relax.dequantize_matmul"(%x, %d, %s) {layout = "q4_0"} : (!relax.tensor<["b", 768], f32>,
+    !relax.tensor<[2048, 384], ui8>, !relax.tensor<[2048, 24], f16>) -> !relax.tensor<["b", 2048], f32>``
+    """
+
+    NAME = "dequantize_matmul"
+    FUSION = "opaque"
+    CPU_ONLY = True
+    OPERANDS = (Operand("x"), Operand("data"), Operand("scales"))
+    ATTRS = (Attr("layout", "str"), Attr("activations", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = tensor_operand(operand_types[0], "x")
+        [weight] = DequantizeOp.deduce(operand_types[1:], attrs)
+        assert isinstance(weight, TensorType) and weight.shape is not None
+        rows, k = weight.shape
+        if attrs["activations"] not in ACTIVATIONS:
+            raise ShapeError(
+                f"activations must be one of {', '.join(ACTIVATIONS)}, got {attrs['activations']!r}"
+            )
+        if x.dtype is not None and x.dtype != "f32":
+            raise ShapeError(f"operand 'x' must be f32, got {x.dtype}")
+        if x.shape is None:
+            return [TensorType(None, "f32")]
+        if len(x.shape) == 0:
+            raise ShapeError("operand 'x' must have rank >= 1, got a scalar")
+        if provably_different(x.shape[-1], k):
+            raise ShapeError(
+                f"contraction dims differ: 'x' {fmt_shape(x.shape)} has {format_dim(x.shape[-1])}, "
+                f"the weight has k = {format_dim(k)}"
+            )
+        return [TensorType((*x.shape[:-1], rows), "f32")]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """The chunked GEMV/GEMM kernel (module docstring); needs static ``data``/``scales`` dims."""
+        x, data, scales = k.ins
+        layout = k.attrs["layout"]
+        for v, name in ((data, "data"), (scales, "scales")):
+            if not all(d is not None and d.is_const for d in v.shape):
+                raise k.fail(f"operand '{name}' {v.type} must have static dims")
+        rows, groups = (d.value for d in scales.shape)  # type: ignore[union-attr]
+        if x.shape[-1] != as_expr(groups * GROUP):
+            k.assume(0, (*x.shape[:-1], groups * GROUP))
+            x = k.ins[0]
+        out = k.destination(0)
+        if rows == 0:
+            return [out]
+        if groups == 0:
+            return [k.fill(k.constant(0, "f32"), out)]
+        lead = x.rank - 1
+        dynamic = sum(1 for d in x.shape[:-1] if d is None or not d.is_const)
+        if lead == 0:
+            x2 = k.expand(x, [[0, 1]], [1, x.shape[0]])
+            o2 = k.expand(out, [[0, 1]], [1, rows])
+            r = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"]).emit(
+                x2, data, scales, o2, k.dim(x2, 0)
+            )
+            return [k.collapse(r, [[0, 1]])]
+        if dynamic <= 1:
+            x2 = x if lead == 1 else k.collapse(x, [list(range(lead)), [lead]])
+            kernel = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"])
+            return [kernel.emit(x2, data, scales, out, k.dim(x2, 0))]
+        if lead == 2:
+            return [_rows_loop(k, layout, rows, groups, x, data, scales, out)]
+        raise k.fail(f"operand 'x' {x.type}: at most two leading dims may be symbolic when more than one is")
+
+
+def dequantize_matmul(
+    x: ir.Value,
+    data: ir.Value,
+    scales: ir.Value,
+    layout: str,
+    activations: str = "f32",
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """``x @ dequantize(data, scales, layout).T`` in one kernel; ``activations="i8"`` lets decode rows use
+    int8 dot products (module docstring)."""
+    attrs = {"layout": layout, "activations": activations}
+    return DequantizeMatmulOp.build([x, data, scales], attrs, loc=loc).result
+
+
+# -- lowering --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VectorShape:
+    """Vector width and register blocks of the kernel: ``lanes`` f32 per vector, ``nb`` weight rows per
+    block (x rows: up to 4), sized so accumulators and operands fit the registers."""
+
+    lanes: int
+    nb: int
+    dot: str | None = (
+        None  # the LLVM intrinsic of vpdpbusd on 256 bits (u8 x s8 -> i32), when the host has one
+    )
+
+
+@functools.cache
+def host_vectors() -> VectorShape:
+    """16 lanes and 4 weight rows per block with AVX-512 (32 registers), else 8 lanes and 2 rows (AVX2's 16);
+    the int8 dot product of AVX512-VNNI (with VL) or AVX-VNNI if LLVM reports either on the host."""
+    try:
+        import llvmlite.binding as llvm
+
+        features = llvm.get_host_cpu_features()
+    except Exception:  # noqa: BLE001  (no llvmlite, or a host it cannot describe: portable vectors)
+        features = {}
+    dot = None
+    if features.get("avx512vnni", False) and features.get("avx512vl", False):
+        dot = "llvm.x86.avx512.vpdpbusd.256"
+    elif features.get("avxvnni", False):
+        dot = "llvm.x86.avxvnni.vpdpbusd.256"
+    return VectorShape(16, 4, dot) if features.get("avx512f", False) else VectorShape(8, 2, dot)
+
+
+CHUNK = 32  # weight rows per parallel chunk (and per f32 panel of the GEMM path)
+MB = 4  # x rows per register block
+SMALL = 4  # m up to this takes the GEMV path ...
+GEMV_ROWS = (1, 4)  # ... in a variant for blocks of this many x rows (the first that holds m; fewer variants
+# compile faster: 2 and 3 rows run as 4, the last row repeated)
+ACTIVATIONS = ("f32", "i8")
+
+
+def _rows_loop(
+    k: KernelBuilder,
+    layout: str,
+    rows: int,
+    groups: int,
+    x: KernelValue,
+    data: KernelValue,
+    scales: KernelValue,
+    out: KernelValue,
+) -> KernelValue:
+    """``x`` [b, s, k] with symbolic ``b`` and ``s``: one 2-D kernel per ``b``."""
+    s, depth = x.shape[1], x.shape[2]
+    x_row = TensorType((s, depth), "f32")
+    o_row = TensorType((s, as_expr(rows)), "f32")
+    count = k.dim(x, 1)
+
+    def body(i: str, acc: KernelValue) -> KernelValue:
+        xs = k.op(
+            f"tensor.extract_slice {x.name}[{i}, 0, 0] [1, {count}, {depth}] [1, 1, 1] : {x.mlir} to "
+            f"{builtin_tensor(x_row)}",
+            x_row,
+        )
+        os_ = k.op(
+            f"tensor.extract_slice {acc.name}[{i}, 0, 0] [1, {count}, {rows}] [1, 1, 1] : {acc.mlir} to "
+            f"{builtin_tensor(o_row)}",
+            o_row,
+        )
+        r = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"]).emit(
+            xs, data, scales, os_, count
+        )
+        return k.op(
+            f"tensor.insert_slice {r.name} into {acc.name}[{i}, 0, 0] [1, {count}, {rows}] [1, 1, 1] : "
+            f"{r.mlir} into {acc.mlir}",
+            acc,
+        )
+
+    return k.loop(k.dim(x, 0), out, body)
+
+
+class _Kernel:
+    """Writes the 2-D kernel ``o`` [m, rows] = ``x`` [m, k] @ W.T as MLIR text (scf + vector on tensors)."""
+
+    def __init__(
+        self, k: KernelBuilder, layout: str, rows: int, groups: int, vs: VectorShape, activations: str
+    ) -> None:
+        self.k, self.layout, self.rows, self.groups, self.vs = k, layout, rows, groups, vs
+        # int8 dot products at decode, on hosts with VNNI
+        self.int8 = activations == "i8" and vs.dot is not None
+        self.depth = groups * GROUP
+        self.lanes = vs.lanes
+        self.vec = f"vector<{vs.lanes}xf32>"
+        self.slices = GROUP // vs.lanes
+
+    # -- small emitters ------------------------------------------------------------------------------
+    def t(self, text: str) -> str:
+        return self.k.typed(text)
+
+    def c(self, value: int) -> str:
+        return self.k.const(value)
+
+    def fconst(self, value: float, vec: bool = False) -> str:
+        ty = self.vec if vec else "f32"
+        lit = f"dense<{value:e}> : {ty}" if vec else f"{value:e} : f32"
+        return self.t(f"arith.constant {lit}")
+
+    def imin(self, a: str, b: str) -> str:
+        return self.t(f"arith.minsi {a}, {b} : index")
+
+    # -- pieces --------------------------------------------------------------------------------------
+    def scale(self, scales: KernelValue, n: str, g: str, vec: str | None = None) -> str:
+        """The scale of row ``n``, group ``g`` as an f32 broadcast vector."""
+        s = self.t(f"tensor.extract {scales.name}[{n}, {g}] : {scales.mlir}")
+        if scales.dtype == "f16":
+            s = self.t(f"arith.extf {s} : f16 to f32")
+        return self.t(f"vector.broadcast {s} : f32 to {vec or self.vec}")
+
+    def weights(self, data: KernelValue, scales: KernelValue, n: str, g: str) -> list[str]:
+        """The 32 values of row ``n``, group ``g``, dequantized: ``slices`` f32 vectors in k order."""
+        lanes, name = self.lanes, self.layout
+        s = self.scale(scales, n, g)
+        if name == "q8_0":
+            out = []
+            for j in range(self.slices):
+                col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32 + {j * lanes})>({g})")
+                q = self.t(
+                    f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
+                    f": {data.mlir}, vector<{lanes}xi8>"
+                )
+                f = self.t(f"arith.sitofp {q} : vector<{lanes}xi8> to {self.vec}")
+                out.append(self.t(f"arith.mulf {f}, {s} : {self.vec}"))
+            return out
+        v16 = "vector<16xi8>"
+        if name == "q4_0":
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 16)>({g})")
+            b = self.t(
+                f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
+                f": {data.mlir}, {v16}"
+            )
+        else:  # q4f16_1: 4 words, value i at bits 4 * (i % 8) of word i / 8
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 4)>({g})")
+            w = self.t(
+                f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i32')} {{in_bounds = [true]}} "
+                f": {data.mlir}, vector<4xi32>"
+            )
+            b = self.t(f"vector.bitcast {w} : vector<4xi32> to {v16}")
+        offset = float(LAYOUTS[name][2])
+        mask = self.t(f"arith.constant dense<15> : {v16}")
+        four = self.t(f"arith.constant dense<4> : {v16}")
+        lo = self.t(f"arith.andi {b}, {mask} : {v16}")
+        hi = self.t(f"arith.shrui {b}, {four} : {v16}")
+        if name == "q4f16_1":  # bytes hold values (2j, 2j+1): interleave into k order
+            lo, hi = (
+                self.t(
+                    f"vector.shuffle {lo}, {hi} [{', '.join(f'{i}, {i + 16}' for i in range(h * 8, h * 8 + 8))}]"
+                    f" : {v16}, {v16}"
+                )
+                for h in (0, 1)
+            )
+        bias = self.t(f"arith.mulf {s}, {self.fconst(-offset, vec=True)} : {self.vec}")
+        out = []
+        for half in (lo, hi):
+            for j in range(16 // lanes):
+                part = half
+                if lanes < 16:
+                    part = self.t(
+                        f"vector.extract_strided_slice {half} {{offsets = [{j * lanes}], sizes = [{lanes}], "
+                        f"strides = [1]}} : {v16} to vector<{lanes}xi8>"
+                    )
+                f = self.t(f"arith.uitofp {part} : vector<{lanes}xi8> to {self.vec}")
+                out.append(self.t(f"vector.fma {f}, {s}, {bias} : {self.vec}"))
+        return out
+
+    def izero(self, ty: str) -> str:
+        return self.t(f"arith.constant 0 : {ty}")
+
+    def read_x(self, x: KernelValue, i: str, g: str) -> list[str]:
+        out = []
+        for j in range(self.slices):
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32 + {j * self.lanes})>({g})")
+            out.append(
+                self.t(
+                    f"vector.transfer_read {x.name}[{i}, {col}], {self.fconst(0.0)} {{in_bounds = [true]}} "
+                    f": {x.mlir}, {self.vec}"
+                )
+            )
+        return out
+
+    def block(
+        self,
+        x: KernelValue,
+        xrows: list[str],
+        wrows: list[str],
+        w_of: Any,
+        dest: KernelValue,
+        at: tuple[str, str],
+    ) -> KernelValue:
+        """Accumulate ``x[xrows] . W[wrows]`` over k and write the [len(xrows), len(wrows)] block into ``dest`` at
+        ``at`` (masked at its bounds). ``w_of(j, g)`` emits the weight vectors of block row ``j``, group ``g``."""
+        vec = self.vec
+        mb, nb = len(xrows), len(wrows)
+
+        def step(g: str, accs: list[str]) -> list[str]:
+            xs = [self.read_x(x, r, g) for r in xrows]
+            new = list(accs)
+            for j in range(nb):
+                ws = w_of(j, g)
+                for i in range(mb):
+                    a = new[i * nb + j]
+                    for s in range(self.slices):
+                        a = self.t(f"vector.fma {xs[i][s]}, {ws[s]}, {a} : {vec}")
+                    new[i * nb + j] = a
+            return new
+
+        return self.accumulate(mb, nb, vec, step, dest, at)
+
+    def accumulate(
+        self, mb: int, nb: int, vec: str, step: Any, dest: KernelValue, at: tuple[str, str]
+    ) -> KernelValue:
+        """The k loop of an [mb, nb] block of ``vec`` accumulators (``step(g, accs) -> accs`` emits one group),
+        their horizontal sums written into ``dest`` at ``at`` (masked at its bounds)."""
+        k = self.k
+        zero = self.t(f"arith.constant dense<0.0> : {vec}")
+        accs = [k.fresh("acc") for _ in range(mb * nb)]
+        g = k.fresh("g")
+        lines, new = k.capture(lambda: step(g, accs))
+        results = k.fresh("sums")
+        types = ", ".join([vec] * len(accs))
+        iters = ", ".join(f"{a} = {zero}" for a in accs)
+        k.emit(
+            f"{results}:{len(accs)} = scf.for {g} = {self.c(0)} to {self.c(self.groups)} step {self.c(1)} "
+            f"iter_args({iters}) -> ({types}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {', '.join(new)} : {types}",
+            "}",
+        )
+        sums = [
+            self.t(f"vector.reduction <add>, {results}#{i} fastmath<reassoc> : {vec} into f32")
+            for i in range(len(accs))
+        ]
+        block = self.t(f"vector.from_elements {', '.join(sums)} : vector<{mb}x{nb}xf32>")
+        return k.op(
+            f"vector.transfer_write {block}, {dest.name}[{at[0]}, {at[1]}] : vector<{mb}x{nb}xf32>, {dest.mlir}",
+            dest,
+        )
+
+    def loop(self, lower: str, upper: str, step: int, init: KernelValue, body: Any) -> KernelValue:
+        """``scf.for`` over [lower, upper) by ``step`` carrying one tensor; ``body(iv, acc) -> tensor``."""
+        k = self.k
+        iv, acc = k.fresh("iv"), KernelValue(k.fresh("acc"), init.type, init.mlir)
+        lines, updated = k.capture(lambda: body(iv, acc))
+        result = KernelValue(k.fresh("t"), init.type, init.mlir)
+        k.emit(
+            f"{result.name} = scf.for {iv} = {lower} to {upper} step {self.c(step)} "
+            f"iter_args({acc.name} = {init.name}) -> ({init.mlir}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {updated.name} : {init.mlir}",
+            "}",
+        )
+        return result
+
+    def branch(self, cond: str, ty: str, then: Any, other: Any) -> str:
+        """``scf.if`` yielding one tensor of type ``ty``; ``then()``/``other()`` emit and return its value."""
+        k = self.k
+        a_lines, a = k.capture(then)
+        b_lines, b = k.capture(other)
+        r = k.fresh("t")
+        k.emit(
+            f"{r} = scf.if {cond} -> ({ty}) {{",
+            *("  " + line for line in a_lines),
+            f"  scf.yield {a} : {ty}",
+            "} else {",
+            *("  " + line for line in b_lines),
+            f"  scf.yield {b} : {ty}",
+            "}",
+        )
+        return r
+
+    # -- int8 activations (decode) -------------------------------------------------------------------
+    def order(self) -> list[int]:
+        """The k order of a group's 32 nibbles as ``nibbles`` returns them (x is quantized in this order)."""
+        if self.layout == "q4f16_1":  # low nibbles hold the even values, high nibbles the odd ones
+            return [*range(0, GROUP, 2), *range(1, GROUP, 2)]
+        return list(range(GROUP))
+
+    def nibbles(self, data: KernelValue, n: str, g: str) -> str:
+        """Row ``n``, group ``g`` of a 4-bit layout as 32 unsigned bytes (low nibbles, then high nibbles)."""
+        v16 = "vector<16xi8>"
+        if self.layout == "q4_0":
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 16)>({g})")
+            b = self.t(
+                f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
+                f": {data.mlir}, {v16}"
+            )
+        else:
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 4)>({g})")
+            w = self.t(
+                f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i32')} {{in_bounds = [true]}} "
+                f": {data.mlir}, vector<4xi32>"
+            )
+            b = self.t(f"vector.bitcast {w} : vector<4xi32> to {v16}")
+        lo = self.t(f"arith.andi {b}, {self.t(f'arith.constant dense<15> : {v16}')} : {v16}")
+        hi = self.t(f"arith.shrui {b}, {self.t(f'arith.constant dense<4> : {v16}')} : {v16}")
+        return self.t(f"vector.shuffle {lo}, {hi} [{', '.join(map(str, range(32)))}] : {v16}, {v16}")
+
+    def weight_bytes(self, data: KernelValue, n: str, g: str) -> tuple[str, str]:
+        """Row ``n``, group ``g`` as (unsigned bytes for vpdpbusd, the signed bytes): the nibbles of a 4-bit
+        layout (twice), or q8_0's magnitudes and its bytes."""
+        if self.layout != "q8_0":
+            b = self.nibbles(data, n, g)
+            return b, b
+        col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32)>({g})")
+        w = self.t(
+            f"vector.transfer_read {data.name}[{n}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
+            f": {data.mlir}, vector<32xi8>"
+        )
+        zero = self.t("arith.constant dense<0> : vector<32xi8>")
+        negated = self.t(f"arith.subi {zero}, {w} : vector<32xi8>")  # -(-128) wraps to -128: unsigned 128
+        return self.t(f"arith.maxsi {w}, {negated} : vector<32xi8>"), w
+
+    def quantize_x(self, x: KernelValue, m: str) -> tuple[KernelValue, KernelValue, KernelValue]:
+        """The first ``min(m, 4)`` rows of ``x`` quantized per group of 32 to int8 (round to nearest even of
+        ``x * 127 / max|x|``, llama.cpp's Q8_0): the bytes [m', k] in ``order()``, the scales [m', groups] and,
+        per 4 bytes, ``-zero * sum`` [m', k / 4] (i32: the zero point's term, the dot products' start)."""
+        k, groups = self.k, self.groups
+        zero_point = LAYOUTS[self.layout][2]  # 0 for q8_0: the dot products start at 0
+        rows = self.t(f"arith.minui {m}, {self.c(SMALL)} : index")
+        q_t = TensorType((None, as_expr(groups * GROUP)), "i8")
+        d_t = TensorType((None, as_expr(groups)), "f32")
+        o_t = TensorType((None, as_expr(groups * 8)), "i32")
+        inits = [k.op(f"tensor.empty({rows}) : {builtin_tensor(t)}", t) for t in (q_t, d_t, o_t)]
+        v32, i32v = "vector<32xf32>", "vector<32xi32>"
+
+        def group(i: str, g: str, vals: list[KernelValue]) -> list[KernelValue]:
+            q_acc, d_acc, o_acc = vals
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32)>({g})")
+            xv = self.t(
+                f"vector.transfer_read {x.name}[{i}, {col}], {self.fconst(0.0)} {{in_bounds = [true]}} "
+                f": {x.mlir}, {v32}"
+            )
+            amax = self.t(f"vector.reduction <maxnumf>, {self.t(f'math.absf {xv} : {v32}')} : {v32} into f32")
+            d = self.t(f"arith.divf {amax}, {self.fconst(127.0)} : f32")
+            positive = self.t(f"arith.cmpf ogt, {amax}, {self.fconst(0.0)} : f32")
+            inv = self.t(f"arith.divf {self.fconst(127.0)}, {amax} : f32")
+            inv = self.t(f"arith.select {positive}, {inv}, {self.fconst(0.0)} : f32")
+            scaled = self.t(f"arith.mulf {xv}, {self.t(f'vector.broadcast {inv} : f32 to {v32}')} : {v32}")
+            magic = self.t(f"arith.constant dense<1.2582912e+07> : {v32}")  # 1.5 * 2**23: rounds to even
+            rounded = self.t(f"arith.subf {self.t(f'arith.addf {scaled}, {magic} : {v32}')}, {magic} : {v32}")
+            qi = self.t(f"arith.fptosi {rounded} : {v32} to {i32v}")
+            if self.order() != list(range(GROUP)):
+                qi = self.t(
+                    f"vector.shuffle {qi}, {qi} [{', '.join(map(str, self.order()))}] : {i32v}, {i32v}"
+                )
+            q8 = self.t(f"arith.trunci {qi} : {i32v} to vector<32xi8>")
+            q_acc = k.op(
+                f"vector.transfer_write {q8}, {q_acc.name}[{i}, {col}] {{in_bounds = [true]}} : "
+                f"vector<32xi8>, {q_acc.mlir}",
+                q_acc,
+            )
+            d_acc = k.op(f"tensor.insert {d} into {d_acc.name}[{i}, {g}] : {d_acc.mlir}", d_acc)
+            fours = [
+                self.t(
+                    f"vector.shuffle {qi}, {qi} [{', '.join(str(4 * j + r) for j in range(8))}] : {i32v}, {i32v}"
+                )
+                for r in range(4)
+            ]
+            total = fours[0]
+            for part in fours[1:]:
+                total = self.t(f"arith.addi {total}, {part} : vector<8xi32>")
+            neg = self.t(f"arith.constant dense<{-zero_point}> : vector<8xi32>")
+            start = self.t(f"arith.muli {total}, {neg} : vector<8xi32>")
+            col8 = self.t(f"affine.apply affine_map<(d0) -> (d0 * 8)>({g})")
+            o_acc = k.op(
+                f"vector.transfer_write {start}, {o_acc.name}[{i}, {col8}] {{in_bounds = [true]}} : "
+                f"vector<8xi32>, {o_acc.mlir}",
+                o_acc,
+            )
+            return [q_acc, d_acc, o_acc]
+
+        def row(i: str, vals: list[KernelValue]) -> list[KernelValue]:
+            return self.loops(self.c(0), self.c(groups), vals, lambda g, v: group(i, g, v))
+
+        q, d, o = self.loops(self.c(0), rows, inits, row)
+        return q, d, o
+
+    def loops(self, lower: str, upper: str, inits: list[KernelValue], body: Any) -> list[KernelValue]:
+        """``scf.for`` by 1 over [lower, upper) carrying several tensors; ``body(iv, accs) -> accs``."""
+        k = self.k
+        iv = k.fresh("iv")
+        accs = [KernelValue(k.fresh("acc"), v.type, v.mlir) for v in inits]
+        lines, updated = k.capture(lambda: body(iv, accs))
+        name = k.fresh("t")
+        types = ", ".join(v.mlir for v in inits)
+        iters = ", ".join(f"{a.name} = {v.name}" for a, v in zip(accs, inits))
+        k.emit(
+            f"{name}:{len(inits)} = scf.for {iv} = {lower} to {upper} step {self.c(1)} iter_args({iters}) -> "
+            f"({types}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {', '.join(u.name for u in updated)} : {types}",
+            "}",
+        )
+        return [KernelValue(f"{name}#{i}", v.type, v.mlir) for i, v in enumerate(inits)]
+
+    def block_i8(
+        self,
+        quantized: tuple[KernelValue, KernelValue, KernelValue],
+        xrows: list[str],
+        data: KernelValue,
+        scales: KernelValue,
+        wrows: list[str],
+        dest: KernelValue,
+        at: tuple[str, str],
+    ) -> KernelValue:
+        """``block`` for x rows ``xrows`` (of the first 4) with int8 dot products: per group, (x bytes . nibbles) starting from
+        the zero point's term, times the x scale and the weight scale."""
+        xq, dx, off = quantized
+        vec, nb = "vector<8xf32>", len(wrows)
+        operands = ("vector<8xi32>", "vector<32xi8>", "vector<32xi8>")
+        callee = self.k.declare(self.vs.dot, operands, "vector<8xi32>")  # type: ignore[arg-type]
+        signature = f"({', '.join(operands)}) -> vector<8xi32>"
+        v32 = "vector<32xi8>"
+        sign = self.k.declare("llvm.x86.avx2.psign.b", (v32, v32), v32) if self.layout == "q8_0" else ""
+        sign_type = f"({v32}, {v32}) -> {v32}"
+
+        def step(g: str, accs: list[str]) -> list[str]:
+            col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 32)>({g})")
+            col8 = self.t(f"affine.apply affine_map<(d0) -> (d0 * 8)>({g})")
+            xs = []
+            for r in xrows:
+                q = self.t(
+                    f"vector.transfer_read {xq.name}[{r}, {col}], {self.izero('i8')} {{in_bounds = [true]}} "
+                    f": {xq.mlir}, vector<32xi8>"
+                )
+                o = self.t(
+                    f"vector.transfer_read {off.name}[{r}, {col8}], {self.izero('i32')} {{in_bounds = [true]}} "
+                    f": {off.mlir}, vector<8xi32>"
+                )
+                d = self.t(f"tensor.extract {dx.name}[{r}, {g}] : {dx.mlir}")
+                xs.append((q, o, self.t(f"vector.broadcast {d} : f32 to {vec}")))
+            new = list(accs)
+            for j in range(nb):
+                w = self.weight_bytes(data, wrows[j], g)
+                s = self.scale(scales, wrows[j], g, vec)
+                for i, (q, o, d) in enumerate(xs):
+                    if self.layout == "q8_0":  # |w| (unsigned) . (x with w's sign): vpdpbusd's operand types
+                        q = self.t(f"func.call {sign}({q}, {w[1]}) : {sign_type}")
+                    p = self.t(f"func.call {callee}({o}, {w[0]}, {q}) : {signature}")
+                    f = self.t(f"arith.sitofp {p} : vector<8xi32> to {vec}")
+                    both = self.t(f"arith.mulf {s}, {d} : {vec}")
+                    new[i * nb + j] = self.t(f"vector.fma {f}, {both}, {new[i * nb + j]} : {vec}")
+            return new
+
+        return self.accumulate(len(xrows), nb, vec, step, dest, at)
+
+    # -- the kernel ----------------------------------------------------------------------------------
+    def emit(
+        self, x: KernelValue, data: KernelValue, scales: KernelValue, o: KernelValue, m: str
+    ) -> KernelValue:
+        """The kernel on ``x`` [m, k] (``m`` its row count as an index value, defined at the top)."""
+        k, rows = self.k, self.rows
+        chunks = -(-rows // CHUNK)
+        last = self.c(rows - 1)
+        chunk = TensorType((None, None), "f32")
+        cty = builtin_tensor(chunk)
+        c, shared = k.fresh("chunk"), KernelValue(k.fresh("shared"), o.type, o.mlir)
+        result = KernelValue(k.fresh("t"), o.type, o.mlir)
+        quantized = self.quantize_x(x, m) if self.int8 else None
+
+        lead = o.rank - 1
+        # (``o`` may be defined in a loop (``_rows_loop``): with one leading dim, its size is ``m``)
+        lead_sizes = [
+            str(d.value) if d is not None and d.is_const else (m if lead == 1 else k.dim(o, i))
+            for i, d in enumerate(o.shape[:-1])
+        ]
+        part = TensorType((*o.shape[:-1], None), "f32")  # a chunk of columns of ``o``
+        # Leading dims other than one are all static 1: rank-reducing slices make the chunk 2-D. Else they are
+        # collapsed (a reshape chain that bufferization may copy through).
+        reduce = (
+            lead > 1
+            and sum(1 for d in o.shape[:-1] if not (d is not None and d.is_const and d.value == 1)) <= 1
+        )
+
+        def body() -> None:
+            n0 = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({c})")
+            nc = self.t(f"affine.min affine_map<(d0) -> ({CHUNK}, {rows} - d0)>({n0})")
+            # the chunk of ``o`` as [m, nc]: leading dims collapsed here, not on ``o`` itself, so that the
+            # kernel's result is the forall's (writing its destination in place)
+            where = f"[{', '.join(['0'] * lead)}, {n0}] [{', '.join([*lead_sizes, nc])}] [{', '.join(['1'] * o.rank)}]"
+            if reduce:  # unit leading dims dropped by the slice itself ([b, 1, k] at decode): no reshape
+                whole = k.op(f"tensor.extract_slice {shared.name}{where} : {o.mlir} to {cty}", chunk)
+            else:
+                whole = k.op(
+                    f"tensor.extract_slice {shared.name}{where} : {o.mlir} to {builtin_tensor(part)}", part
+                )
+            os_ = whole if lead == 1 or reduce else k.collapse(whole, [list(range(lead)), [lead]])
+            if os_.mlir != cty:
+                os_ = k.op(f"tensor.cast {os_.name} : {os_.mlir} to {cty}", chunk)
+
+            def wrow(n: str) -> str:
+                return self.imin(self.t(f"arith.addi {n0}, {n} : index"), last)
+
+            def gemv(mb: int) -> str:
+                # rows past m (2 or 3 rows in a block of 4) repeat the last one; their results are not written
+                last_row = self.t(f"arith.subi {m}, {self.c(1)} : index")
+                xrows = [self.imin(self.c(i), last_row) if i else self.c(0) for i in range(mb)]
+
+                def nblock(nb_: str, acc: KernelValue) -> KernelValue:
+                    wrows = [
+                        wrow(self.t(f"arith.addi {nb_}, {self.c(j)} : index")) for j in range(self.vs.nb)
+                    ]
+                    if quantized is not None:
+                        return self.block_i8(quantized, xrows, data, scales, wrows, acc, (self.c(0), nb_))
+                    return self.block(
+                        x,
+                        xrows,
+                        wrows,
+                        lambda j, g: self.weights(data, scales, wrows[j], g),
+                        acc,
+                        (self.c(0), nb_),
+                    )
+
+                return self.loop(self.c(0), nc, self.vs.nb, os_, lambda iv, acc: nblock(iv, acc)).name
+
+            def gemm() -> str:
+                panel_t = TensorType((as_expr(CHUNK), as_expr(self.depth)), "f32")
+                panel0 = k.op(f"tensor.empty() : {builtin_tensor(panel_t)}", panel_t)
+
+                def unpack(n: str, p: KernelValue) -> KernelValue:
+                    nn = wrow(n)
+
+                    def group(g: str, q: KernelValue) -> KernelValue:
+                        for j, w in enumerate(self.weights(data, scales, nn, g)):
+                            col = self.t(
+                                f"affine.apply affine_map<(d0) -> (d0 * 32 + {j * self.lanes})>({g})"
+                            )
+                            q = k.op(
+                                f"vector.transfer_write {w}, {q.name}[{n}, {col}] {{in_bounds = [true]}} : "
+                                f"{self.vec}, {q.mlir}",
+                                q,
+                            )
+                        return q
+
+                    return self.loop(self.c(0), self.c(self.groups), 1, p, group)
+
+                panel = self.loop(self.c(0), self.c(CHUNK), 1, panel0, unpack)
+                last_x = self.t(f"arith.subi {m}, {self.c(1)} : index")
+
+                def xblock(i0: str, acc: KernelValue) -> KernelValue:
+                    xrows = [
+                        self.imin(self.t(f"arith.addi {i0}, {self.c(i)} : index"), last_x) for i in range(MB)
+                    ]
+
+                    def nblock(nb_: str, acc2: KernelValue) -> KernelValue:
+                        prow = [self.t(f"arith.addi {nb_}, {self.c(j)} : index") for j in range(self.vs.nb)]
+
+                        def w_of(j: int, g: str) -> list[str]:
+                            return self.read_x(panel, prow[j], g)
+
+                        return self.block(x, xrows, prow, w_of, acc2, (i0, nb_))
+
+                    return self.loop(self.c(0), nc, self.vs.nb, acc, nblock)
+
+                return self.loop(self.c(0), m, MB, os_, xblock).name
+
+            def small(variants: tuple[int, ...]) -> Any:
+                mb, *rest = variants
+                if not rest:
+                    return lambda: gemv(mb)
+                fits = self.t(f"arith.cmpi ule, {m}, {self.c(mb)} : index")
+                return lambda: self.branch(fits, cty, lambda: gemv(mb), small(tuple(rest)))
+
+            def decode() -> str:
+                empty = self.t(f"arith.cmpi eq, {m}, {self.c(0)} : index")
+                return self.branch(empty, cty, lambda: os_.name, small(GEMV_ROWS))
+
+            big = self.t(f"arith.cmpi ugt, {m}, {self.c(SMALL)} : index")
+            r = KernelValue(self.branch(big, cty, gemm, decode), chunk, cty)
+            if lead > 1 and not reduce:
+                r = k.expand(r, [list(range(lead)), [lead]], part.shape, [*lead_sizes, nc])
+            if r.mlir != builtin_tensor(part) and not reduce:
+                r = k.op(f"tensor.cast {r.name} : {r.mlir} to {builtin_tensor(part)}", part)
+            k.emit(
+                "scf.forall.in_parallel {",
+                f"  tensor.parallel_insert_slice {r.name} into {shared.name}{where} : {r.mlir} into {o.mlir}",
+                "}",
+            )
+
+        lines, _ = k.capture(body)
+        k.emit(
+            f"{result.name} = scf.forall ({c}) in ({chunks}) shared_outs({shared.name} = {o.name}) -> ({o.mlir}) {{",
+            *("  " + line for line in lines),
+            "}",
+        )
+        return result

@@ -1,0 +1,250 @@
+"""relax.dequantize_matmul and relax-fuse-dequantize-matmul: the fused quantized-weight kernel (GEMV path at
+m <= 4, panel GEMM path above) against a float64 numpy reference that dequantizes the same arrays, for the
+q4_0, q8_0 and q4f16_1 layouts, at row counts 0, 1, 3, 4, 17 (symbolic), odd weight rows, on 1 and 2 threads."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from toolchains import missing_toolchain
+
+import relax_mlir.builder as rb
+from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.ops import dequantize_matmul as dequantize_matmul_op
+from relax_mlir.dialects.ops.dequantize_matmul import VectorShape, host_vectors
+from relax_mlir.errors import CompileError, InputError, ShapeError
+from relax_mlir.pipelines.cpu import LEVELS
+from relax_mlir.runtime import libs
+from relax_mlir.targets import compile
+
+RNG = np.random.default_rng(20)
+DTYPES = {"q8_0": "i8", "q4_0": "ui8", "q4f16_1": "ui32"}
+ROWS_M = [0, 1, 3, 4, 17]
+
+
+def random_weight(
+    layout: str, rows: int, k: int, scale_dtype: type = np.float16
+) -> tuple[np.ndarray, np.ndarray]:
+    """Random packed ``data`` and ``scales`` of a [rows, k] weight in ``layout``."""
+    scales = (RNG.standard_normal((rows, k // 32)) * 0.05).astype(scale_dtype)
+    if layout == "q8_0":
+        return RNG.integers(-127, 128, (rows, k), dtype=np.int8), scales
+    if layout == "q4_0":
+        return RNG.integers(0, 256, (rows, k // 2), dtype=np.uint8), scales
+    return RNG.integers(0, 2**32, (rows, k // 8), dtype=np.uint32), scales
+
+
+def dequantize(layout: str, data: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """The float64 weight [rows, k] (the layouts of dialects/ops/dequantize.py, written independently)."""
+    rows = data.shape[0]
+    s = np.repeat(scales.astype(np.float64), 32, axis=1)
+    if layout == "q8_0":
+        return data.astype(np.float64) * s
+    if layout == "q4_0":  # byte j of a group: value j (low nibble), value j + 16 (high nibble)
+        b = data.reshape(rows, -1, 16)
+        q = np.concatenate([b & 15, b >> 4], axis=2).reshape(rows, -1)
+        return (q.astype(np.float64) - 8) * s
+    q = (data[:, :, None] >> (4 * np.arange(8, dtype=np.uint32))) & 15  # word w: values 8w..8w+7
+    return (q.reshape(rows, -1).astype(np.float64) - 7) * s
+
+
+def quantized_x(x: np.ndarray) -> np.ndarray:
+    """``x`` [m, k] as the int8 path sees it (float64): per group of 32, ``round_even(x * 127 / max|x|)``
+    times ``max|x| / 127``, in f32 arithmetic like the kernel."""
+    m, k = x.shape
+    g = x.reshape(m, k // 32, 32)
+    amax = np.abs(g).max(-1, keepdims=True)
+    inv = np.where(amax > 0, np.float32(127) / np.where(amax > 0, amax, 1), 0).astype(np.float32)
+    d = (amax / np.float32(127)).astype(np.float64)
+    return (np.round(g * inv).astype(np.float64) * d).reshape(m, k)
+
+
+def pipeline(threads: int, activations: str = "f32") -> str:
+    text = LEVELS[2].replace(
+        "relax-parallelize-kernels", f"relax-parallelize-kernels{{num-threads={threads}}}"
+    )
+    fuse = "relax-fuse-dequantize-matmul"
+    return text.replace(fuse, f"{fuse}{{activations={activations}}}")
+
+
+def build(x_shape: list, data: np.ndarray, scales: np.ndarray, layout: str, fused_op: bool = True):
+    """``x @ W.T`` as the op itself, or as the model's pattern matmul(x, permute_dims(dequantize(...)))."""
+    bb = rb.BlockBuilder()
+    params = {
+        "x": rb.tensor(x_shape),
+        "d": rb.tensor(list(data.shape), DTYPES[layout]),
+        "s": rb.tensor(list(scales.shape), "f16" if scales.dtype == np.float16 else "f32"),
+    }
+    with bb.function("main", params) as (x, d, s):
+        with bb.dataflow():
+            if fused_op:
+                y = R.dequantize_matmul(x, d, s, layout)
+            else:
+                y = R.matmul(x, R.permute_dims(R.dequantize(d, s, layout), [1, 0]))
+            out = bb.emit_output(y)
+        bb.ret(out)
+    return bb.module
+
+
+def check(got: np.ndarray, want: np.ndarray) -> None:
+    """f32 accumulation over k of products of ~N(0, 1) x and weights up to ~1: within 1e-5 of the largest."""
+    assert got.shape == want.shape and got.dtype == np.float32
+    if want.size:
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request: pytest.FixtureRequest) -> int:
+    if request.param > 1 and libs.openmp_library() is None:
+        missing_toolchain("libomp.so.5 is not installed (scripts/install-system-deps.sh)")
+    return request.param
+
+
+@pytest.mark.parametrize("layout", ["q4_0", "q8_0", "q4f16_1"])
+@pytest.mark.parametrize(("rows", "k"), [(33, 32), (33, 96), (70, 768)])
+def test_kernel_vs_numpy(layout: str, rows: int, k: int, threads: int) -> None:
+    data, scales = random_weight(layout, rows, k)
+    texts: dict[str, str] = {}
+    exe = compile(
+        build(["m", k], data, scales, layout), pipeline=pipeline(threads), on_stage=texts.__setitem__
+    )
+    chunks = -(
+        -rows // 32
+    )  # chunks of weight rows: an OpenMP loop, scheduled dynamically when over the threads
+    llvm = texts.get("llvm")  # (no llvm stage on a cache hit)
+    if threads > 1 and chunks > 1 and llvm is not None:
+        assert "omp.parallel" in llvm and ("schedule(dynamic)" in llvm) == (chunks > threads)
+    w = dequantize(layout, data, scales)
+    for m in ROWS_M:
+        x = RNG.standard_normal((m, k), dtype=np.float32)
+        check(exe(x, data, scales), x.astype(np.float64) @ w.T)
+
+
+@pytest.mark.parametrize("layout", ["q4_0", "q8_0", "q4f16_1"])
+def test_fused_from_model_pattern(layout: str) -> None:
+    """The pass rewrites the Linear module's pattern at O1 (f32 scales, [b, s, k] with two symbols)."""
+    data, scales = random_weight(layout, 35, 64, np.float32)
+    texts: dict[str, str] = {}
+    exe = compile(
+        build(["b", "s", 64], data, scales, layout, fused_op=False), opt_level=1, on_stage=texts.__setitem__
+    )
+    kernels = re.findall(r"func\.func private @(\w+)", texts["host"])
+    assert kernels == ["dequantize_matmul_0"]  # no f32 weight written by a dequantize kernel
+    w = dequantize(layout, data, scales)
+    for b, s in [(1, 0), (1, 1), (2, 3), (3, 17)]:
+        x = RNG.standard_normal((b, s, 64), dtype=np.float32)
+        check(exe(x, data, scales), x.astype(np.float64) @ w.T)
+
+
+def test_vector_x() -> None:
+    """A 1-D ``x`` [k] gives [rows], as matmul does."""
+    data, scales = random_weight("q4_0", 5, 64)
+    exe = compile(build([64], data, scales, "q4_0"), opt_level=1)
+    x = RNG.standard_normal(64, dtype=np.float32)
+    check(exe(x, data, scales), x.astype(np.float64) @ dequantize("q4_0", data, scales).T)
+
+
+def test_shape_deduction() -> None:
+    bb = rb.BlockBuilder()
+    params = {
+        "x": rb.tensor(["b", "n", 64]),
+        "d": rb.tensor(["r", 32], "ui8"),
+        "s": rb.tensor(["r", 2], "f16"),
+        "z": rb.tensor([3, 48]),
+    }
+    with bb.function("main", params) as (x, d, s, z):
+        y = R.dequantize_matmul(x, d, s, "q4_0")
+        assert str(y.type) == '!relax.tensor<["b", "n", "r"], f32>'
+        with pytest.raises(ShapeError, match="contraction dims differ"):
+            R.dequantize_matmul(z, d, s, "q4_0")
+        with pytest.raises(ShapeError, match="needs ui8 data"):
+            R.dequantize_matmul(x, R.astype(d, "i8"), s, "q4_0")
+        with pytest.raises(ShapeError, match="unknown layout"):
+            R.dequantize_matmul(x, d, s, "q5_k")
+        with pytest.raises(ShapeError, match="activations must be one of f32, i8"):
+            R.dequantize_matmul(x, d, s, "q4_0", "f16")
+        with pytest.raises(ShapeError, match="must be f32"):
+            R.dequantize_matmul(R.astype(x, "f16"), d, s, "q4_0")
+        bb.ret(y)
+
+
+@pytest.mark.parametrize("layout", ["q4_0", "q4f16_1", "q8_0"])
+def test_int8_activations(layout: str, threads: int) -> None:
+    """``activations=i8`` (the pass option): rows at decode (m <= 4) use int8 x on hosts with VNNI, and then
+    equal the float64 product of the same quantized x (to f32 rounding); m > 4 and hosts without VNNI keep f32
+    activations. A q8_0 byte of -128 (outside llama.cpp's range, but storable) still counts as -128."""
+    rows, k = 37, 96
+    data, scales = random_weight(layout, rows, k)
+    if layout == "q8_0":
+        data[0, :3] = -128
+    module = build(["m", k], data, scales, layout, fused_op=False)
+    texts: dict[str, str] = {}
+    exe = compile(module, pipeline=pipeline(threads, "i8"), on_stage=texts.__setitem__)
+    int8 = host_vectors().dot is not None
+    assert ("vpdpbusd" in texts["host"]) == int8
+    w = dequantize(layout, data, scales)
+    for m in ROWS_M:
+        x = RNG.standard_normal((m, k), dtype=np.float32)
+        seen = quantized_x(x) if int8 and m <= 4 else x.astype(np.float64)
+        check(exe(x, data, scales), seen @ w.T)
+
+
+def test_activations_option_is_checked() -> None:
+    with pytest.raises(CompileError, match="activations must be one of f32, i8"):
+        compile(build(["m", 32], *random_weight("q4_0", 3, 32), "q4_0", False), pipeline=pipeline(1, "f16"))
+
+
+@pytest.mark.parametrize("layout", ["q4_0", "q8_0", "q4f16_1"])
+def test_narrow_vectors(layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The code for hosts without AVX-512 (8 lanes, blocks of 2 weight rows; VNNI kept if this host has it):
+    the same numbers (compiled without the cache, whose key does not hold the vector shape)."""
+    dot = host_vectors().dot
+    monkeypatch.setattr(dequantize_matmul_op, "host_vectors", lambda: VectorShape(8, 2, dot))
+    data, scales = random_weight(layout, 19, 64)
+    module = build(["m", 64], data, scales, layout, fused_op=False)
+    texts: dict[str, str] = {}
+    exe = compile(module, pipeline=pipeline(2, "i8"), use_cache=False, on_stage=texts.__setitem__)
+    assert "vector<8xf32>" in texts["host"] and "vector<16xf32>" not in texts["host"]
+    int8 = dot is not None
+    w = dequantize(layout, data, scales)
+    for m in ROWS_M:
+        x = RNG.standard_normal((m, 64), dtype=np.float32)
+        seen = quantized_x(x) if int8 and m <= 4 else x.astype(np.float64)
+        check(exe(x, data, scales), seen @ w.T)
+
+
+def test_symbolic_k_is_checked_at_run_time() -> None:
+    """``x`` [m, k] with a symbolic k: the kernel assumes the weight's k, the call checks it."""
+    data, scales = random_weight("q8_0", 6, 64)
+    exe = compile(build(["m", "k"], data, scales, "q8_0"), opt_level=1)
+    x = RNG.standard_normal((2, 64), dtype=np.float32)
+    check(exe(x, data, scales), x.astype(np.float64) @ dequantize("q8_0", data, scales).T)
+    with pytest.raises(InputError):
+        exe(RNG.standard_normal((2, 32), dtype=np.float32), data, scales)
+
+
+@pytest.mark.parametrize("rows", [32, 70])
+def test_decode_shape_among_scheduled_kernels(rows: int) -> None:
+    """x [b, 1, k] (the LLM's decode step) next to kernels that relax-schedule-kernels tiles: the result is
+    written into the destination in place (a reshaped destination made bufferization copy it, and the copy's
+    deallocation abort MLIR's lowering: 'memref of i1'). One chunk of rows (32) and several (70)."""
+    data, scales = random_weight("q8_0", rows, 64)
+    bb = rb.BlockBuilder()
+    params = {
+        "x": rb.tensor(["b", 1, 64]),
+        "d": rb.tensor([rows, 64], "i8"),
+        "s": rb.tensor([rows, 2], "f16"),
+    }
+    with bb.function("main", params) as (x, d, s):
+        with bb.dataflow():
+            y = R.matmul(R.softmax(x, axis=-1), R.permute_dims(R.dequantize(d, s, "q8_0")))
+            out = bb.emit_output(R.exp(y))
+        bb.ret(out)
+    exe = compile(bb.module, opt_level=1)
+    w = dequantize("q8_0", data, scales)
+    for b in (1, 3, 6):
+        x = RNG.standard_normal((b, 1, 64), dtype=np.float32)
+        e = np.exp(x - x.max(-1, keepdims=True))
+        check(exe(x, data, scales), np.exp((e / e.sum(-1, keepdims=True)).astype(np.float64) @ w.T))
