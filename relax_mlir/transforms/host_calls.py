@@ -26,7 +26,7 @@ from relax_mlir.transforms.host_values import _Ints, _location, _Tensor, _Tuple,
 
 class CallLowering:
     """``relax.call``, mixed into the host writer (``lower_host._HostWriter``): uses its ``functions``,
-    ``lookup``, ``_dim``, ``_memref_cast`` and the checks of ``host_checks.CheckLowering``."""
+    ``lookup``, ``inplace_buffer``, ``_dim``, ``_memref_cast`` and the checks of ``host_checks.CheckLowering``."""
 
     def call_function(self, op: ir.Operation) -> None:
         """Call another relax function's host code (``relax.call``): the calling convention above.
@@ -193,10 +193,7 @@ class CallLowering:
     def _pass_inplace(self, v: ir.Value, p: RelaxType, args: list[str], types: list[str], where: str) -> None:
         """Pass the buffer of the in-place parameter ``v`` stands for (``_inplace_params`` checked that it is
         one, read by nothing else), so the callee's writes land in this function's caller's array."""
-        from relax_mlir.transforms.lower_host import _root_param  # noqa: PLC0415  (a cycle)
-
-        arg = _root_param(v)
-        held = self.inplace_memrefs.get(arg.arg_number) if arg is not None else None
+        held = self.inplace_buffer(v)
         if held is None or not isinstance(p, TensorType):
             raise UnsupportedOpError(f"{where}: an argument updated in place must be a tensor parameter")
         memref, have = held

@@ -191,6 +191,11 @@ class _HostWriter(RegionLowering, CallLowering, CheckLowering):
             return _Ints(names, isinstance(t, ShapeType))
         raise UnsupportedOpError(f"@{self.name}: {what} of type {t} cannot be passed to compiled code")
 
+    def inplace_buffer(self, v: ir.Value) -> tuple[str, str] | None:
+        """The memref and its type of the in-place parameter ``v`` stands for, if it stands for one."""
+        arg = _root_param(v)
+        return self.inplace_memrefs.get(arg.arg_number) if arg is not None else None
+
     def _dim(self, value: _Tensor, axis: int) -> str:
         assert value.type.shape is not None
         d = value.type.shape[axis]
