@@ -1,9 +1,9 @@
 // RUN: relax-opt %s --convert-relax-to-linalg | FileCheck %s
 
-// Prefill attention: an scf.forall over (batch x kv head, block of 64 queries) so every core works on it;
+// Prefill attention: an scf.forall over (batch x kv head, block of 32 queries) so every core works on it;
 // a block multiplies its queries only by the keys they may see (kv_len + its last query + 1), takes the
 // masked softmax of that block, and divides its product with the values by the row sums.
-// CHECK-DAG:   #[[BLOCKS:map[0-9]*]] = affine_map<()[s0] -> (s0 ceildiv 64)>
+// CHECK-DAG:   #[[BLOCKS:map[0-9]*]] = affine_map<()[s0] -> (s0 ceildiv 32)>
 // CHECK-DAG:   #[[SEEN:map[0-9]*]] = affine_map<(d0, d1)[s0] -> (d0 + d1 + s0)>
 // CHECK-LABEL: func.func private @cached_attention_0(
 // CHECK:         affine.apply #[[BLOCKS]]()
