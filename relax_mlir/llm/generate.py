@@ -107,9 +107,18 @@ class LanguageModel:
             raise InputError(f"batch {batch} is outside 1..{self.cfg.max_batch} (LlamaConfig.max_batch)")
         return KVCache.allocate(self.cfg, batch)
 
-    def prefill(self, tokens: np.ndarray, cache: KVCache) -> np.ndarray:
-        """Logits ``[b, seq, vocab]`` of ``tokens [b, seq]`` after the ``cache.length`` cached ones."""
-        return self._run("prefill", tokens, cache)
+    def prefill(self, tokens: np.ndarray, cache: KVCache, *, last_only: bool = False) -> np.ndarray:
+        """Logits ``[b, seq, vocab]`` of ``tokens [b, seq]`` after the ``cache.length`` cached ones; with
+        ``last_only``, ``[b, vocab]`` of the last token only (what generation needs: the LM head then runs
+        on one row per sequence, as llama.cpp's default)."""
+        if not last_only:
+            return self._run("prefill", tokens, cache)
+        if np.ndim(tokens) == 2 and np.shape(tokens)[1] == 0:
+            raise InputError(
+                "prefill: last_only needs at least one token per sequence, got tokens of shape "
+                f"{np.shape(tokens)}"
+            )
+        return self._run("prefill_last", tokens, cache)[:, 0]
 
     def decode(self, tokens: np.ndarray, cache: KVCache) -> np.ndarray:
         """Logits ``[b, vocab]`` of one new token per sequence (``tokens [b]``)."""
@@ -150,7 +159,7 @@ class LanguageModel:
             raise InputError(f"generate: prompt must be [batch, seq] with seq >= 1, got shape {prompt.shape}")
         cache = self.new_cache(prompt.shape[0])
         rng = np.random.default_rng(seed)
-        logits = self.prefill(prompt, cache)[:, -1]
+        logits = self.prefill(prompt, cache, last_only=True)
         out = []
         for step in range(max_new_tokens):
             token = sample(logits, temperature, top_k, rng)

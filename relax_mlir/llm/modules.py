@@ -1,10 +1,11 @@
 """A Llama-style causal LM written as modules over the builder, emitting ``prefill`` and ``decode``.
 
 Every module declares its weights (name -> shape, HF-style dotted names) and emits relax ops for its
-forward pass. ``CausalLM.build()`` returns one module with two functions sharing every kernel, both calling the private
-``decoder_layer`` once per layer, so a layer is compiled once::
+forward pass. ``CausalLM.build()`` returns one module with three functions sharing every kernel, each calling the
+private ``decoder_layer`` once per layer, so a layer is compiled once::
 
     prefill(tokens [b, seq] i64, kv_len, k_cache.0, v_cache.0, ..., weights...) -> logits [b, seq, vocab]
+    prefill_last(...the same...) -> logits [b, 1, vocab]  (the last token's only: the LM head skips the rest)
     decode (tokens [b, 1]   i64, kv_len, k_cache.0, v_cache.0, ..., weights...) -> logits [b, 1, vocab]
 
 Layer ``i``'s caches are ``[kv_len + seq, b, kv_heads, head_dim]`` arrays: the first rows of a
@@ -307,9 +308,10 @@ class CausalLM(Module):
             yield f"v_cache.{i}"
 
     def build(self) -> ir.Module:
-        """The module with ``prefill`` (``seq`` symbolic) and ``decode`` (``seq`` = 1), both calling a private
-        layer function once per layer: one layer's kernels and host code are compiled once. Layers whose
-        weights differ in storage (e.g. one quantized differently) get a function of their own."""
+        """The module with ``prefill`` (``seq`` symbolic), ``prefill_last`` (its last token's logits only)
+        and ``decode`` (``seq`` = 1), all calling a private layer function once per layer: one layer's
+        kernels and host code are compiled once. Layers whose weights differ in storage (e.g. one quantized
+        differently) get a function of their own."""
         bb = rb.BlockBuilder()
         emitters = [
             (name, lambda bb, f=name, i=i: self._emit_layer(bb, f, self.layers[i]))
@@ -317,6 +319,7 @@ class CausalLM(Module):
         ]
         emitters += [
             ("prefill", lambda bb: self._emit(bb, "prefill", "seq")),
+            ("prefill_last", lambda bb: self._emit(bb, "prefill_last", "seq", last=True)),
             ("decode", lambda bb: self._emit(bb, "decode", 1)),
         ]
         for name, emit in emitters:  # ops located by function, not by the caller's line: the module (and
@@ -395,7 +398,9 @@ class CausalLM(Module):
                 out = bb.emit_output(R.add(x, layer.mlp(own, layer.post_attention_layernorm(own, x))))
             bb.ret(out)
 
-    def _emit(self, bb: rb.BlockBuilder, name: str, seq: str | int) -> None:
+    def _emit(self, bb: rb.BlockBuilder, name: str, seq: str | int, last: bool = False) -> None:
+        """The entry function ``name``; ``last``: only the last token's logits (``seq`` >= 1; the LM head,
+        a quarter of a small model's prefill work, runs on one row per sequence)."""
         params: dict[str, object] = {"tokens": rb.tensor(["batch", seq], "i64"), "kv_len": rb.prim("kv_len")}
         params.update(dict.fromkeys(self.cache_names(), self._cache_type(seq)))
         weights = self.parameters()
@@ -409,5 +414,7 @@ class CausalLM(Module):
                     own = [values[n] for n in layer.parameters()]
                     caches = values[f"k_cache.{i}"], values[f"v_cache.{i}"]
                     x = bb.call(self._layer_function(layer), x, values["kv_len"], cos, sin, *caches, *own)
+                if last:
+                    x = R.strided_slice(x, [1], [f"{seq} - 1"], [seq])
                 logits = bb.emit_output(self.lm_head(values, self.norm(values, x)))
             bb.ret(logits)

@@ -5,9 +5,9 @@
 | ``relax-O0`` | verify, infer shapes, lift load-time computations (``relax-lift-load-time-params``), lower
   every op to a kernel |
 | ``relax-O1`` | + cleanups (canonicalize, fold constants, CSE, DCE), matmuls by quantized weights fused
-  (``relax-fuse-dequantize-matmul``), constant weights packed at compile time
-  (``relax-pack-weights``; load-time parameter weights at load: ``relax-lift-load-time-params``), kernels scheduled (``relax-schedule-kernels``: matmuls, packed matmuls, convs,
-  pooling, row reductions) |
+  (``relax-fuse-dequantize-matmul``), constant weights packed at compile time (``relax-pack-weights``;
+  load-time parameter weights at load: ``relax-lift-load-time-params``), kernels scheduled
+  (``relax-schedule-kernels``: matmuls, packed matmuls, convs, pooling, row reductions) |
 | ``relax-O2`` | + small or once-called private relax functions inlined (``relax-inline``), fusion
   (``relax-fuse-ops`` / ``relax-fuse-kernels``), static memory planning, kernels split over threads
   (``relax-parallelize-kernels``, OpenMP) |

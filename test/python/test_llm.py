@@ -50,6 +50,23 @@ def test_prefill_logits_match_reference(lm: LanguageModel, weights: dict, batch:
     assert cache.length == seq
 
 
+@pytest.mark.parametrize("batch, seq, past", [(1, 1, 0), (2, 7, 0), (1, 5, 12)])
+def test_prefill_last_only_is_the_last_row(
+    lm: LanguageModel, weights: dict, batch: int, seq: int, past: int
+) -> None:
+    """``last_only`` runs ``prefill_last`` (the LM head on the last token only), after a cached prefix too."""
+    tokens = _tokens(batch, past + seq, seed=seq)
+    cache = lm.new_cache(batch)
+    if past:
+        lm.prefill(tokens[:, :past], cache)
+    logits = lm.prefill(tokens[:, past:], cache, last_only=True)
+    assert logits.shape == (batch, CFG.vocab_size)
+    _close(logits, reference.forward(CFG, weights, tokens)[:, -1])
+    assert cache.length == past + seq
+    with pytest.raises(InputError, match="last_only needs at least one token"):
+        lm.prefill(np.zeros((batch, 0), np.int64), lm.new_cache(batch), last_only=True)
+
+
 def test_32_decode_steps_match_reference_and_greedy_tokens(lm: LanguageModel, weights: dict) -> None:
     prompt = _tokens(2, 5, seed=3)
     cache = lm.new_cache(2)
