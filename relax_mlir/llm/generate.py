@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 import relax_mlir
 from relax_mlir.errors import InputError
 from relax_mlir.llm.modules import CausalLM, LlamaConfig
-from relax_mlir.llm.weights import check_weights
+from relax_mlir.llm.quant import QuantizedWeight, quantize
+from relax_mlir.llm.weights import Weight, check_weights, is_linear
 
 
 @dataclass
@@ -40,13 +43,53 @@ class KVCache:
 class LanguageModel:
     """A Llama-style model compiled once; ``prefill`` and ``decode`` run at any batch and length."""
 
-    def __init__(self, cfg: LlamaConfig, weights: dict[str, np.ndarray], *, opt_level: int = 3) -> None:
+    def __init__(self, cfg: LlamaConfig, weights: dict[str, Weight], *, opt_level: int = 3) -> None:
+        """``weights``: float32 arrays by name; linear weights may be ``QuantizedWeight``s."""
         self.cfg = cfg
-        model = CausalLM(cfg)
+        self.opt_level = opt_level
         self.weights = check_weights(cfg, weights)
+        quantized = {
+            n: (w.layout, "f16" if w.scales.dtype == np.float16 else "f32")
+            for n, w in self.weights.items()
+            if isinstance(w, QuantizedWeight)
+        }
+        model = CausalLM(cfg, quantized)
         self.module = model.build()
         self.executable = relax_mlir.compile(self.module, opt_level=opt_level)
-        self._weight_args = [self.weights[n] for n in model.weights()]
+        self._weight_args: list[np.ndarray] = []
+        for name in model.weights():
+            w = self.weights[name]
+            self._weight_args.extend([w.data, w.scales] if isinstance(w, QuantizedWeight) else [w])
+        self.tokenizer_metadata: dict[str, Any] = {}
+
+    @classmethod
+    def from_gguf(
+        cls, path: str | Path, *, max_batch: int = 8, max_context: int | None = None, opt_level: int = 3
+    ) -> LanguageModel:
+        """The llama-architecture model in the GGUF file ``path`` (F32/F16/Q8_0/Q4_0 tensors; Q8_0/Q4_0 linear
+        weights stay quantized); token ids in and out, the file's tokenizer in ``tokenizer_metadata``."""
+        from relax_mlir.llm.gguf import load_gguf
+
+        cfg, weights, tokenizer = load_gguf(path, max_batch=max_batch, max_context=max_context)
+        lm = cls(cfg, weights, opt_level=opt_level)
+        lm.tokenizer_metadata = tokenizer
+        return lm
+
+    def quantize(self, layout: str) -> LanguageModel:
+        """A new model whose linear weights (attention, MLP, LM head; not the embedding or norms) are
+        quantized in ``layout`` (``q4_0``, ``q8_0``, ``q4f16_1``); already quantized ones are kept."""
+        weights = dict(self.weights)
+        for name, w in self.weights.items():
+            if is_linear(name) and not isinstance(w, QuantizedWeight):
+                try:
+                    weights[name] = quantize(w.T, layout)
+                except InputError as e:
+                    raise InputError(
+                        f"cannot quantize weight '{name}' ([out, in] {w.T.shape}): {e}"
+                    ) from None
+        lm = LanguageModel(self.cfg, weights, opt_level=self.opt_level)
+        lm.tokenizer_metadata = dict(self.tokenizer_metadata)
+        return lm
 
     def new_cache(self, batch: int = 1) -> KVCache:
         if not 1 <= batch <= self.cfg.max_batch:

@@ -8,12 +8,14 @@ forward pass. ``CausalLM.build()`` returns one module with two functions sharing
 
 Layer ``i``'s caches are ``[kv_len + seq, b, kv_heads, head_dim]`` arrays: the first rows of a
 preallocated ``[max_context, b, kv_heads, head_dim]`` buffer (``KVCache``), into whose last ``seq`` rows
-the new keys and values are written in place. Linear weights are ``[in, out]`` (``x @ w``).
+the new keys and values are written in place. Linear weights are ``[in, out]`` (``x @ w``); a quantized
+linear weight (``CausalLM(cfg, quantized={name: (layout, scale dtype)})``) is two parameters ``<name>.data``
+and ``<name>.scales`` in ``[out, in]`` order (``relax.dequantize``), used as ``x @ dequantize(...).T``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +23,7 @@ from mlir import ir
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.ops.dequantize import GROUP, LAYOUTS
 
 
 @dataclass(frozen=True)
@@ -81,17 +84,34 @@ class Module:
 
 
 class Linear(Module):
-    """``x @ weight`` with weight ``[in, out]``."""
+    """``x @ weight`` with weight ``[in, out]``; quantized (``layout`` set): ``x @ dequantize(data, scales).T``."""
 
     def __init__(self, name: str, in_features: int, out_features: int) -> None:
         super().__init__(name)
         self.shape = (in_features, out_features)
+        self.layout: str | None = None
+        self.scale_dtype = "f16"
 
     def own_weights(self) -> dict[str, tuple[int, ...]]:
         return {"weight": self.shape}
 
+    def parameters(self) -> dict[str, tuple[tuple[int, ...], str]]:
+        """The function parameters holding the weight: full name -> (shape, dtype)."""
+        name = self._full("weight")
+        if self.layout is None:
+            return {name: (self.shape, "f32")}
+        dtype, per, _ = LAYOUTS[self.layout]
+        k, rows = self.shape
+        return {
+            f"{name}.data": ((rows, k // per), dtype),
+            f"{name}.scales": ((rows, k // GROUP), self.scale_dtype),
+        }
+
     def __call__(self, params: Weights, x: ir.Value) -> ir.Value:
-        return R.matmul(x, self.w(params, "weight"))
+        if self.layout is None:
+            return R.matmul(x, self.w(params, "weight"))
+        data, scales = self.w(params, "weight.data"), self.w(params, "weight.scales")
+        return R.matmul(x, R.permute_dims(R.dequantize(data, scales, self.layout)))
 
 
 class Embedding(Module):
@@ -227,7 +247,8 @@ class DecoderLayer(Module):
 class CausalLM(Module):
     """Embedding, decoder layers, final norm and LM head; ``build()`` emits ``prefill`` and ``decode``."""
 
-    def __init__(self, cfg: LlamaConfig) -> None:
+    def __init__(self, cfg: LlamaConfig, quantized: Mapping[str, tuple[str, str]] | None = None) -> None:
+        """``quantized``: linear weight name -> (layout, scale dtype) for the weights stored quantized."""
         super().__init__("")
         self.cfg = cfg
         self.embed_tokens = Embedding("model.embed_tokens", cfg.vocab_size, cfg.hidden_size)
@@ -235,6 +256,27 @@ class CausalLM(Module):
         self.norm = RMSNorm("model.norm", cfg.hidden_size, cfg.eps)
         self.lm_head = Linear("lm_head", cfg.hidden_size, cfg.vocab_size)
         self.rotary = RotaryEmbedding(cfg.head_dim, cfg.rope_theta)
+        linears = {f"{m.name}.weight": m for m in self.modules() if isinstance(m, Linear)}
+        for name, (layout, scale_dtype) in (quantized or {}).items():
+            if name not in linears:
+                raise ValueError(f"'{name}' is not a linear weight of the model")
+            linears[name].layout, linears[name].scale_dtype = layout, scale_dtype
+
+    def modules(self) -> Iterator[Module]:
+        """Every module of the model, depth first."""
+        stack: list[Module] = [self]
+        while stack:
+            m = stack.pop()
+            yield m
+            stack.extend(reversed(m.children()))
+
+    def parameters(self) -> dict[str, tuple[tuple[int, ...], str]]:
+        """The weight parameters of ``prefill``/``decode`` in order: name -> (shape, dtype)."""
+        linears = {f"{m.name}.weight": m for m in self.modules() if isinstance(m, Linear)}
+        out: dict[str, tuple[tuple[int, ...], str]] = {}
+        for name, shape in self.weights().items():
+            out.update(linears[name].parameters() if name in linears else {name: (shape, "f32")})
+        return out
 
     def children(self) -> list[Module]:
         return [self.embed_tokens, *self.layers, self.norm, self.lm_head]
@@ -256,8 +298,7 @@ class CausalLM(Module):
         cache = rb.tensor([f"kv_len + {seq}", "batch", cfg.kv_heads, cfg.head_dim])
         params: dict[str, object] = {"tokens": rb.tensor(["batch", seq], "i64"), "kv_len": rb.prim("kv_len")}
         params.update(dict.fromkeys(self.cache_names(), cache))
-        weights = self.weights()
-        params.update({n: rb.tensor(list(s)) for n, s in weights.items()})
+        params.update({n: rb.tensor(list(s), dtype) for n, (s, dtype) in self.parameters().items()})
         bounds = {"batch": cfg.max_batch, "kv_len": cfg.max_context - 1}
         if isinstance(seq, str):
             bounds[seq] = cfg.max_context

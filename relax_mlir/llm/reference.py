@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from relax_mlir.llm.modules import LlamaConfig
+from relax_mlir.llm.quant import QuantizedWeight
 
 
 def _rms_norm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
@@ -22,9 +23,13 @@ def _rope(x: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray:
     return x * cos + np.concatenate([-x2, x1], -1) * sin
 
 
-def forward(cfg: LlamaConfig, w: dict[str, np.ndarray], tokens: np.ndarray) -> np.ndarray:
-    """Logits ``[b, s, vocab]`` for the whole sequence ``tokens [b, s]`` (float64 inside)."""
-    w = {n: v.astype(np.float64) for n, v in w.items()}
+def forward(cfg: LlamaConfig, w: dict[str, np.ndarray | QuantizedWeight], tokens: np.ndarray) -> np.ndarray:
+    """Logits ``[b, s, vocab]`` for the whole sequence ``tokens [b, s]`` (float64 inside; quantized linear
+    weights ``[out, in]`` are dequantized and transposed to ``[in, out]``)."""
+    w = {
+        n: v.dequantize().T.astype(np.float64) if isinstance(v, QuantizedWeight) else v.astype(np.float64)
+        for n, v in w.items()
+    }
     b, s = tokens.shape
     hd, heads, groups = cfg.head_dim, cfg.heads, cfg.heads // cfg.kv_heads
     x = w["model.embed_tokens.weight"][tokens]

@@ -38,6 +38,7 @@ _ZERO_MODULES = (
     "dynamic",
     "shape_value",
     "structural",
+    "dequantize",
 )
 # check_index's low/high are inputs here (not the min/max of its indices): at a 0 dim any index is out of range
 ZERO_OK = {n for n in NAMES if OPS[n].__module__.rsplit(".", 1)[-1] in _ZERO_MODULES} - {
