@@ -9,7 +9,7 @@ The config is d=768, 12 layers, 12 query heads, 4 KV heads, ffn 2048, vocab 3200
 1024, max batch 4 (125M parameters). Every engine runs the same random weights:
 
 - relax_mlir compiles ``prefill`` and ``decode`` once (``opt_level=3``) for every batch and length; when
-  ``LanguageModel.from_gguf`` exists it also runs the Q8_0 and Q4_0 files.
+  ``LanguageModel.quantize`` exists it also runs the model quantized to Q8_0 and Q4_0 (the files' bits).
 - PyTorch (CPU 2.13, installed with pip if missing: ``torch==2.13.0+cpu``) runs the same model eagerly
   with a preallocated KV cache written in place and ``scaled_dot_product_attention``.
 - llama.cpp: built once from the ``llama-cpp-python==0.3.36`` sdist (pip builds llama.cpp with cmake and
@@ -463,7 +463,7 @@ def kv_bytes(cfg, batch: int, itemsize: int = 4) -> int:  # noqa: ANN001
 
 
 def relax_child(spec: dict) -> dict:
-    """relax_mlir (fp32; and the GGUF files when ``LanguageModel.from_gguf`` exists) and PyTorch eager."""
+    """relax_mlir (fp32; and quantized to Q8_0/Q4_0 when ``LanguageModel.quantize`` exists) and PyTorch eager."""
     import numpy as np  # noqa: PLC0415
     import torch  # noqa: PLC0415
 
@@ -502,19 +502,18 @@ def relax_child(spec: dict) -> dict:
         "step_bytes": step,
         "memory": [f"{total / 2**20:.0f} MiB", kv, "not planned (allocator)"],
     }
-    if under_load or not spec.get("gguf_dir") or not hasattr(LanguageModel, "from_gguf"):
+    if under_load or not spec.get("gguf_dir") or not hasattr(LanguageModel, "quantize"):
         return result
-    for dtype in GGUF_TYPES[1:]:
-        path = Path(spec["gguf_dir"]) / f"model-{dtype}.gguf"
+    for dtype in GGUF_TYPES[1:]:  # the same quantized bits as the file (both through gguf.quants)
         t = time.perf_counter()
-        qlm = LanguageModel.from_gguf(path, max_batch=cfg.max_batch, max_context=cfg.max_context)
+        qlm = lm.quantize(dtype.lower())
         compile_q = time.perf_counter() - t
-        size, step_q = gguf_step_bytes(path)
+        size, step_q = gguf_step_bytes(Path(spec["gguf_dir"]) / f"model-{dtype}.gguf")
         result["engines"][f"relax_mlir {dtype}"] = {
             **measure(RelaxEngine(qlm), cfg.vocab_size),
             "step_bytes": step_q,
             "compile_s": compile_q,
-            "memory": [f"{size / 2**20:.0f} MiB (file)", kv, ""],
+            "memory": [f"{size / 2**20:.0f} MiB (as the file)", kv, ""],
         }
     return result
 
@@ -749,7 +748,7 @@ def main() -> int:
     from relax_mlir.llm import LanguageModel  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory(prefix="bench_llm_") as gdir:
-        if llama_dir is not None or hasattr(LanguageModel, "from_gguf"):
+        if llama_dir is not None or hasattr(LanguageModel, "quantize"):
             spec["gguf_sizes"] = write_files(config(args.small), Path(gdir))
             spec["gguf_dir"] = gdir
         # weight repacking segfaults on some Intel CPUs (DESIGN.md section 6): on elsewhere, retried off
