@@ -1,35 +1,53 @@
-"""LLM decoding benchmark: a ~100M-parameter Llama-style model, relax_mlir vs PyTorch eager.
+"""LLM decoding benchmark: a 125M-parameter Llama-style model, relax_mlir vs llama.cpp vs PyTorch eager.
 
     python3 bench/bench_llm.py                 # 1 and 2 threads; writes bench/LLM_RESULTS.md
-    python3 bench/bench_llm.py --threads 1 --no-write
+    python3 bench/bench_llm.py --threads 1 --small --no-write      # a tiny model, for development
+    python3 bench/bench_llm.py --under-load    # decode beside one busy process (its own section)
+    python3 bench/bench_llm.py --no-llama-cpp  # without building/running llama.cpp
 
 The config is d=768, 12 layers, 12 query heads, 4 KV heads, ffn 2048, vocab 32000, fp32, max context
-1024, max batch 4 (125M parameters). Both engines run the same random weights; relax_mlir compiles
-``prefill`` and ``decode`` once (``opt_level=3``) for every batch and length. PyTorch (CPU 2.13,
-installed by this script with pip if missing: ``torch==2.13.0+cpu``) runs the same model eagerly with a
-preallocated KV cache written in place and ``scaled_dot_product_attention``.
+1024, max batch 4 (125M parameters). Every engine runs the same random weights:
+
+- relax_mlir compiles ``prefill`` and ``decode`` once (``opt_level=3``) for every batch and length; when
+  ``LanguageModel.quantize`` exists it also runs the model quantized to Q8_0 and Q4_0 (the files' bits).
+- PyTorch (CPU 2.13, installed with pip if missing: ``torch==2.13.0+cpu``) runs the same model eagerly
+  with a preallocated KV cache written in place and ``scaled_dot_product_attention``.
+- llama.cpp: built once from the ``llama-cpp-python==0.3.36`` sdist (pip builds llama.cpp with cmake and
+  the system g++; a few minutes) into ``~/.cache/relax_mlir/bench/llama_cpp-0.3.36`` and reused; it runs
+  the model written as GGUF F32, Q8_0 and Q4_0 files through llama.cpp's C API (ctypes, low level).
 
 It reports prefill latency for 128 and 512 tokens, decode tokens/s at batch 1 and 4 (32 steps after a
-128-token prompt), the memory-bandwidth bound (weight bytes read per decode step / measured copy
-bandwidth), and the activation memory of the static plan at the declared bounds.
+128-token prompt), each engine's % of the memory-bandwidth bound (weight bytes read per decode step /
+measured copy bandwidth), and memory (weights, KV cache, activations). ``--under-load`` measures decode
+with one CPU-bound process running beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 TORCH = "torch==2.13.0+cpu"
+LLAMA_CPP = "llama-cpp-python==0.3.36"
+LLAMA_CPP_DIR = Path.home() / ".cache" / "relax_mlir" / "bench" / "llama_cpp-0.3.36"
+GGUF_TYPES = ("F32", "Q8_0", "Q4_0")
+STEPS = 32  # decode steps after the prompt
+PROMPT = 128
 
 
 def ensure_torch() -> None:
@@ -40,9 +58,42 @@ def ensure_torch() -> None:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", TORCH], check=True)
 
 
-def config():  # noqa: ANN201
+def ensure_llama_cpp() -> Path | None:
+    """The directory holding the built ``llama_cpp`` package (built once, then reused), or None if the build
+    failed (with a message saying why and how to skip it)."""
+    if (LLAMA_CPP_DIR / "llama_cpp" / "llama_cpp.py").exists():
+        return LLAMA_CPP_DIR
+    tmp = LLAMA_CPP_DIR.with_name(LLAMA_CPP_DIR.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"building {LLAMA_CPP} into {LLAMA_CPP_DIR} (cmake + g++, several minutes; once)", flush=True)
+    env = dict(
+        os.environ, CMAKE_ARGS="-DLLAVA_BUILD=OFF", CMAKE_BUILD_PARALLEL_LEVEL=str(os.cpu_count() or 1)
+    )
+    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-binary", "llama-cpp-python"]
+    proc = subprocess.run(
+        [*cmd, "--target", str(tmp), LLAMA_CPP], env=env, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        log = LLAMA_CPP_DIR.with_name("llama_cpp-build.log")
+        log.write_text(proc.stdout + proc.stderr)
+        print(
+            f"llama.cpp: building {LLAMA_CPP} failed (pip exit {proc.returncode}; log: {log}); it needs cmake, "
+            "g++ and PyPI. Continuing without llama.cpp (--no-llama-cpp skips the build).",
+            file=sys.stderr,
+        )
+        return None
+    tmp.rename(LLAMA_CPP_DIR)
+    return LLAMA_CPP_DIR
+
+
+def config(small: bool = False):  # noqa: ANN201
     from relax_mlir.llm import LlamaConfig  # noqa: PLC0415
 
+    if small:  # for development: the same code paths in seconds
+        return LlamaConfig(
+            vocab_size=2048, hidden_size=256, layers=2, heads=4, kv_heads=2, ffn_size=512, max_context=1024,
+            max_batch=4,
+        )  # fmt: skip
     return LlamaConfig(
         vocab_size=32000,
         hidden_size=768,
@@ -53,6 +104,109 @@ def config():  # noqa: ANN201
         max_context=1024,
         max_batch=4,
     )
+
+
+def machine() -> str:
+    """CPU model, LLVM's name for the host CPU, cores."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        import llvmlite.binding as llvm  # noqa: PLC0415
+
+        llvm_cpu = llvm.get_host_cpu_name()
+    except ImportError:
+        llvm_cpu = "?"
+    return f"{model} (LLVM CPU `{llvm_cpu}`), {os.cpu_count()} cores"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# GGUF files of the same model
+
+
+def _permute_rope(w, heads: int):  # noqa: ANN001, ANN202
+    """Rows of a q/k projection ``[out, in]`` from rotate-half order (HF, relax_mlir) to llama.cpp's
+    adjacent pairs (2i, 2i+1), as llama.cpp's HF -> GGUF conversion does."""
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def write_gguf(cfg, weights: dict, path: Path, dtype: str) -> dict:  # noqa: ANN001
+    """Write ``weights`` (relax_mlir names and ``[in, out]`` layout) as a llama GGUF file whose 2-D tensors
+    are ``dtype`` (F32, Q8_0 or Q4_0; norms stay F32). Returns the weights as the file holds them
+    (dequantized, relax_mlir layout): what a reference computes with."""
+    import gguf  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+
+    qtype = gguf.GGMLQuantizationType[dtype]
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_context_length(cfg.max_context)
+    writer.add_embedding_length(cfg.hidden_size)
+    writer.add_block_count(cfg.layers)
+    writer.add_feed_forward_length(cfg.ffn_size)
+    writer.add_rope_dimension_count(cfg.head_dim)
+    writer.add_head_count(cfg.heads)
+    writer.add_head_count_kv(cfg.kv_heads)
+    writer.add_layer_norm_rms_eps(cfg.eps)
+    writer.add_rope_freq_base(cfg.rope_theta)
+    writer.add_vocab_size(cfg.vocab_size)
+    writer.add_tokenizer_model("none")
+    writer.add_file_type({"F32": 0, "Q8_0": 7, "Q4_0": 2}[dtype])
+    names = {
+        "model.embed_tokens.weight": "token_embd.weight",
+        "model.norm.weight": "output_norm.weight",
+        "lm_head.weight": "output.weight",
+    }
+    per_layer = {
+        "input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+        "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
+        "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down",
+    }  # fmt: skip
+    for i in range(cfg.layers):
+        for ours, theirs in per_layer.items():
+            names[f"model.layers.{i}.{ours}.weight"] = f"blk.{i}.{theirs}.weight"
+    held = {}
+    for name, w in weights.items():
+        if w.ndim == 1:
+            writer.add_tensor(names[name], w)
+            held[name] = w
+            continue
+        rows = w if name == "model.embed_tokens.weight" else np.ascontiguousarray(w.T)  # [out, in]
+        if dtype == "F32":
+            data, values = rows, rows
+        else:
+            data = gguf.quants.quantize(rows, qtype)
+            values = gguf.quants.dequantize(data, qtype).reshape(rows.shape)
+        held[name] = values if name == "model.embed_tokens.weight" else np.ascontiguousarray(values.T)
+        if name.endswith(("q_proj.weight", "k_proj.weight")):
+            data = _permute_rope(data, cfg.heads if "q_proj" in name else cfg.kv_heads)
+        writer.add_tensor(
+            names[name], np.ascontiguousarray(data), raw_dtype=None if dtype == "F32" else qtype
+        )
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return held
+
+
+def gguf_step_bytes(path: Path) -> tuple[int, int]:
+    """(bytes of all tensors, bytes read per decode step: all but the embedding table) of a GGUF file."""
+    import gguf  # noqa: PLC0415
+
+    reader = gguf.GGUFReader(str(path))
+    total = sum(int(t.n_bytes) for t in reader.tensors)
+    embed = sum(int(t.n_bytes) for t in reader.tensors if t.name == "token_embd.weight")
+    return total, total - embed
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Engines: start(batch) -> state; prefill(state, tokens [b, s]) -> last logits [b, vocab];
+# step(state, tokens [b]) -> logits [b, vocab]
 
 
 class TorchLlama:
@@ -107,6 +261,128 @@ class TorchLlama:
         return self._rms(x, w["model.norm.weight"]) @ w["lm_head.weight"]
 
 
+class RelaxEngine:
+    def __init__(self, lm) -> None:  # noqa: ANN001
+        self.lm = lm
+
+    def start(self, batch: int):  # noqa: ANN201
+        return self.lm.new_cache(batch)
+
+    def prefill(self, cache, tokens):  # noqa: ANN001, ANN201
+        return self.lm.prefill(tokens, cache)[:, -1]
+
+    def step(self, cache, tokens):  # noqa: ANN001, ANN201
+        return self.lm.decode(tokens, cache)
+
+
+class TorchEngine:
+    def __init__(self, ref) -> None:  # noqa: ANN001
+        self.ref = ref
+
+    def start(self, batch: int) -> dict:
+        return {"cache": self.ref.new_cache(batch), "pos": 0}
+
+    def _forward(self, state: dict, tokens):  # noqa: ANN001, ANN202
+        torch = self.ref.torch
+        with torch.inference_mode():
+            out = self.ref.forward(torch.from_numpy(tokens), state["cache"], state["pos"])[:, -1].numpy()
+        state["pos"] += tokens.shape[1]
+        return out
+
+    def prefill(self, state: dict, tokens):  # noqa: ANN001, ANN201
+        return self._forward(state, tokens)
+
+    def step(self, state: dict, tokens):  # noqa: ANN001, ANN201
+        return self._forward(state, tokens.reshape(-1, 1))
+
+
+def load_llama_cpp(root: Path) -> types.ModuleType:
+    """llama-cpp-python's low-level ctypes module alone (its package ``__init__`` pulls in the high-level
+    API and its dependencies, which the benchmark does not need)."""
+    pkg = types.ModuleType("llama_cpp")
+    pkg.__path__ = [str(root / "llama_cpp")]
+    sys.modules["llama_cpp"] = pkg
+    return importlib.import_module("llama_cpp.llama_cpp")
+
+
+class LlamaCppEngine:
+    """A GGUF model in llama.cpp: one context (unified KV cache of ``n_ctx`` cells, up to 4 sequences)."""
+
+    def __init__(self, L, path: Path, threads: int, n_ctx: int, vocab: int, extra_bufts: bool) -> None:  # noqa: ANN001
+        self.L, self.vocab, self.log = L, vocab, []
+
+        @L.llama_log_callback
+        def log(level, text, user_data) -> None:  # noqa: ANN001, ARG001
+            self.log.append(text.decode(errors="replace"))
+
+        self._log_cb = log  # kept alive: llama.cpp calls it
+        L.llama_log_set(log, None)
+        L.llama_backend_init()
+        mp = L.llama_model_default_params()
+        mp.n_gpu_layers = 0
+        mp.use_extra_bufts = extra_bufts
+        self.model = L.llama_model_load_from_file(str(path).encode(), mp)
+        if not self.model:
+            raise RuntimeError(f"llama.cpp could not load {path}: {''.join(self.log)[-2000:]}")
+        cp = L.llama_context_default_params()
+        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx, 512, 512, 4
+        cp.n_threads = cp.n_threads_batch = threads
+        cp.kv_unified = True
+        cp.no_perf = True
+        self.ctx = L.llama_init_from_model(self.model, cp)
+        if not self.ctx:
+            raise RuntimeError(f"llama.cpp could not create a context: {''.join(self.log)[-2000:]}")
+        self.mem = L.llama_get_memory(self.ctx)
+        self.batch = L.llama_batch_init(512, 0, 1)
+
+    def buffers(self) -> dict[str, float]:
+        """MiB of llama.cpp's buffers by kind (model, KV, compute), from its load log."""
+        out: dict[str, float] = {}
+        for kind, mib in re.findall(r"(model|KV|compute) buffer size =\s*([\d.]+) MiB", "".join(self.log)):
+            out[kind] = out.get(kind, 0.0) + float(mib)
+        return out
+
+    def start(self, batch: int) -> dict:
+        self.L.llama_memory_clear(self.mem, True)
+        return {"pos": 0}
+
+    def run(self, state: dict, tokens, all_logits: bool = False):  # noqa: ANN001, ANN201
+        """Logits of the last token of each sequence (row j of ``tokens`` is sequence j), or of every token."""
+        import numpy as np  # noqa: PLC0415
+
+        L, b = self.L, self.batch
+        rows, seq = tokens.shape
+        pos, flat, wanted = state["pos"], tokens.tolist(), []
+        n = 0
+        for j in range(rows):
+            for i in range(seq):
+                b.token[n], b.pos[n], b.n_seq_id[n] = flat[j][i], pos + i, 1
+                b.seq_id[n][0] = j
+                b.logits[n] = all_logits or i == seq - 1
+                if b.logits[n]:
+                    wanted.append(n)
+                n += 1
+        b.n_tokens = n
+        rc = L.llama_decode(self.ctx, b)
+        if rc != 0:
+            raise RuntimeError(f"llama_decode returned {rc}")
+        state["pos"] = pos + seq
+        return np.stack(
+            [np.ctypeslib.as_array(L.llama_get_logits_ith(self.ctx, i), (self.vocab,)) for i in wanted]
+        )
+
+    def prefill(self, state: dict, tokens):  # noqa: ANN001, ANN201
+        return self.run(state, tokens)
+
+    def step(self, state: dict, tokens):  # noqa: ANN001, ANN201
+        return self.run(state, tokens.reshape(-1, 1))
+
+    def close(self) -> None:
+        self.L.llama_batch_free(self.batch)
+        self.L.llama_free(self.ctx)
+        self.L.llama_model_free(self.model)
+
+
 def median_ms(fn, repeats: int) -> float:  # noqa: ANN001
     times = []
     for _ in range(repeats):
@@ -114,6 +390,38 @@ def median_ms(fn, repeats: int) -> float:  # noqa: ANN001
         fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times) * 1e3
+
+
+def measure(engine, vocab: int, prefill: bool = True, seed: int = 0) -> dict:  # noqa: ANN001
+    """Prefill ms (128 and 512 tokens, batch 1) and decode tok/s (batch 1 and 4, STEPS greedy steps after
+    a PROMPT-token prompt). Every engine gets the same tokens (same seed)."""
+    import numpy as np  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    out: dict = {"prefill": {}, "decode": {}}
+    for seq in (128, 512):
+        tokens = rng.integers(0, vocab, (1, seq))
+        if not prefill:
+            continue
+
+        def run(tokens: np.ndarray = tokens) -> None:
+            engine.prefill(engine.start(1), tokens)
+
+        run()
+        out["prefill"][seq] = median_ms(run, 5 if seq == 128 else 3)
+    for batch in (1, 4):
+        prompt = rng.integers(0, vocab, (batch, PROMPT))
+
+        def decode(batch: int = batch, prompt: np.ndarray = prompt) -> float:
+            state = engine.start(batch)
+            token = engine.prefill(state, prompt).argmax(-1)
+            t = time.perf_counter()
+            for _ in range(STEPS):
+                token = engine.step(state, token).argmax(-1)
+            return time.perf_counter() - t
+
+        out["decode"][batch] = batch * STEPS / statistics.median(decode() for _ in range(3))
+    return out
 
 
 def copy_bandwidth() -> float:
@@ -149,140 +457,254 @@ def activation_plan(module) -> dict[str, str]:  # noqa: ANN001
         return out
 
 
-def child(threads: int) -> dict:
+def kv_bytes(cfg, batch: int, itemsize: int = 4) -> int:  # noqa: ANN001
+    """Keys and values of every layer at the full context for ``batch`` sequences."""
+    return 2 * cfg.layers * cfg.max_context * batch * cfg.kv_heads * cfg.head_dim * itemsize
+
+
+def relax_child(spec: dict) -> dict:
+    """relax_mlir (fp32; and quantized to Q8_0/Q4_0 when ``LanguageModel.quantize`` exists) and PyTorch eager."""
     import numpy as np  # noqa: PLC0415
     import torch  # noqa: PLC0415
 
     from relax_mlir.llm import LanguageModel, random_weights  # noqa: PLC0415
 
+    threads, under_load = spec["threads"], spec.get("under_load", False)
     torch.set_num_threads(threads)
-    cfg = config()
+    cfg = config(spec["small"])
     weights = random_weights(cfg, seed=0, scale=0.02)
     t = time.perf_counter()
     lm = LanguageModel(cfg, weights)
     compile_s = time.perf_counter() - t
     ref = TorchLlama(cfg, weights)
-    rng = np.random.default_rng(0)
-    result: dict = {"threads": threads, "compile_s": compile_s, "prefill": {}, "decode": {}}
-
-    prompt = rng.integers(0, cfg.vocab_size, (1, 16))
+    prompt = np.random.default_rng(1).integers(0, cfg.vocab_size, (1, 16))
     with torch.inference_mode():
         expected = ref.forward(torch.from_numpy(prompt), ref.new_cache(1), 0).numpy()
     got = lm.prefill(prompt, lm.new_cache(1))
-    result["max_abs_error"] = float(np.abs(got - expected).max())
-    result["logit_scale"] = float(np.abs(expected).max())
-
-    for seq in (128, 512):
-        tokens = rng.integers(0, cfg.vocab_size, (1, seq))
-        repeats = 5 if seq == 128 else 3
-
-        def relax_prefill(tokens: np.ndarray = tokens) -> None:
-            lm.prefill(tokens, lm.new_cache(1))
-
-        def torch_prefill(tokens: np.ndarray = tokens) -> None:
-            with torch.inference_mode():
-                ref.forward(torch.from_numpy(tokens), ref.new_cache(1), 0)
-
-        relax_prefill(), torch_prefill()
-        result["prefill"][seq] = {
-            "relax_ms": median_ms(relax_prefill, repeats),
-            "torch_ms": median_ms(torch_prefill, repeats),
+    result: dict = {
+        "threads": threads,
+        "compile_s": compile_s,
+        "max_abs_error": float(np.abs(got - expected).max()),
+        "logit_scale": float(np.abs(expected).max()),
+        "engines": {},
+    }
+    total = sum(w.nbytes for w in weights.values())
+    step = total - weights["model.embed_tokens.weight"].nbytes
+    kv = f"{kv_bytes(cfg, 1) / 2**20:.0f} / {kv_bytes(cfg, 4) / 2**20:.0f} MiB (f32)"
+    plan = {} if under_load else activation_plan(lm.module)
+    result["engines"]["relax_mlir fp32"] = {
+        **measure(RelaxEngine(lm), cfg.vocab_size, prefill=not under_load),
+        "step_bytes": step,
+        "memory": [f"{total / 2**20:.0f} MiB", kv, ", ".join(f"`{n}` {v}" for n, v in plan.items())],
+    }
+    result["engines"]["PyTorch fp32 (eager)"] = {
+        **measure(TorchEngine(ref), cfg.vocab_size, prefill=not under_load),
+        "step_bytes": step,
+        "memory": [f"{total / 2**20:.0f} MiB", kv, "not planned (allocator)"],
+    }
+    if under_load or not spec.get("gguf_dir") or not hasattr(LanguageModel, "quantize"):
+        return result
+    for dtype in GGUF_TYPES[1:]:  # the same quantized bits as the file (both through gguf.quants)
+        t = time.perf_counter()
+        qlm = lm.quantize(dtype.lower())
+        compile_q = time.perf_counter() - t
+        size, step_q = gguf_step_bytes(Path(spec["gguf_dir"]) / f"model-{dtype}.gguf")
+        result["engines"][f"relax_mlir {dtype}"] = {
+            **measure(RelaxEngine(qlm), cfg.vocab_size),
+            "step_bytes": step_q,
+            "compile_s": compile_q,
+            "memory": [f"{size / 2**20:.0f} MiB (as the file)", kv, ""],
         }
-
-    steps = 32
-    for batch in (1, 4):
-        prompt = rng.integers(0, cfg.vocab_size, (batch, 128))
-
-        def relax_decode(batch: int = batch, prompt: np.ndarray = prompt) -> float:
-            cache = lm.new_cache(batch)
-            token = lm.prefill(prompt, cache)[:, -1].argmax(-1)
-            t = time.perf_counter()
-            for _ in range(steps):
-                token = lm.decode(token, cache).argmax(-1)
-            return time.perf_counter() - t
-
-        def torch_decode(batch: int = batch, prompt: np.ndarray = prompt) -> float:
-            with torch.inference_mode():
-                cache = ref.new_cache(batch)
-                token = ref.forward(torch.from_numpy(prompt), cache, 0)[:, -1].argmax(-1)
-                t = time.perf_counter()
-                for i in range(steps):
-                    token = ref.forward(token[:, None], cache, 128 + i)[:, -1].argmax(-1)
-                return time.perf_counter() - t
-
-        relax_s = statistics.median(relax_decode() for _ in range(3))
-        torch_s = statistics.median(torch_decode() for _ in range(3))
-        result["decode"][batch] = {
-            "relax_tok_s": batch * steps / relax_s,
-            "torch_tok_s": batch * steps / torch_s,
-            "relax_ms_per_step": relax_s / steps * 1e3,
-        }
-
-    weight_bytes = sum(w.nbytes for n, w in weights.items() if n != "model.embed_tokens.weight")
-    result["weight_bytes_per_step"] = weight_bytes
-    result["copy_bandwidth"] = copy_bandwidth()
-    result["memory_plan"] = activation_plan(lm.module)
     return result
 
 
-def report(results: list[dict]) -> str:
+def llama_child(spec: dict) -> dict:
+    """llama.cpp on the F32, Q8_0 and Q4_0 files: timings, buffers and logits vs the float64 reference."""
+    import numpy as np  # noqa: PLC0415
+
+    L = load_llama_cpp(Path(spec["llama_dir"]))
+    cfg = config(spec["small"])
+    gdir = Path(spec["gguf_dir"])
+    prompt = np.load(gdir / "prompt.npy")
+    out: dict = {"engines": {}, "extra_bufts": spec["extra_bufts"]}
+    for dtype in GGUF_TYPES:
+        path = gdir / f"model-{dtype}.gguf"
+        eng = LlamaCppEngine(L, path, spec["threads"], cfg.max_context, cfg.vocab_size, spec["extra_bufts"])
+        expected = np.load(gdir / f"expected-{dtype}.npy")[0]
+        got = eng.run(eng.start(1), prompt, all_logits=True)
+        timings = measure(eng, cfg.vocab_size)
+        size, step = gguf_step_bytes(path)
+        buf = eng.buffers()
+        out["engines"][f"llama.cpp {dtype}"] = {
+            **timings,
+            "step_bytes": step,
+            "file_bytes": size,
+            "max_abs_error": float(np.abs(got - expected).max()),
+            "logit_scale": float(np.abs(expected).max()),
+            "argmax_agree": float((got.argmax(-1) == expected.argmax(-1)).mean()),
+            "memory": [
+                f"{buf.get('model', 0):.0f} MiB",
+                f"{buf.get('KV', 0):.0f} MiB (f16, {cfg.max_context} cells shared by the sequences)",
+                f"{buf.get('compute', 0):.0f} MiB (compute buffer)",
+            ],
+        }
+        eng.close()
+    return out
+
+
+def write_files(cfg, gdir: Path) -> dict[str, int]:  # noqa: ANN001
+    """The model as GGUF F32/Q8_0/Q4_0 files in ``gdir``, a 16-token prompt and, per file, the float64
+    reference logits of the weights the file holds. Returns the file sizes."""
+    import numpy as np  # noqa: PLC0415
+
+    from relax_mlir.llm import random_weights  # noqa: PLC0415
+    from relax_mlir.llm.reference import forward  # noqa: PLC0415
+
+    weights = random_weights(cfg, seed=0, scale=0.02)
+    prompt = np.random.default_rng(1).integers(0, cfg.vocab_size, (1, 16))
+    np.save(gdir / "prompt.npy", prompt)
+    sizes = {}
+    for dtype in GGUF_TYPES:
+        path = gdir / f"model-{dtype}.gguf"
+        held = write_gguf(cfg, weights, path, dtype)
+        np.save(gdir / f"expected-{dtype}.npy", forward(cfg, held, prompt))
+        sizes[dtype] = path.stat().st_size
+    return sizes
+
+
+def _row(name: str, e: dict, bw: float) -> str:
+    cells = [name]
+    cells += [f"{e['prefill'][s]:.1f}" if s in e["prefill"] else "-" for s in (128, 512)]
+    for b in (1, 4):
+        tok = e["decode"].get(b)
+        bound = b * bw / e["step_bytes"]
+        cells += [f"{tok:.1f}", f"{100 * tok / bound:.0f}%"] if tok else ["-", "-"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def report(results: list[dict], spec: dict) -> str:
     import numpy as np  # noqa: PLC0415
 
     from relax_mlir.llm import CausalLM  # noqa: PLC0415
 
-    cfg = config()
+    cfg = config(spec["small"])
     params = sum(int(np.prod(s)) for s in CausalLM(cfg).weights().values())
+    bw = spec["copy_bandwidth"]
     lines = [
-        "# LLM decoding: relax_mlir vs PyTorch eager",
+        "# LLM decoding: relax_mlir vs llama.cpp vs PyTorch eager",
         "",
         "Generated by `python3 bench/bench_llm.py`; rerun to refresh.",
         "",
         f"- model: Llama-style, d={cfg.hidden_size}, {cfg.layers} layers, {cfg.heads} query heads, "
-        f"{cfg.kv_heads} KV heads, ffn {cfg.ffn_size}, vocab {cfg.vocab_size}, fp32, {params / 1e6:.0f}M parameters; "
-        f"max context {cfg.max_context}, max batch {cfg.max_batch}",
-        f"- machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-        f"date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"{cfg.kv_heads} KV heads, ffn {cfg.ffn_size}, vocab {cfg.vocab_size}, {params / 1e6:.0f}M parameters; "
+        f"max context {cfg.max_context}, max batch {cfg.max_batch}; random weights, the same in every engine",
+        f"- machine: {machine()}; date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "- relax_mlir compiles `prefill` and `decode` once (opt_level=3) and runs every batch and length; "
         "PyTorch 2.13 eager (CPU) runs the same weights with the same in-place KV cache.",
-        "- bandwidth bound: weight bytes read per decode step (all weights but the embedding table) / "
-        "measured single-process copy bandwidth; decode at batch B reads the weights once per step.",
+        f"- llama.cpp: {LLAMA_CPP} (built from the sdist with Debian's g++, native CPU flags), low-level C "
+        "API, GGUF files written by this script (q/k rows permuted to llama.cpp's rope pairs); F16 KV cache "
+        "(its default), one context of max-context cells shared by the sequences; "
+        + (
+            "weight repacking (`use_extra_bufts`) "
+            + (
+                "on."
+                if spec.get("extra_bufts")
+                else "off (`use_extra_bufts = False`: it segfaults on some Intel CPUs)."
+            )
+            if spec.get("llama")
+            else "not run."
+        ),
+        "- prefill: relax_mlir and PyTorch compute the logits of every prompt token, llama.cpp of the last one.",
+        f"- bandwidth bound: weight bytes read per decode step (all weights but the embedding table) / "
+        f"measured single-process copy bandwidth ({bw / 1e9:.1f} GB/s); decode at batch B reads the "
+        "weights once per step, so its bound is B times batch 1's.",
         "",
     ]
+    if spec.get("gguf_sizes"):
+        lines += [
+            "GGUF files: " + ", ".join(f"{d} {s / 2**20:.0f} MiB" for d, s in spec["gguf_sizes"].items()),
+            "",
+        ]
     for r in results:
-        bw = r["copy_bandwidth"]
-        bound = bw / r["weight_bytes_per_step"]
         lines += [
             f"## {r['threads']} thread(s)",
             "",
-            f"Compile (cold or cached): {r['compile_s']:.2f} s. Logits vs PyTorch: max abs error "
-            f"{r['max_abs_error']:.2e} (logits up to {r['logit_scale']:.2f}). Copy bandwidth "
-            f"{bw / 1e9:.1f} GB/s; weights per step {r['weight_bytes_per_step'] / 2**20:.0f} MiB.",
+            f"relax_mlir compile (cold or cached): {r['compile_s']:.2f} s. relax_mlir logits vs PyTorch: max abs "
+            f"error {r['max_abs_error']:.2e} (logits up to {r['logit_scale']:.2f}).",
             "",
-            "| prefill | relax_mlir ms | PyTorch ms | relax / PyTorch |",
-            "| --- | ---: | ---: | ---: |",
+            "| engine | prefill 128 ms | prefill 512 ms | decode b1 tok/s | b1 % of bound | decode b4 tok/s "
+            "| b4 % of bound |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
-        for seq, p in r["prefill"].items():
-            lines.append(
-                f"| {seq} tokens | {p['relax_ms']:.1f} | {p['torch_ms']:.1f} | {p['relax_ms'] / p['torch_ms']:.2f} |"
-            )
+        lines += [_row(name, e, bw) for name, e in r["engines"].items()]
+        checks = [
+            f"{n}: max abs error {e['max_abs_error']:.2e} (logits up to {e['logit_scale']:.2f}), argmax agrees "
+            f"on {100 * e['argmax_agree']:.0f}% of 16 positions"
+            for n, e in r["engines"].items()
+            if "max_abs_error" in e
+        ]
+        if checks:
+            lines += ["", "llama.cpp logits vs a float64 numpy reference on the weights each file holds: "
+                      + "; ".join(checks) + "."]  # fmt: skip
         lines += [
             "",
-            "| decode | relax_mlir tok/s | PyTorch tok/s | speedup vs PyTorch | bandwidth bound tok/s | % of bound |",
-            "| --- | ---: | ---: | ---: | ---: | ---: |",
+            "| memory | weights resident | KV cache (batch 1 / 4, full context) | activations |",
+            "| --- | --- | --- | --- |",
         ]
-        for batch, d in r["decode"].items():
-            b = int(batch)
-            lines.append(
-                f"| batch {b} | {d['relax_tok_s']:.1f} | {d['torch_tok_s']:.1f} | {d['relax_tok_s'] / d['torch_tok_s']:.2f}x | "
-                f"{b * bound:.1f} | {100 * d['relax_tok_s'] / (b * bound):.0f}% |"
-            )
-        lines += [
-            "",
-            "Activation memory of the static plan at the declared bounds: "
-            + ", ".join(f"`{n}` {v}" for n, v in r["memory_plan"].items()),
-            "",
-        ]
+        lines += ["| " + " | ".join([n, *e["memory"]]) + " |" for n, e in r["engines"].items()]
+        lines.append("")
     return "\n".join(lines)
+
+
+UNDER_LOAD = "## Under load"
+
+
+def report_under_load(results: list[dict], spec: dict) -> str:
+    lines = [
+        UNDER_LOAD,
+        "",
+        f"Decode with one CPU-bound process (a Python busy loop) running beside the benchmark on this "
+        f"{os.cpu_count()}-core machine ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Target: "
+        "2-thread decode no slower than 1-thread decode.",
+        "",
+        "| engine | threads | decode b1 tok/s | decode b4 tok/s |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name in results[0]["engines"]:
+        for r in results:
+            d = r["engines"][name]["decode"]
+            lines.append(f"| {name} | {r['threads']} | {d[1]:.1f} | {d[4]:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def busy_loop() -> subprocess.Popen:
+    """One CPU-bound process (the 'under load' condition)."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def run_child(spec: dict) -> dict:
+    threads = spec["threads"]
+    env = dict(
+        os.environ,
+        OPENBLAS_NUM_THREADS=str(threads),
+        RELAX_MLIR_BLAS_THREADS=str(threads),
+        RELAX_MLIR_NUM_THREADS=str(threads),
+        OMP_NUM_THREADS=str(threads),
+    )
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(spec)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"{spec['kind']} child failed (exit {out.returncode}):\n{out.stderr[-3000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    for e in result["engines"].values():  # JSON object keys are strings: back to token counts and batches
+        e["prefill"] = {int(k): v for k, v in e["prefill"].items()}
+        e["decode"] = {int(k): v for k, v in e["decode"].items()}
+    return result
 
 
 def main() -> int:
@@ -291,30 +713,62 @@ def main() -> int:
     )
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--no-write", action="store_true")
-    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--no-llama-cpp", action="store_true", help="do not build or run llama.cpp")
+    parser.add_argument("--small", action="store_true", help="a tiny model (development)")
+    parser.add_argument("--under-load", action="store_true", help="decode beside one busy process")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child)))
+        spec = json.loads(args.child)
+        print(json.dumps((relax_child if spec["kind"] == "relax" else llama_child)(spec)))
         return 0
     ensure_torch()
-    results = []
-    for threads in (int(t) for t in args.threads.split(",")):
-        env = dict(
-            os.environ,
-            OPENBLAS_NUM_THREADS=str(threads),
-            RELAX_MLIR_BLAS_THREADS=str(threads),
-            RELAX_MLIR_NUM_THREADS=str(threads),
-            OMP_NUM_THREADS=str(threads),
-        )
-        out = subprocess.run(
-            [sys.executable, __file__, "--child", str(threads)],
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    text = report(results)
+    threads = [int(t) for t in args.threads.split(",")]
+    base = {"small": args.small}
+    if args.under_load:
+        busy = busy_loop()
+        try:
+            results = [
+                run_child({**base, "kind": "relax", "threads": t, "under_load": True}) for t in threads
+            ]
+        finally:
+            busy.kill()
+            busy.wait()
+        text = report_under_load(results, base)
+        print(text)
+        out = HERE / "LLM_RESULTS.md"
+        if not args.no_write and out.exists():
+            old = out.read_text()
+            old = old.split(UNDER_LOAD)[0].rstrip("\n") + "\n\n"
+            out.write_text(old + text)
+        return 0
+
+    llama_dir = None if args.no_llama_cpp else ensure_llama_cpp()
+    spec = {**base, "copy_bandwidth": copy_bandwidth(), "llama": llama_dir is not None}
+    from relax_mlir.llm import LanguageModel  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix="bench_llm_") as gdir:
+        if llama_dir is not None or hasattr(LanguageModel, "quantize"):
+            spec["gguf_sizes"] = write_files(config(args.small), Path(gdir))
+            spec["gguf_dir"] = gdir
+        # weight repacking segfaults on some Intel CPUs (DESIGN.md section 6): on elsewhere, retried off
+        spec["extra_bufts"] = "intel" not in machine().lower()
+        results = []
+        for t in threads:
+            result = run_child({**spec, "kind": "relax", "threads": t})
+            if llama_dir is not None:
+                child = {**spec, "kind": "llama", "threads": t, "llama_dir": str(llama_dir)}
+                try:
+                    llama = run_child(child)
+                except RuntimeError as e:
+                    if not child["extra_bufts"]:
+                        raise
+                    print(f"llama.cpp with weight repacking failed, retrying without: {e}", file=sys.stderr)
+                    spec["extra_bufts"] = False
+                    llama = run_child({**child, "extra_bufts": False})
+                result["engines"].update(llama["engines"])
+            results.append(result)
+    text = report(results, spec)
     print(text)
     if not args.no_write:
         (HERE / "LLM_RESULTS.md").write_text(text + "\n")

@@ -45,23 +45,28 @@ OPENMP_DIRS = (
     "/usr/lib/llvm-*/lib",
     "/usr/local/lib",
 )
-# Worker threads of a finished parallel region spin this long (ms) before sleeping: long enough to be
-# awake for the next kernel of a model, short enough not to steal the core from OpenBLAS or numpy.
-OPENMP_BLOCKTIME_MS = "1"
+# Worker threads of a finished parallel region sleep at once (ms of spinning before they sleep). Spinning
+# workers collapse a loaded machine: with one other CPU-bound process on 2 cores, a 2-thread kernel ran
+# 2-30x slower than on 1 thread with 1 ms of spinning (the spinning worker uses up its share of the core,
+# so the next fork-join waits a scheduler time slice for it), and no slower than on 1 thread at 0
+# (bench/bench_llm.py --under-load). $KMP_BLOCKTIME or $OMP_WAIT_POLICY, when set, decide instead.
+OPENMP_BLOCKTIME_MS = "0"
 
 
 @functools.cache
 def openmp_library() -> str | None:
     """The path of LLVM's OpenMP runtime (``libomp``), loaded globally, or None when it is not installed.
 
-    ``KMP_BLOCKTIME`` (how long idle workers spin) defaults to ``OPENMP_BLOCKTIME_MS`` unless set."""
+    ``KMP_BLOCKTIME`` (how long idle workers spin) defaults to ``OPENMP_BLOCKTIME_MS`` unless it or
+    ``OMP_WAIT_POLICY`` is set. libomp reads them when it initializes (its first parallel region)."""
     candidates = [
         str(Path(root) / name) for d in OPENMP_DIRS for root in sorted(glob.glob(d)) for name in OPENMP_NAMES
     ]
     for path in candidates:
         if not os.path.exists(path):
             continue
-        os.environ.setdefault("KMP_BLOCKTIME", OPENMP_BLOCKTIME_MS)
+        if "OMP_WAIT_POLICY" not in os.environ:
+            os.environ.setdefault("KMP_BLOCKTIME", OPENMP_BLOCKTIME_MS)
         try:
             lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError:

@@ -4,8 +4,11 @@ test_openmp_fallback.py."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
+from isolated import run_isolated
 from oprun import build_fn, rand
 from toolchains import missing_toolchain
 
@@ -209,3 +212,27 @@ def test_packed_matmul_small_calls_stay_serial() -> None:
     for m in (1, 8, 64, 257):
         x = rand((m, 64), low=-1, high=1)
         np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
+
+
+# libomp's idle workers sleep at once unless the user says otherwise (libs.OPENMP_BLOCKTIME_MS): spinning
+# workers made 2-thread kernels 2-30x slower than 1-thread ones beside one busy process (bench_llm.py
+# --under-load). libomp reads the setting when it initializes, so each case runs in a fresh process.
+BLOCKTIME_CHILD = """
+import ctypes
+from relax_mlir.runtime import libs
+omp = ctypes.CDLL(libs.openmp_library())
+omp.omp_set_num_threads(2)
+print(omp.kmp_get_blocktime())
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "blocktime"),
+    [({}, 0), ({"KMP_BLOCKTIME": "7"}, 7), ({"OMP_WAIT_POLICY": "active"}, None)],
+)
+def test_idle_openmp_workers_sleep_unless_the_user_sets_a_policy(env: dict, blocktime: int | None) -> None:
+    base = {k: v for k, v in os.environ.items() if k not in ("KMP_BLOCKTIME", "OMP_WAIT_POLICY")}
+    out = run_isolated(BLOCKTIME_CHILD, env={**base, **env})
+    assert out.returncode == 0, out.stderr
+    got = int(out.last_line)
+    assert got == blocktime if blocktime is not None else got > 0  # active: libomp's own (spinning) default
