@@ -8,8 +8,8 @@
 The config is d=768, 12 layers, 12 query heads, 4 KV heads, ffn 2048, vocab 32000, fp32, max context
 1024, max batch 4 (125M parameters). Every engine runs the same random weights:
 
-- relax_mlir compiles ``prefill`` and ``decode`` once (``opt_level=3``) for every batch and length; when
-  ``LanguageModel.quantize`` exists it also runs the model quantized to Q8_0 and Q4_0 (the files' bits).
+- relax_mlir compiles ``prefill`` and ``decode`` once (``opt_level=3``) for every batch and length, from
+  fp32 weights and from the Q8_0 and Q4_0 GGUF files (``LanguageModel.from_gguf``).
 - PyTorch (CPU 2.13, installed with pip if missing: ``torch==2.13.0+cpu``) runs the same model eagerly
   with a preallocated KV cache written in place and ``scaled_dot_product_attention``.
 - llama.cpp: built once from the ``llama-cpp-python==0.3.36`` sdist (pip builds llama.cpp with cmake and
@@ -127,71 +127,6 @@ def machine() -> str:
 
 # ---------------------------------------------------------------------------------------------------------
 # GGUF files of the same model
-
-
-def _permute_rope(w, heads: int):  # noqa: ANN001, ANN202
-    """Rows of a q/k projection ``[out, in]`` from rotate-half order (HF, relax_mlir) to llama.cpp's
-    adjacent pairs (2i, 2i+1), as llama.cpp's HF -> GGUF conversion does."""
-    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
-
-
-def write_gguf(cfg, weights: dict, path: Path, dtype: str) -> dict:  # noqa: ANN001
-    """Write ``weights`` (relax_mlir names and ``[in, out]`` layout) as a llama GGUF file whose 2-D tensors
-    are ``dtype`` (F32, Q8_0 or Q4_0; norms stay F32). Returns the weights as the file holds them
-    (dequantized, relax_mlir layout): what a reference computes with."""
-    import gguf  # noqa: PLC0415
-    import numpy as np  # noqa: PLC0415
-
-    qtype = gguf.GGMLQuantizationType[dtype]
-    writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_context_length(cfg.max_context)
-    writer.add_embedding_length(cfg.hidden_size)
-    writer.add_block_count(cfg.layers)
-    writer.add_feed_forward_length(cfg.ffn_size)
-    writer.add_rope_dimension_count(cfg.head_dim)
-    writer.add_head_count(cfg.heads)
-    writer.add_head_count_kv(cfg.kv_heads)
-    writer.add_layer_norm_rms_eps(cfg.eps)
-    writer.add_rope_freq_base(cfg.rope_theta)
-    writer.add_vocab_size(cfg.vocab_size)
-    writer.add_tokenizer_model("none")
-    writer.add_file_type({"F32": 0, "Q8_0": 7, "Q4_0": 2}[dtype])
-    names = {
-        "model.embed_tokens.weight": "token_embd.weight",
-        "model.norm.weight": "output_norm.weight",
-        "lm_head.weight": "output.weight",
-    }
-    per_layer = {
-        "input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
-        "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
-        "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down",
-    }  # fmt: skip
-    for i in range(cfg.layers):
-        for ours, theirs in per_layer.items():
-            names[f"model.layers.{i}.{ours}.weight"] = f"blk.{i}.{theirs}.weight"
-    held = {}
-    for name, w in weights.items():
-        if w.ndim == 1:
-            writer.add_tensor(names[name], w)
-            held[name] = w
-            continue
-        rows = w if name == "model.embed_tokens.weight" else np.ascontiguousarray(w.T)  # [out, in]
-        if dtype == "F32":
-            data, values = rows, rows
-        else:
-            data = gguf.quants.quantize(rows, qtype)
-            values = gguf.quants.dequantize(data, qtype).reshape(rows.shape)
-        held[name] = values if name == "model.embed_tokens.weight" else np.ascontiguousarray(values.T)
-        if name.endswith(("q_proj.weight", "k_proj.weight")):
-            data = _permute_rope(data, cfg.heads if "q_proj" in name else cfg.kv_heads)
-        writer.add_tensor(
-            names[name], np.ascontiguousarray(data), raw_dtype=None if dtype == "F32" else qtype
-        )
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return held
 
 
 def gguf_step_bytes(path: Path) -> tuple[int, int]:
@@ -463,7 +398,7 @@ def kv_bytes(cfg, batch: int, itemsize: int = 4) -> int:  # noqa: ANN001
 
 
 def relax_child(spec: dict) -> dict:
-    """relax_mlir (fp32; and quantized to Q8_0/Q4_0 when ``LanguageModel.quantize`` exists) and PyTorch eager."""
+    """relax_mlir (fp32, and the Q8_0/Q4_0 GGUF files through ``LanguageModel.from_gguf``) and PyTorch eager."""
     import numpy as np  # noqa: PLC0415
     import torch  # noqa: PLC0415
 
@@ -502,13 +437,14 @@ def relax_child(spec: dict) -> dict:
         "step_bytes": step,
         "memory": [f"{total / 2**20:.0f} MiB", kv, "not planned (allocator)"],
     }
-    if under_load or not spec.get("gguf_dir") or not hasattr(LanguageModel, "quantize"):
+    if under_load or not spec.get("gguf_dir"):
         return result
-    for dtype in GGUF_TYPES[1:]:  # the same quantized bits as the file (both through gguf.quants)
+    for dtype in GGUF_TYPES[1:]:  # the very files llama.cpp runs
+        path = Path(spec["gguf_dir"]) / f"model-{dtype}.gguf"
         t = time.perf_counter()
-        qlm = lm.quantize(dtype.lower())
+        qlm = LanguageModel.from_gguf(path, max_batch=cfg.max_batch, max_context=cfg.max_context)
         compile_q = time.perf_counter() - t
-        size, step_q = gguf_step_bytes(Path(spec["gguf_dir"]) / f"model-{dtype}.gguf")
+        size, step_q = gguf_step_bytes(path)
         result["engines"][f"relax_mlir {dtype}"] = {
             **measure(RelaxEngine(qlm), cfg.vocab_size),
             "step_bytes": step_q,
@@ -558,6 +494,7 @@ def write_files(cfg, gdir: Path) -> dict[str, int]:  # noqa: ANN001
     import numpy as np  # noqa: PLC0415
 
     from relax_mlir.llm import random_weights  # noqa: PLC0415
+    from relax_mlir.llm.gguf import load_gguf, save_gguf  # noqa: PLC0415
     from relax_mlir.llm.reference import forward  # noqa: PLC0415
 
     weights = random_weights(cfg, seed=0, scale=0.02)
@@ -566,7 +503,8 @@ def write_files(cfg, gdir: Path) -> dict[str, int]:  # noqa: ANN001
     sizes = {}
     for dtype in GGUF_TYPES:
         path = gdir / f"model-{dtype}.gguf"
-        held = write_gguf(cfg, weights, path, dtype)
+        save_gguf(cfg, weights, path, dtype)
+        _, held, _ = load_gguf(path, max_batch=cfg.max_batch, max_context=cfg.max_context)  # what it holds
         np.save(gdir / f"expected-{dtype}.npy", forward(cfg, held, prompt))
         sizes[dtype] = path.stat().st_size
     return sizes
@@ -745,12 +683,9 @@ def main() -> int:
 
     llama_dir = None if args.no_llama_cpp else ensure_llama_cpp()
     spec = {**base, "copy_bandwidth": copy_bandwidth(), "llama": llama_dir is not None}
-    from relax_mlir.llm import LanguageModel  # noqa: PLC0415
-
     with tempfile.TemporaryDirectory(prefix="bench_llm_") as gdir:
-        if llama_dir is not None or hasattr(LanguageModel, "quantize"):
-            spec["gguf_sizes"] = write_files(config(args.small), Path(gdir))
-            spec["gguf_dir"] = gdir
+        spec["gguf_sizes"] = write_files(config(args.small), Path(gdir))
+        spec["gguf_dir"] = gdir
         # weight repacking segfaults on some Intel CPUs (DESIGN.md section 6): on elsewhere, retried off
         spec["extra_bufts"] = "intel" not in machine().lower()
         results = []

@@ -1,6 +1,7 @@
 """GGUF files (llama.cpp's format) for llama-architecture models, read and written with the ``gguf`` package.
 
-Tensor names map to the model's as ``token_embd`` -> ``model.embed_tokens``, ``blk.N.attn_q/k/v/output`` ->
+Tensor names (llama.cpp's, each with a ``.weight`` suffix) map to the model's as ``token_embd`` ->
+``model.embed_tokens``, ``blk.N.attn_q/k/v/output`` ->
 ``self_attn.q/k/v/o_proj``, ``blk.N.ffn_gate/up/down`` -> ``mlp.*_proj``, ``blk.N.attn_norm``/``ffn_norm`` ->
 the layer norms, ``output_norm`` -> ``model.norm``, ``output`` -> ``lm_head`` (absent: tied to the embedding).
 GGUF stores linear weights ``[out, in]``; F32/F16 ones become ``[in, out]`` float32 arrays, Q8_0/Q4_0 ones
@@ -44,12 +45,12 @@ _LAYER = {
 def tensor_names(cfg: LlamaConfig) -> dict[str, str]:
     """GGUF tensor name -> model weight name."""
     out = {
-        "token_embd": "model.embed_tokens.weight",
-        "output_norm": "model.norm.weight",
-        "output": "lm_head.weight",
+        "token_embd.weight": "model.embed_tokens.weight",
+        "output_norm.weight": "model.norm.weight",
+        "output.weight": "lm_head.weight",
     }
     for i in range(cfg.layers):
-        out.update({f"blk.{i}.{g}": f"model.layers.{i}.{m}.weight" for g, m in _LAYER.items()})
+        out.update({f"blk.{i}.{g}.weight": f"model.layers.{i}.{m}.weight" for g, m in _LAYER.items()})
     return out
 
 
@@ -85,7 +86,7 @@ def _config(reader: GGUFReader, path: Path, max_batch: int, max_context: int | N
     arch = _field(reader, "general.architecture", path)
     if arch != "llama":
         raise InputError(f"{path}: architecture '{arch}' is not supported (only 'llama')")
-    embd = next((t for t in reader.tensors if t.name == "token_embd"), None)
+    embd = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
     if embd is None:
         raise InputError(f"{path}: tensor 'token_embd' is missing")
     try:
@@ -150,7 +151,7 @@ def load_gguf(
                 raw[names[t.name]] = _tensor(t, names[t.name], shapes[names[t.name]], path)
             except (ValueError, IndexError) as e:
                 raise InputError(f"{path}: tensor '{t.name}' cannot be read: {e}") from None
-    missing = [g for g, n in names.items() if n not in raw and g != "output"]
+    missing = [g for g, n in names.items() if n not in raw and g != "output.weight"]
     if missing:
         raise InputError(f"{path}: tensor(s) {missing[:5]} missing")
     if "lm_head.weight" not in raw:

@@ -51,7 +51,8 @@ def _linear(name: str) -> bool:
 def test_round_trip(files: dict, weights: dict, dtype: str) -> None:
     reader = GGUFReader(files[dtype])
     types = {t.name: t.tensor_type.name for t in reader.tensors}
-    assert types["blk.0.attn_q"] == dtype and types["token_embd"] == dtype and types["output_norm"] == "F32"
+    assert types["blk.0.attn_q.weight"] == dtype and types["token_embd.weight"] == dtype
+    assert types["output_norm.weight"] == "F32"
     assert reader.fields["tokenizer.ggml.model"].contents() == "none"
     cfg, loaded, tokenizer = load_gguf(files[dtype], max_batch=CFG.max_batch, max_context=CFG.max_context)
     assert cfg == CFG and set(loaded) == set(weights) and tokenizer == {"tokenizer.ggml.model": "none"}
@@ -144,7 +145,7 @@ def _name(s: str) -> bytes:
 
 
 def test_missing_output_ties_the_lm_head_to_the_embedding(tmp_path: Path, files: dict) -> None:
-    path = _patched(files["Q8_0"], tmp_path / "tied.gguf", _name("output"), _name("outpuX"))
+    path = _patched(files["Q8_0"], tmp_path / "tied.gguf", _name("output.weight"), _name("outpuX.weight"))
     _, w, _ = load_gguf(path)
     np.testing.assert_array_equal(w["lm_head.weight"].dequantize(), w["model.embed_tokens.weight"])
 
@@ -167,12 +168,12 @@ def test_errors_name_the_problem(tmp_path: Path, files: dict) -> None:
     wrong = arch[:-5] + b"bloom"
     with pytest.raises(InputError, match="architecture 'bloom' is not supported"):
         load_gguf(_patched(src, tmp_path / "arch.gguf", arch, wrong))
-    with pytest.raises(InputError, match=r"tensor\(s\) \['blk.1.ffn_up'\] missing"):
-        load_gguf(_patched(src, tmp_path / "missing.gguf", _name("blk.1.ffn_up"), _name("blk.1.ffn_uX")))
+    with pytest.raises(InputError, match=r"tensor\(s\) \['blk.1.ffn_up.weight'\] missing"):
+        load_gguf(_patched(src, tmp_path / "missing.gguf", _name("blk.1.ffn_up.weight"), _name("blk.1.ffn_uX.weight")))
     # blk.0.attn_q's type (after its name, n_dims and two dims) F32 (0) -> Q4_1 (3)
-    info = _name("blk.0.attn_q") + (2).to_bytes(4, "little") + (64).to_bytes(8, "little") * 2
+    info = _name("blk.0.attn_q.weight") + (2).to_bytes(4, "little") + (64).to_bytes(8, "little") * 2
     with pytest.raises(
-        InputError, match="tensor 'blk.0.attn_q' .* has type Q4_1; supported: F32, F16, Q8_0, Q4_0"
+        InputError, match="tensor 'blk.0.attn_q.weight' .* has type Q4_1; supported: F32, F16, Q8_0, Q4_0"
     ):
         load_gguf(_patched(src, tmp_path / "type.gguf", info + bytes(4), info + (3).to_bytes(4, "little")))
 
