@@ -206,7 +206,7 @@ def test_corrupt_metadata_and_shapes_are_input_errors(tmp_path: Path, files: dic
         _u32_field("llama.embedding_length", 96),
     )
     with pytest.raises(
-        InputError, match=r"tensor 'token_embd' \(model.embed_tokens.weight\) has shape \[80, 64\], "
+        InputError, match=r"tensor 'token_embd.weight' \(model.embed_tokens.weight\) has shape \[80, 64\], "
     ):
         load_gguf(path)
     value = _name("tokenizer.ggml.model") + (8).to_bytes(4, "little") + _name("none")
