@@ -100,10 +100,11 @@ class CheckLowering:
         self.f.lines.append(f"{ok} = arith.cmpi eq, {actual}, {expected} : index")
         # no branch out of a region, nor after one (a loop or branch result would cross blocks, which
         # ownership-based deallocation cannot handle): record it, the runtime raises after the call
+        message = f"{what} must be {format_dim(d)}, got {{actual}} (expected {{expected}})"
         if self.depth or self.control_flow:
-            self.record_check(ok, actual, expected, f"{what} must be {format_dim(d)}")
+            self.record_check(ok, actual, expected, message)
             return ok
-        self._branch(ok, actual, expected, f"{what} must be {format_dim(d)}")
+        self._branch(ok, actual, expected, message)
         return None
 
     def _branch(self, ok: str, actual: str, expected: str, message: str) -> None:
