@@ -143,6 +143,7 @@ class KernelBuilder:
     assumed: dict[int, TensorType] = field(init=False, default_factory=dict)
     index_checks: list[IndexCheck] = field(init=False, default_factory=list)
     dim_checks: list[DimCheck] = field(init=False, default_factory=list)
+    sized: dict[int, Expr] = field(init=False, default_factory=dict)  # operand -> its checked element count
     symbol_params: list[str] = field(init=False, default_factory=list)
     _lines: list[list[str]] = field(init=False)
     _counter: int = field(init=False, default=0)
@@ -211,6 +212,16 @@ class KernelBuilder:
         self.assumed[operand] = refined
         self.operand_types[operand] = refined
         self.ins[operand] = KernelValue(self.ins[operand].name, refined, builtin_tensor(refined))
+
+    def check_size(self, operand: int, size: Expr) -> None:
+        """State that operand ``operand`` has ``size`` elements; the kernel then sees it as a 1-D tensor of
+        ``size``, and the caller checks the count (``relax.check_size``, like a match_cast) before the call."""
+        t = self.operand_types[operand]
+        assert isinstance(t, TensorType)
+        flat = TensorType((size,), t.dtype)
+        self.sized[operand] = size
+        self.operand_types[operand] = flat
+        self.ins[operand] = KernelValue(self.ins[operand].name, flat, builtin_tensor(flat))
 
     def check_indices(self, indices: int, x: int, axis: int, bounded: Sequence[int] = ()) -> None:
         """State that operand ``indices`` holds indices into ``axis`` of operand ``x``, in ``[-dim, dim)``, and

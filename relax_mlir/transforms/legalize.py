@@ -19,12 +19,13 @@ from mlir import ir
 
 from relax_mlir.dialects.ops.index import index_range_kernel
 from relax_mlir.dialects.ops.shape_value import prim_value
-from relax_mlir.dialects.ops.structural import CheckDimOp, CheckIndexOp, MatchCastOp, call_tir
+from relax_mlir.dialects.ops.structural import CheckDimOp, CheckIndexOp, CheckSizeOp, MatchCastOp, call_tir
 from relax_mlir.dialects.registry import INPLACE_ATTR, OPS, RelaxOp, op_class
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
 from relax_mlir.lowering.kernel import SUB_BYTE_INTS, IndexCheck, KernelBuilder
 from relax_mlir.lowering.minifloat import is_minifloat
+from relax_mlir.shape_infer.expr import format_dim
 from relax_mlir.transforms.registry import PassFailed, register_pass
 
 
@@ -125,6 +126,10 @@ def _replace_with_call(
         for index, refined in k.assumed.items():
             args[index] = MatchCastOp.build(
                 [args[index]], result_types=[refined], loc=op.location, ip=ip
+            ).result
+        for index, size in k.sized.items():
+            args[index] = CheckSizeOp.build(
+                [args[index]], {"size": str(format_dim(size))}, loc=op.location, ip=ip
             ).result
         with ip:
             for check in k.index_checks:

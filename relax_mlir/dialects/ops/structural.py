@@ -10,6 +10,7 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects.dims import fmt_shape, normalize_axis, provably_different, tensor_operand
+from relax_mlir.dialects.dims import product as dims_product
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import (
     ObjectType,
@@ -21,7 +22,7 @@ from relax_mlir.dialects.types import (
     relax_type,
 )
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.expr import const, format_dim
+from relax_mlir.shape_infer.expr import const, format_dim, parse_dim
 
 if TYPE_CHECKING:
     from relax_mlir.dialects.host_lowering import HostLowering
@@ -531,6 +532,47 @@ class CheckDimOp(RelaxOp):
         host.emit(f"{ok} = arith.cmpi sle, {actual}, {expected} : index")
         host.record_check(ok, actual, expected, attrs["what"] + _where(host, self.operation, attrs["op"]))
         host.bind(self.results[0], value)
+
+
+@relax_op
+class CheckSizeOp(RelaxOp):
+    """``value`` as a 1-D tensor of ``size`` elements (a symbolic expression over symbols bound earlier),
+    checked at run time like a ``match_cast`` of its element count.
+
+    convert-relax-to-linalg inserts it before a kernel that relies on it (``KernelBuilder.check_size``): a
+    reshape whose counts are equal only at run time, such as ``[n, w] -> [n, 2]``, which holds at n = 0 for
+    any ``w`` (a match_cast of ``w`` to 2 would not).
+
+    ``%y = "relax.check_size"(%x) {size = "n * 2"} : (!relax.tensor<["n", "w"], f32>)
+    -> !relax.tensor<["n * 2"], f32>``
+    """
+
+    NAME = "check_size"
+    OPERANDS = (Operand("value"),)
+    ATTRS = (Attr("size", "str"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        value = tensor_operand(operand_types[0], "value")
+        if value.shape is None:
+            raise ShapeError(f"operand 'value' {value} must have a known rank")
+        return [TensorType((parse_dim(attrs["size"]),), value.dtype)]
+
+    def lower_host(self, host: HostLowering) -> None:
+        value = host.lookup(self.operation.operands[0])
+        shape = value.type.shape
+        count = None if any(d is None for d in shape) else dims_product(shape)
+        flat = host.tensor(TensorType((count,), value.type.dtype), "flat")
+        if shape:
+            groups = "[[" + ", ".join(str(i) for i in range(len(shape))) + "]]"
+            host.emit(
+                f"{flat.name} = tensor.collapse_shape {value.name} {groups} : {value.mlir} into {flat.mlir}"
+            )
+        else:
+            host.emit(
+                f"{flat.name} = tensor.expand_shape {value.name} [] output_shape [1] : {value.mlir} into {flat.mlir}"
+            )
+        host.bind(self.results[0], host.cast(flat, relax_type(self.results[0].type), self.operation))
 
 
 def _where(host: HostLowering, op: ir.Operation, name: str) -> str:
