@@ -43,7 +43,7 @@ from relax_mlir.runtime.libs import shared_libs
 from relax_mlir.runtime.loader import LoadedObject
 from relax_mlir.runtime.weights import Weight
 
-CACHE_VERSION = "4"  # 4: host check messages are whole templates (executable.format_check)
+CACHE_VERSION = "3"
 # RELAX_MLIR_* variables that do not change the generated code (every other one is part of the key)
 IGNORED_ENV = frozenset(
     {
