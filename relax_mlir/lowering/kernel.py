@@ -127,6 +127,17 @@ class DimCheck:
     what: str  # the error, with {actual} and {expected} for the two dims
 
 
+@dataclass(frozen=True)
+class BroadcastCheck:
+    """A run-time check a kernel relies on: dim ``dim_a`` of operand ``a`` and dim ``dim_b`` of operand ``b``
+    broadcast (they are equal or one of them is 1)."""
+
+    a: int
+    dim_a: int
+    b: int
+    dim_b: int
+
+
 @dataclass
 class KernelBuilder:
     """The kernel being written for one op: arguments, attributes and the body's lines."""
@@ -143,6 +154,7 @@ class KernelBuilder:
     assumed: dict[int, TensorType] = field(init=False, default_factory=dict)
     index_checks: list[IndexCheck] = field(init=False, default_factory=list)
     dim_checks: list[DimCheck] = field(init=False, default_factory=list)
+    broadcast_checks: list[BroadcastCheck] = field(init=False, default_factory=list)
     sized: dict[int, Expr] = field(init=False, default_factory=dict)  # operand -> its checked element count
     symbol_params: list[str] = field(init=False, default_factory=list)
     _lines: list[list[str]] = field(init=False)
@@ -334,18 +346,29 @@ class KernelBuilder:
         """A parallel ``linalg.generic`` broadcasting ``inputs`` (numpy rules) to ``out``.
 
         ``body`` gets one scalar per input and returns the result scalar. A dim of 1 against a
-        larger one broadcasts; dims the deduction assumed equal are checked by the caller.
+        larger one broadcasts; dims the deduction assumed equal are checked by the caller. A result dim that
+        only the run time decides (``["n"]`` with ``["m"]``: ``elementwise_sizes``) broadcasts at run time: the
+        caller checks the dims broadcast (``relax.check_broadcast``), and an operand indexed along such a
+        dim is read with ``tensor.extract`` at index 0 where its dim is 1. Other operands keep the plain maps.
         """
         rank = out.rank
+        runtime = self._runtime_broadcast(inputs, out)
+        self._check_broadcasts(runtime)
         maps, resolved = [], []
+        gathered: dict[int, dict[int, str]] = {}  # position in inputs -> {result dim: "its dim is 1" i1}
         unknown = self._sole_unknown_providers(inputs, out)
-        for v in inputs:
+        for position, v in enumerate(inputs):
             offset = rank - v.rank
             exprs, dims = [], list(v.shape)
             for axis, d in enumerate(v.shape):
                 o = out.shape[axis + offset]
                 if d is None and o is None and unknown.get(axis + offset) is v:
                     exprs.append(f"d{axis + offset}")  # the one operand that gives this unknown dim
+                    continue
+                if o is None and any(g is v for g, _ in runtime.get(axis + offset, ())):
+                    one = self.scalar(f"arith.cmpi eq, {self.dim(v, axis)}, {self._index.const(1)}", "index")
+                    gathered.setdefault(position, {})[axis + offset] = one
+                    exprs.append(f"d{axis + offset}")
                     continue
                 if d is None or o is None:
                     raise self.fail(
@@ -363,11 +386,67 @@ class KernelBuilder:
                 v = self.ins[index]
             resolved.append(v)
             maps.append(f"({', '.join(f'd{j}' for j in range(rank))}) -> ({', '.join(exprs)})")
-        inputs = resolved
+        direct = [j for j in range(len(resolved)) if j not in gathered]
+
+        def scalars(args: list[str]) -> str:
+            values = dict(zip(direct, args))
+            for j, ones in gathered.items():
+                coords = []
+                for e in maps[j].split("-> (")[1].rstrip(")").split(", "):
+                    if e == "0":
+                        coords.append(self._index.const(0))
+                        continue
+                    i = self.scalar(f"linalg.index {e[1:]}", "index")
+                    if int(e[1:]) in ones:  # index 0 where the operand's dim is 1
+                        i = self.scalar(
+                            f"arith.select {ones[int(e[1:])]}, {self._index.const(0)}, {i}", "index"
+                        )
+                    coords.append(i)
+                v = resolved[j]
+                values[j] = self.scalar(f"tensor.extract {v.name}[{', '.join(coords)}]", v.mlir)
+            return body([values[j] for j in range(len(resolved))])
+
         [r] = self.generic(
-            inputs, [out], [*maps, identity(rank)], ["parallel"] * rank, lambda a: [body(a[:-1])]
+            [resolved[j] for j in direct],
+            [out],
+            [*(maps[j] for j in direct), identity(rank)],
+            ["parallel"] * rank,
+            lambda a: [scalars(a[:-1])],
         )
         return r
+
+    @staticmethod
+    def _runtime_broadcast(
+        inputs: Sequence[KernelValue], out: KernelValue
+    ) -> dict[int, list[tuple[KernelValue, int]]]:
+        """Per unknown dim of ``out`` that the run time decides: the operands (and their axes) whose dim there
+        is not a static 1, when there are several (each may be 1: ``["n"]`` with ``["m"]``)."""
+        found: dict[int, list[tuple[KernelValue, int]]] = {}
+        for i, o in enumerate(out.shape):
+            if o is not None:
+                continue
+            givers = [
+                (v, i - (out.rank - v.rank))
+                for v in inputs
+                if i - (out.rank - v.rank) >= 0 and v.shape[i - (out.rank - v.rank)] != 1
+            ]
+            if len(givers) > 1:
+                found[i] = givers
+        return found
+
+    def _check_broadcasts(self, runtime: dict[int, list[tuple[KernelValue, int]]]) -> None:
+        """State that the dims of each run-time broadcast pairwise broadcast; the caller checks it."""
+        for givers in runtime.values():
+            for j, (a, da) in enumerate(givers):
+                for b, db in givers[j + 1 :]:
+                    if a not in self.ins or b not in self.ins:
+                        raise self.fail(
+                            f"cannot lower broadcasting of {a.type} with {b.type} inside a fused kernel: "
+                            "state the operands' dims with relax.match_cast first"
+                        )
+                    check = BroadcastCheck(self.ins.index(a), da, self.ins.index(b), db)
+                    if check not in self.broadcast_checks:
+                        self.broadcast_checks.append(check)
 
     @staticmethod
     def _sole_unknown_providers(inputs: Sequence[KernelValue], out: KernelValue) -> dict[int, KernelValue]:
@@ -386,12 +465,17 @@ class KernelBuilder:
 
     def elementwise_sizes(self, inputs: Sequence[KernelValue]) -> list[str | None] | None:
         """Index values for the result's unknown dims of a broadcasting elementwise kernel (``destination``'s
-        ``sizes``), each read from the one operand that gives it; None when some dim has no such operand."""
+        ``sizes``): read from the one operand that gives it, or, where several operands' dims may each be 1,
+        chosen at run time as numpy does (the dim that is not 1; the smallest when they differ, which the
+        caller's ``relax.check_broadcast`` reports, so that every read stays inside its operand). None when
+        some dim has no operand to read it from."""
         t = self.result_types[0]
         if t.shape is None:
             return None
         probe = KernelValue("", t, "")
         unknown = self._sole_unknown_providers(inputs, probe)
+        runtime = self._runtime_broadcast(inputs, probe)
+        one = self._index.const(1)
         sizes: list[str | None] = []
         for i, d in enumerate(t.shape):
             if d is not None:
@@ -399,6 +483,23 @@ class KernelBuilder:
             elif i in unknown:
                 v = unknown[i]
                 sizes.append(self.dim(v, i - len(t.shape) + v.rank))
+            elif i in runtime:
+                size = None
+                for v, axis in runtime[i]:
+                    dim = self.dim(v, axis)
+                    if size is None:
+                        size = dim
+                        continue
+                    least = self.scalar(f"arith.minsi {size}, {dim}", "index")
+                    keep = self.scalar(
+                        f"arith.select {self.scalar(f'arith.cmpi eq, {dim}, {one}', 'index')}, {size}, {least}",
+                        "index",
+                    )
+                    size = self.scalar(
+                        f"arith.select {self.scalar(f'arith.cmpi eq, {size}, {one}', 'index')}, {dim}, {keep}",
+                        "index",
+                    )
+                sizes.append(size)
             else:
                 return None
         return sizes

@@ -535,6 +535,49 @@ class CheckDimOp(RelaxOp):
 
 
 @relax_op
+class CheckBroadcastOp(RelaxOp):
+    """``a`` unchanged, checked at run time: its dim ``dim_a`` and dim ``dim_b`` of ``b`` broadcast (they are
+    equal, or one of them is 1); else InputError naming ``op``.
+
+    convert-relax-to-linalg inserts it before an elementwise kernel whose result dim only the run time decides
+    (``KernelBuilder.elementwise``: ``["n"]`` with ``["m"]``, either of which may be 1).
+
+    ``%y = "relax.check_broadcast"(%x, %z) {dim_a = 0 : i64, dim_b = 0 : i64, op = "add"} :
+    (!relax.tensor<["n"], f32>, !relax.tensor<["m"], f32>) -> !relax.tensor<["n"], f32>``
+    """
+
+    NAME = "check_broadcast"
+    OPERANDS = (Operand("a"), Operand("b"))
+    ATTRS = (Attr("dim_a", "int"), Attr("dim_b", "int"), Attr("op", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        a, b = tensor_operand(operand_types[0], "a"), tensor_operand(operand_types[1], "b")
+        for t, d, name in ((a, attrs["dim_a"], "dim_a"), (b, attrs["dim_b"], "dim_b")):
+            if t.shape is not None and not 0 <= d < len(t.shape):
+                raise ShapeError(f"{name} {d} is out of range for {t}")
+        return [a]
+
+    def lower_host(self, host: HostLowering) -> None:
+        a, b = (host.lookup(v) for v in self.operation.operands)
+        attrs = self.attr_values()
+        da, db = host.dim(a, attrs["dim_a"]), host.dim(b, attrs["dim_b"])
+        same, a1, b1, either, ok = (host.fresh("bc") for _ in range(5))
+        one = host.code.const(1)
+        for line in (
+            f"{same} = arith.cmpi eq, {da}, {db} : index",
+            f"{a1} = arith.cmpi eq, {da}, {one} : index",
+            f"{b1} = arith.cmpi eq, {db}, {one} : index",
+            f"{either} = arith.ori {a1}, {b1} : i1",
+            f"{ok} = arith.ori {same}, {either} : i1",
+        ):
+            host.emit(line)
+        message = "dims {actual} and {expected} do not broadcast (each must be 1 or equal)"
+        host.record_check(ok, da, db, message + _where(host, self.operation, attrs["op"]))
+        host.bind(self.results[0], a)
+
+
+@relax_op
 class CheckSizeOp(RelaxOp):
     """``value`` as a 1-D tensor of ``size`` elements (a symbolic expression over symbols bound earlier),
     checked at run time like a ``match_cast`` of its element count.
