@@ -7,11 +7,3 @@ func.func @bool_subtract(%x: !relax.tensor<["n"], i1>, %y: !relax.tensor<["n"], 
   %0 = "relax.subtract"(%x, %y) : (!relax.tensor<["n"], i1>, !relax.tensor<["n"], i1>) -> !relax.tensor<["n"], i1>
   return %0 : !relax.tensor<["n"], i1>
 }
-
-// -----
-
-func.func @two_symbols(%x: !relax.tensor<["n"], f32>, %y: !relax.tensor<["m"], f32>) -> !relax.tensor<["?"], f32> {
-  // expected-error @+1 {{cannot lower broadcasting to !relax.tensor<["?"], f32>}}
-  %0 = "relax.add"(%x, %y) : (!relax.tensor<["n"], f32>, !relax.tensor<["m"], f32>) -> !relax.tensor<["?"], f32>
-  return %0 : !relax.tensor<["?"], f32>
-}
