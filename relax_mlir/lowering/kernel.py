@@ -347,15 +347,17 @@ class KernelBuilder:
 
         ``body`` gets one scalar per input and returns the result scalar. A dim of 1 against a
         larger one broadcasts; dims the deduction assumed equal are checked by the caller. A result dim that
-        only the run time decides (``["n"]`` with ``["m"]``: ``elementwise_sizes``) broadcasts at run time: the
-        caller checks the dims broadcast (``relax.check_broadcast``), and an operand indexed along such a
-        dim is read with ``tensor.extract`` at index 0 where its dim is 1. Other operands keep the plain maps.
+        equals none of the operands' dims (``["n"]`` with ``["m"]`` gives ``max(m, n) * min(min(m, n), 1)``,
+        ``dims.broadcast_at_run_time``) broadcasts at run time: the caller checks that the dims broadcast
+        (``relax.check_broadcast``), and an operand indexed along such a dim is read with ``tensor.extract`` at
+        ``min(i, dim - 1)`` (0 where its dim is 1; in bounds even when the check fails). Shapes that prove no
+        broadcast keep the plain maps.
         """
         rank = out.rank
         runtime = self._runtime_broadcast(inputs, out)
         self._check_broadcasts(runtime)
         maps, resolved = [], []
-        gathered: dict[int, dict[int, str]] = {}  # position in inputs -> {result dim: "its dim is 1" i1}
+        gathered: dict[int, dict[int, str]] = {}  # position in inputs -> {result dim: its dim - 1}
         unknown = self._sole_unknown_providers(inputs, out)
         for position, v in enumerate(inputs):
             offset = rank - v.rank
@@ -365,9 +367,9 @@ class KernelBuilder:
                 if d is None and o is None and unknown.get(axis + offset) is v:
                     exprs.append(f"d{axis + offset}")  # the one operand that gives this unknown dim
                     continue
-                if o is None and any(g is v for g, _ in runtime.get(axis + offset, ())):
-                    one = self.scalar(f"arith.cmpi eq, {self.dim(v, axis)}, {self._index.const(1)}", "index")
-                    gathered.setdefault(position, {})[axis + offset] = one
+                if any(g is v for g, _ in runtime.get(axis + offset, ())):
+                    last = self.scalar(f"arith.subi {self.dim(v, axis)}, {self._index.const(1)}", "index")
+                    gathered.setdefault(position, {})[axis + offset] = last
                     exprs.append(f"d{axis + offset}")
                     continue
                 if d is None or o is None:
@@ -390,17 +392,17 @@ class KernelBuilder:
 
         def scalars(args: list[str]) -> str:
             values = dict(zip(direct, args))
-            for j, ones in gathered.items():
+            for j, lasts in gathered.items():
                 coords = []
                 for e in maps[j].split("-> (")[1].rstrip(")").split(", "):
                     if e == "0":
                         coords.append(self._index.const(0))
                         continue
                     i = self.scalar(f"linalg.index {e[1:]}", "index")
-                    if int(e[1:]) in ones:  # index 0 where the operand's dim is 1
-                        i = self.scalar(
-                            f"arith.select {ones[int(e[1:])]}, {self._index.const(0)}, {i}", "index"
-                        )
+                    if (
+                        int(e[1:]) in lasts
+                    ):  # 0 where the operand's dim is 1 (in bounds if it does not broadcast)
+                        i = self.scalar(f"arith.minsi {i}, {lasts[int(e[1:])]}", "index")
                     coords.append(i)
                 v = resolved[j]
                 values[j] = self.scalar(f"tensor.extract {v.name}[{', '.join(coords)}]", v.mlir)
@@ -419,18 +421,16 @@ class KernelBuilder:
     def _runtime_broadcast(
         inputs: Sequence[KernelValue], out: KernelValue
     ) -> dict[int, list[tuple[KernelValue, int]]]:
-        """Per unknown dim of ``out`` that the run time decides: the operands (and their axes) whose dim there
-        is not a static 1, when there are several (each may be 1: ``["n"]`` with ``["m"]``)."""
+        """Per dim of ``out`` that the run time decides: the operands (and their axes) whose dim there is not a
+        static 1, when there are several and none has the result's dim (each may be 1: ``["n"]`` with ``["m"]``)."""
         found: dict[int, list[tuple[KernelValue, int]]] = {}
         for i, o in enumerate(out.shape):
-            if o is not None:
-                continue
             givers = [
                 (v, i - (out.rank - v.rank))
                 for v in inputs
                 if i - (out.rank - v.rank) >= 0 and v.shape[i - (out.rank - v.rank)] != 1
             ]
-            if len(givers) > 1:
+            if len(givers) > 1 and (o is None or all(v.shape[a] != o for v, a in givers)):
                 found[i] = givers
         return found
 

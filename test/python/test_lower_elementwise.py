@@ -615,8 +615,8 @@ def f32(*shape: int) -> np.ndarray:
 
 
 def test_two_symbols_broadcast_at_run_time() -> None:
-    """``["n"]`` with ``["m"]`` (each may be 1): the result dim is ``"?"``, chosen at run time as numpy does;
-    dims that do not broadcast are an InputError."""
+    """``["n"]`` with ``["m"]`` (each may be 1): the result dim is ``max(m, n) * min(min(m, n), 1)``, numpy's
+    choice at run time; dims that do not broadcast are an InputError."""
     add = compile_fn({"x": rb.tensor(["n"]), "y": rb.tensor(["m"])}, R.add)
     for n, m in ((1, 5), (5, 1), (5, 5), (0, 1), (1, 0), (0, 0), (1, 1)):
         x, y = f32(n), f32(m)
