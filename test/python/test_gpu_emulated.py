@@ -302,6 +302,18 @@ def test_cumulative_axis_out_of_range_is_clamped(name: str) -> None:
             np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=f"{name} at axis {axis}, n = {n}")
 
 
+def test_run_time_broadcast_matches_cpu() -> None:
+    """Two symbols that may each be 1 (``["n", 3]`` times ``["m", 1]``) broadcast at run time on the CUDA
+    mapping as on the CPU; dims that do not broadcast fail the same check on both."""
+    program = """func.func @main(%x: !relax.tensor<["n", 3], f32>, %y: !relax.tensor<["m", 1], f32>) -> !relax.tensor<"*", f32> {
+  %0 = "relax.multiply"(%x, %y) : (!relax.tensor<["n", 3], f32>, !relax.tensor<["m", 1], f32>) -> !relax.tensor<"*", f32>
+  return %0 : !relax.tensor<"*", f32>
+}"""
+    for options in (FORWARD, REVERSED):
+        seen = check_program(program, "multiply", options)
+        assert seen.arrays >= 3 and seen.errors >= 1, seen
+
+
 def test_inplace_data_dependent_and_tuple_results_are_compared() -> None:
     """In-place parameters, data-dependent (returned) outputs and multi-result ops are really compared."""
     kv = check_program(example_program("kv_cache_write"), "kv_cache_write")
