@@ -639,6 +639,12 @@ def test_two_symbols_broadcast_at_run_time() -> None:
         np.testing.assert_array_equal(where(cond, x, y), np.where(cond, x, y))
     with pytest.raises(InputError, match="do not broadcast"):
         where(np.ones(2, bool), f32(3), f32(1))
+    # an unknown dim against a symbol: the result dim stays "?" and the kernel sizes it at run time
+    unknown = compile_fn({"x": rb.tensor(["?"]), "y": rb.tensor(["m"])}, R.add)
+    for n, m in ((1, 5), (5, 1), (5, 5), (0, 1), (1, 0)):
+        np.testing.assert_array_equal(unknown(f32(n), f32(m)), f32(n) + f32(m), err_msg=f"({n},) + ({m},)")
+    with pytest.raises(InputError, match="dims 3 and 4 do not broadcast"):
+        unknown(f32(3), f32(4))
 
 
 @pytest.mark.parametrize(
