@@ -604,8 +604,16 @@ class CheckSizeOp(RelaxOp):
     def lower_host(self, host: HostLowering) -> None:
         value = host.lookup(self.operation.operands[0])
         shape = value.type.shape
-        count = None if any(d is None for d in shape) else dims_product(shape)
-        flat = host.tensor(TensorType((count,), value.type.dtype), "flat")
+        size = parse_dim(self.attr_values()["size"])
+        count = host.code.const(1)
+        for i in range(len(shape)):
+            count = host.code.binary("mul", count, host.dim(value, i))
+        # checked as a match_cast of a prim value, before the view: at the top level a failure branches out
+        # (a branch after the view made ownership-based deallocation abort); inside a region it is recorded
+        [checked] = host.cast(host.ints([count], False), PrimType(size), self.operation).names
+        flat = host.tensor(
+            TensorType((None if None in shape else dims_product(shape),), value.type.dtype), "flat"
+        )
         if shape:
             groups = "[[" + ", ".join(str(i) for i in range(len(shape))) + "]]"
             host.emit(
@@ -615,7 +623,16 @@ class CheckSizeOp(RelaxOp):
             host.emit(
                 f"{flat.name} = tensor.expand_shape {value.name} [] output_shape [1] : {value.mlir} into {flat.mlir}"
             )
-        host.bind(self.results[0], host.cast(flat, relax_type(self.results[0].type), self.operation))
+        result = host.tensor(relax_type(self.results[0].type), "sized")
+        if checked == count:  # the check branched out on failure
+            host.emit(f"{result.name} = tensor.cast {flat.name} : {flat.mlir} to {result.mlir}")
+        else:  # a failure was recorded: go on with an uninitialized tensor of the expected count
+            ok, empty, cast = host.fresh("ok"), host.fresh("empty"), host.fresh("cast")
+            host.emit(f"{ok} = arith.cmpi eq, {count}, {checked} : index")
+            host.emit(f"{empty} = tensor.empty({'' if size.is_const else checked}) : {result.mlir}")
+            host.emit(f"{cast} = tensor.cast {flat.name} : {flat.mlir} to {result.mlir}")
+            host.emit(f"{result.name} = arith.select {ok}, {cast}, {empty} : {result.mlir}")
+        host.bind(self.results[0], result)
 
 
 def _where(host: HostLowering, op: ir.Operation, name: str) -> str:
