@@ -80,7 +80,14 @@ def broadcast_dim(a: Dim, b: Dim) -> Dim:
         return a  # b must be a or 1 at run time
     if b.is_const:
         return b
-    return None  # two different symbols: equal or one of them is 1; checked at run time
+    return broadcast_at_run_time(a, b)  # equal, or one of them is 1: checked at run time
+
+
+def broadcast_at_run_time(a: Expr, b: Expr) -> Expr:
+    """The numpy broadcast of two dims that may each be 1, as one expression: ``max(a, b) * min(a, b, 1)``
+    (the larger when both are at least 1, else 0: ``[0]`` with ``[1]`` gives ``[0]``). The lowering checks
+    that the dims broadcast (``relax.check_broadcast``) and reads index 0 of an operand whose dim is 1."""
+    return smax(a, b) * smin(smin(a, b), 1)
 
 
 def broadcast_shapes(shapes: Sequence[Sequence[Dim] | None], names: Sequence[str]) -> tuple[Dim, ...] | None:

@@ -127,6 +127,17 @@ class DimCheck:
     what: str  # the error, with {actual} and {expected} for the two dims
 
 
+@dataclass(frozen=True)
+class BroadcastCheck:
+    """A run-time check a kernel relies on: dim ``dim_a`` of operand ``a`` and dim ``dim_b`` of operand ``b``
+    broadcast (they are equal or one of them is 1)."""
+
+    a: int
+    dim_a: int
+    b: int
+    dim_b: int
+
+
 @dataclass
 class KernelBuilder:
     """The kernel being written for one op: arguments, attributes and the body's lines."""
@@ -143,6 +154,8 @@ class KernelBuilder:
     assumed: dict[int, TensorType] = field(init=False, default_factory=dict)
     index_checks: list[IndexCheck] = field(init=False, default_factory=list)
     dim_checks: list[DimCheck] = field(init=False, default_factory=list)
+    broadcast_checks: list[BroadcastCheck] = field(init=False, default_factory=list)
+    sized: dict[int, Expr] = field(init=False, default_factory=dict)  # operand -> its checked element count
     symbol_params: list[str] = field(init=False, default_factory=list)
     # module-level declarations the kernel calls, by symbol (LLVM intrinsics: ``declare``)
     externs: dict[str, str] = field(init=False, default_factory=dict)
@@ -221,6 +234,16 @@ class KernelBuilder:
         self.assumed[operand] = refined
         self.operand_types[operand] = refined
         self.ins[operand] = KernelValue(self.ins[operand].name, refined, builtin_tensor(refined))
+
+    def check_size(self, operand: int, size: Expr) -> None:
+        """State that operand ``operand`` has ``size`` elements; the kernel then sees it as a 1-D tensor of
+        ``size``, and the caller checks the count (``relax.check_size``, like a match_cast) before the call."""
+        t = self.operand_types[operand]
+        assert isinstance(t, TensorType)
+        flat = TensorType((size,), t.dtype)
+        self.sized[operand] = size
+        self.operand_types[operand] = flat
+        self.ins[operand] = KernelValue(self.ins[operand].name, flat, builtin_tensor(flat))
 
     def check_indices(self, indices: int, x: int, axis: int, bounded: Sequence[int] = ()) -> None:
         """State that operand ``indices`` holds indices into ``axis`` of operand ``x``, in ``[-dim, dim)``, and
@@ -333,18 +356,31 @@ class KernelBuilder:
         """A parallel ``linalg.generic`` broadcasting ``inputs`` (numpy rules) to ``out``.
 
         ``body`` gets one scalar per input and returns the result scalar. A dim of 1 against a
-        larger one broadcasts; dims the deduction assumed equal are checked by the caller.
+        larger one broadcasts; dims the deduction assumed equal are checked by the caller. A result dim that
+        equals none of the operands' dims (``["n"]`` with ``["m"]`` gives ``max(m, n) * min(min(m, n), 1)``,
+        ``dims.broadcast_at_run_time``) broadcasts at run time: the caller checks that the dims broadcast
+        (``relax.check_broadcast``), and an operand indexed along such a dim is read with ``tensor.extract`` at
+        ``min(i, dim - 1)`` (0 where its dim is 1; in bounds even when the check fails). Shapes that prove no
+        broadcast keep the plain maps.
         """
         rank = out.rank
+        runtime = self._runtime_broadcast(inputs, out)
+        self._check_broadcasts(runtime)
         maps, resolved = [], []
+        gathered: dict[int, dict[int, str]] = {}  # position in inputs -> {result dim: its dim - 1}
         unknown = self._sole_unknown_providers(inputs, out)
-        for v in inputs:
+        for position, v in enumerate(inputs):
             offset = rank - v.rank
             exprs, dims = [], list(v.shape)
             for axis, d in enumerate(v.shape):
                 o = out.shape[axis + offset]
                 if d is None and o is None and unknown.get(axis + offset) is v:
                     exprs.append(f"d{axis + offset}")  # the one operand that gives this unknown dim
+                    continue
+                if any(g is v for g, _ in runtime.get(axis + offset, ())):
+                    last = self.scalar(f"arith.subi {self.dim(v, axis)}, {self._index.const(1)}", "index")
+                    gathered.setdefault(position, {})[axis + offset] = last
+                    exprs.append(f"d{axis + offset}")
                     continue
                 if d is None or o is None:
                     raise self.fail(
@@ -362,11 +398,65 @@ class KernelBuilder:
                 v = self.ins[index]
             resolved.append(v)
             maps.append(f"({', '.join(f'd{j}' for j in range(rank))}) -> ({', '.join(exprs)})")
-        inputs = resolved
+        direct = [j for j in range(len(resolved)) if j not in gathered]
+
+        def scalars(args: list[str]) -> str:
+            values = dict(zip(direct, args))
+            for j, lasts in gathered.items():
+                coords = []
+                for e in maps[j].split("-> (")[1].rstrip(")").split(", "):
+                    if e == "0":
+                        coords.append(self._index.const(0))
+                        continue
+                    i = self.scalar(f"linalg.index {e[1:]}", "index")
+                    if (
+                        int(e[1:]) in lasts
+                    ):  # 0 where the operand's dim is 1 (in bounds if it does not broadcast)
+                        i = self.scalar(f"arith.minsi {i}, {lasts[int(e[1:])]}", "index")
+                    coords.append(i)
+                v = resolved[j]
+                values[j] = self.scalar(f"tensor.extract {v.name}[{', '.join(coords)}]", v.mlir)
+            return body([values[j] for j in range(len(resolved))])
+
         [r] = self.generic(
-            inputs, [out], [*maps, identity(rank)], ["parallel"] * rank, lambda a: [body(a[:-1])]
+            [resolved[j] for j in direct],
+            [out],
+            [*(maps[j] for j in direct), identity(rank)],
+            ["parallel"] * rank,
+            lambda a: [scalars(a[:-1])],
         )
         return r
+
+    @staticmethod
+    def _runtime_broadcast(
+        inputs: Sequence[KernelValue], out: KernelValue
+    ) -> dict[int, list[tuple[KernelValue, int]]]:
+        """Per dim of ``out`` that the run time decides: the operands (and their axes) whose dim there is not a
+        static 1, when there are several and none has the result's dim (each may be 1: ``["n"]`` with ``["m"]``)."""
+        found: dict[int, list[tuple[KernelValue, int]]] = {}
+        for i, o in enumerate(out.shape):
+            givers = [
+                (v, i - (out.rank - v.rank))
+                for v in inputs
+                if i - (out.rank - v.rank) >= 0 and v.shape[i - (out.rank - v.rank)] != 1
+            ]
+            if len(givers) > 1 and (o is None or all(v.shape[a] != o for v, a in givers)):
+                found[i] = givers
+        return found
+
+    def _check_broadcasts(self, runtime: dict[int, list[tuple[KernelValue, int]]]) -> None:
+        """State that the dims of each run-time broadcast pairwise broadcast; the caller checks it."""
+        for givers in runtime.values():
+            for j, (a, da) in enumerate(givers):
+                for b, db in givers[j + 1 :]:
+                    if a not in self.ins or b not in self.ins:
+                        raise self.fail(
+                            f"cannot lower broadcasting of {a.type} with {b.type} inside a fused kernel: "
+                            "state the operands' dims with relax.match_cast first"
+                        )
+                    check = BroadcastCheck(self.ins.index(a), da, self.ins.index(b), db)
+                    if check not in self.broadcast_checks:
+                        self.broadcast_checks.append(check)
 
     @staticmethod
     def _sole_unknown_providers(inputs: Sequence[KernelValue], out: KernelValue) -> dict[int, KernelValue]:
@@ -385,12 +475,17 @@ class KernelBuilder:
 
     def elementwise_sizes(self, inputs: Sequence[KernelValue]) -> list[str | None] | None:
         """Index values for the result's unknown dims of a broadcasting elementwise kernel (``destination``'s
-        ``sizes``), each read from the one operand that gives it; None when some dim has no such operand."""
+        ``sizes``): read from the one operand that gives it, or, where several operands' dims may each be 1,
+        chosen at run time as numpy does (the dim that is not 1; the smallest when they differ, which the
+        caller's ``relax.check_broadcast`` reports, so that every read stays inside its operand). None when
+        some dim has no operand to read it from."""
         t = self.result_types[0]
         if t.shape is None:
             return None
         probe = KernelValue("", t, "")
         unknown = self._sole_unknown_providers(inputs, probe)
+        runtime = self._runtime_broadcast(inputs, probe)
+        one = self._index.const(1)
         sizes: list[str | None] = []
         for i, d in enumerate(t.shape):
             if d is not None:
@@ -398,6 +493,23 @@ class KernelBuilder:
             elif i in unknown:
                 v = unknown[i]
                 sizes.append(self.dim(v, i - len(t.shape) + v.rank))
+            elif i in runtime:
+                size = None
+                for v, axis in runtime[i]:
+                    dim = self.dim(v, axis)
+                    if size is None:
+                        size = dim
+                        continue
+                    least = self.scalar(f"arith.minsi {size}, {dim}", "index")
+                    keep = self.scalar(
+                        f"arith.select {self.scalar(f'arith.cmpi eq, {dim}, {one}', 'index')}, {size}, {least}",
+                        "index",
+                    )
+                    size = self.scalar(
+                        f"arith.select {self.scalar(f'arith.cmpi eq, {size}, {one}', 'index')}, {dim}, {keep}",
+                        "index",
+                    )
+                sizes.append(size)
             else:
                 return None
         return sizes

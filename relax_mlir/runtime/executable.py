@@ -54,11 +54,9 @@ def allocation_key() -> int:
 
 
 def format_check(check: str, actual: int, expected: int) -> str:
-    """The message of a failed host check: a template with ``{actual}``/``{expected}``, or a plain
-    requirement followed by the values."""
-    if "{actual}" in check:
-        return check.replace("{actual}", str(actual)).replace("{expected}", str(expected))
-    return f"{check}, got {actual} (expected {expected})"
+    """The message of a failed host check: its template with ``{actual}``/``{expected}`` replaced by the two
+    values the check recorded (a check that compares no values, such as ``relax.check_true``, has neither)."""
+    return check.replace("{actual}", str(actual)).replace("{expected}", str(expected))
 
 
 _DESCRIPTORS: dict[int, type[ctypes.Structure]] = {}

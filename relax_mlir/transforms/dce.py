@@ -6,7 +6,8 @@ calls code we cannot see) is kept unless its class's ``removable_when_unused`` s
 is removed only when its check can never fail and it binds no new symbol (its target type is implied by
 its operand's type). Like Relax, dropping a dead value never drops a run-time check,
 and a symbol a later type names stays bound. Dataflow blocks lose the outputs nothing after them uses;
-a block left with no output and no op disappears.
+a block left with no output and no op disappears. The regions of control flow (``scf.if``/``scf.while`` from
+relax branches and loops) are cleaned the same way.
 """
 
 from __future__ import annotations
@@ -32,13 +33,18 @@ def removable(op: ir.Operation) -> bool:
 
 
 def dce_block(block: ir.Block) -> int:
-    """Erase dead relax ops in ``block`` (and its dataflow blocks), last to first; the number erased."""
+    """Erase dead relax ops in ``block``, its dataflow blocks and the regions of its other ops (``scf.if``
+    branches, ``scf.while`` bodies), last to first; the number erased."""
     erased = 0
     for op in reversed(list(block.operations)):
         op = op.operation
         if is_dataflow(op):
             erased += _dce_dataflow(op)
-        elif removable(op) and unused(op):
+            continue
+        for region in op.regions:  # before the ops above: uses inside a region keep values outside it alive
+            for inner in region.blocks:
+                erased += dce_block(inner)
+        if removable(op) and unused(op):
             op.erase()
             erased += 1
     return erased

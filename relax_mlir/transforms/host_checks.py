@@ -20,7 +20,7 @@ class CheckLowering:
     ``f``, index code ``code``, symbols ``env``, ``status`` buffer and ``depth`` / ``control_flow``."""
 
     def _cast(self, src: Any, target: RelaxType | None, op: ir.Operation) -> Any:
-        where = _location(op)
+        where = _location(op) + op.name  # relax.match_cast, or an op that checks like one (relax.check_size)
         if isinstance(src, _Tuple):
             assert isinstance(target, TupleType)
             return _Tuple([self._cast(s, t, op) for s, t in zip(src.fields, target.fields)])
@@ -29,16 +29,12 @@ class CheckLowering:
                 return src
             trusted = cast_cannot_fail(src.type, target)  # e.g. a branch's value weakened to the join
             if src.type.shape is not None and len(src.type.shape) != len(target.shape):
-                raise UnsupportedOpError(
-                    f"{where}relax.match_cast: rank {len(src.type.shape)} vs {len(target.shape)}"
-                )
+                raise UnsupportedOpError(f"{where}: rank {len(src.type.shape)} vs {len(target.shape)}")
             oks = []
             for axis, d in enumerate(target.shape):
                 if d is None or trusted:
                     continue
-                ok = self._check_dim(
-                    self._dim(src, axis), d, f"{where}relax.match_cast: dim {axis} of {src.type}"
-                )
+                ok = self._check_dim(self._dim(src, axis), d, f"{where}: dim {axis} of {src.type}")
                 oks.append(ok)
             new_type = TensorType(target.shape, target.dtype or src.type.dtype)
             value = src.name
@@ -56,7 +52,7 @@ class CheckLowering:
             for j, (actual, d) in enumerate(zip(src.names, dims)):
                 if d is None:
                     continue
-                ok = self._check_dim(actual, d, f"{where}relax.match_cast: value #{j}")
+                ok = self._check_dim(actual, d, f"{where}: value #{j}")
                 if ok:  # inside a region, a failed check goes on with the expected value
                     names[j] = self.f.fresh("checked")
                     self.f.lines.append(
@@ -100,10 +96,11 @@ class CheckLowering:
         self.f.lines.append(f"{ok} = arith.cmpi eq, {actual}, {expected} : index")
         # no branch out of a region, nor after one (a loop or branch result would cross blocks, which
         # ownership-based deallocation cannot handle): record it, the runtime raises after the call
+        message = f"{what} must be {format_dim(d)}, got {{actual}} (expected {{expected}})"
         if self.depth or self.control_flow:
-            self.record_check(ok, actual, expected, f"{what} must be {format_dim(d)}")
+            self.record_check(ok, actual, expected, message)
             return ok
-        self._branch(ok, actual, expected, f"{what} must be {format_dim(d)}")
+        self._branch(ok, actual, expected, message)
         return None
 
     def _branch(self, ok: str, actual: str, expected: str, message: str) -> None:

@@ -19,12 +19,20 @@ from mlir import ir
 
 from relax_mlir.dialects.ops.index import index_range_kernel
 from relax_mlir.dialects.ops.shape_value import prim_value
-from relax_mlir.dialects.ops.structural import CheckDimOp, CheckIndexOp, MatchCastOp, call_tir
+from relax_mlir.dialects.ops.structural import (
+    CheckBroadcastOp,
+    CheckDimOp,
+    CheckIndexOp,
+    CheckSizeOp,
+    MatchCastOp,
+    call_tir,
+)
 from relax_mlir.dialects.registry import INPLACE_ATTR, OPS, RelaxOp, op_class
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import RelaxError
 from relax_mlir.lowering.kernel import SUB_BYTE_INTS, IndexCheck, KernelBuilder
 from relax_mlir.lowering.minifloat import is_minifloat
+from relax_mlir.shape_infer.expr import format_dim
 from relax_mlir.transforms.registry import PassFailed, register_pass
 
 
@@ -135,9 +143,16 @@ def _replace_with_call(
             args[index] = MatchCastOp.build(
                 [args[index]], result_types=[refined], loc=op.location, ip=ip
             ).result
+        for index, size in k.sized.items():
+            args[index] = CheckSizeOp.build(
+                [args[index]], {"size": str(format_dim(size))}, loc=op.location, ip=ip
+            ).result
         with ip:
             for check in k.index_checks:
                 args[check.indices] = _check_indices(op, k, args, check, kernel_name)
+            for b in k.broadcast_checks:
+                attrs = {"dim_a": b.dim_a, "dim_b": b.dim_b, "op": k.op_name}
+                args[b.a] = CheckBroadcastOp.build([args[b.a], args[b.b]], attrs, loc=op.location).result
             for c in k.dim_checks:
                 attrs = {"dim": c.dim, "bound": c.bound, "op": k.op_name, "what": c.what}
                 args[c.value] = CheckDimOp.build([args[c.value], args[c.x]], attrs, loc=op.location).result

@@ -102,10 +102,16 @@ BROADCAST = [
     pytest.param('["n"]', "[4]", "[4]", id="sym-vs-const"),
     pytest.param("[4]", '["n"]', "[4]", id="const-vs-sym"),
     pytest.param("[0]", '["n"]', "[0]", id="zero-vs-sym"),
-    # two symbols not provably equal: either may be 1, so the dim is unknown but the rank is kept
-    pytest.param('["n"]', '["m"]', '["?"]', id="sym-vs-other-sym"),
-    pytest.param('["n", "m"]', '["m", "n"]', '["?", "?"]', id="sym-swapped"),
-    pytest.param('["n", 8]', '["n + 1", 1]', '["?", 8]', id="sym-vs-expr"),
+    # two symbols not provably equal: either may be 1, so the dim is numpy's choice at run time, max(a, b) *
+    # min(a, b, 1) (the lowering checks that they broadcast)
+    pytest.param('["n"]', '["m"]', '["max(m, n) * min(min(m, n), 1)"]', id="sym-vs-other-sym"),
+    pytest.param(
+        '["n", "m"]',
+        '["m", "n"]',
+        '["max(m, n) * min(min(m, n), 1)", "max(m, n) * min(min(m, n), 1)"]',
+        id="sym-swapped",
+    ),
+    pytest.param('["n", 8]', '["n + 1", 1]', '["n * min(n, 1) + min(n, 1)", 8]', id="sym-vs-expr"),
     # unknown dims
     pytest.param('["?", 4]', "[3, 1]", "[3, 4]", id="unknown-vs-const"),
     pytest.param('["?"]', "[1]", '["?"]', id="unknown-vs-one"),
@@ -409,7 +415,7 @@ WHERE = [
     pytest.param("[0, 1]", "[1, 5]", "[5]", "[0, 5]", id="static-zero"),
     pytest.param('["n", 1]', "[4]", '["m", 1, 1]', '["m", "n", 4]', id="symbolic"),
     pytest.param('["b * s", 1]', '["s * b", "k"]', '[1, "k"]', '["b * s", "k"]', id="symbolic-expr"),
-    pytest.param('["n"]', '["m"]', "[1]", '["?"]', id="symbolic-unprovable"),
+    pytest.param('["n"]', '["m"]', "[1]", '["max(m, n) * min(min(m, n), 1)"]', id="symbolic-unprovable"),
     pytest.param('["n"]', "[3]", '["n"]', "[3]", id="symbolic-vs-const"),
     pytest.param('["?", 4]', "[3, 1]", "[4]", "[3, 4]", id="unknown-dim"),
     pytest.param('["?", 1]', '["?", "n"]', "[1]", '["?", "n"]', id="unknown-dim-kept"),

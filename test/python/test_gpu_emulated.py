@@ -232,24 +232,13 @@ def check_program(
 NO_ARRAYS = ("get_dim", "make_shape", "prim_binary", "prim_value", "shape_of", "tensor_to_shape")
 
 
-# known bug: the cumulative ops whose axis is read at run time give uninitialized values on the CUDA mapping
-# (webgpu runs them right); until fixed, these fail here (strict: a fix makes them pass and fail the xfail)
-WRONG_ON_CUDA = {"cumsum_axis", "cumprod_axis"}
-GPU_NAMES = [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="uninitialized results on the CUDA mapping"))
-    if n in WRONG_ON_CUDA
-    else n
-    for n in NAMES
-]
-
-
-@pytest.mark.parametrize("name", GPU_NAMES)
+@pytest.mark.parametrize("name", NAMES)
 def test_op_on_emulated_gpu_matches_cpu(name: str) -> None:
     seen = check_program(example_program(name), name)
     assert seen.arrays or seen.errors or name in NO_ARRAYS
 
 
-@pytest.mark.parametrize("name", GPU_NAMES)
+@pytest.mark.parametrize("name", NAMES)
 def test_op_does_not_depend_on_the_order_of_threads(name: str) -> None:
     check_program(example_program(name), name, REVERSED)
 
@@ -292,6 +281,38 @@ def test_reductions_over_outer_dims_match_cpu(case: str, options: dict[str, Any]
     op = case.split("_")[0]
     seen = check_program(OUTER_REDUCTIONS[case], op, options)
     assert seen.arrays >= 4
+
+
+@pytest.mark.parametrize("name", ["cumsum_axis", "cumprod_axis"])
+def test_cumulative_axis_out_of_range_is_clamped(name: str) -> None:
+    """An axis out of range (relax.check_axes reports it; the op alone does not) is clamped into [0, rank):
+    the kernel writes every element (it wrote none, and the random inputs of the every-op tests sometimes
+    drew axis 2 for a rank-2 tensor, so the CPU and the CUDA mapping returned different stale memory)."""
+    program = example_program(name)
+    scan = np.cumsum if name == "cumsum_axis" else np.cumprod
+    rng = np.random.default_rng(0)
+    for build in (_emulated, _cpu):
+        exe = build(program)
+        for n, axis, clamped in ((3, 0, 0), (3, 2, 1), (5, -1, 1), (5, 7, 1), (2, -5, 0), (4, 1, 1)):
+            x = rng.uniform(0.5, 1.5, (n, 4)).astype(np.float32)
+            got = exe(np.zeros(n, np.int8), x, np.array([axis], np.int64))
+            want = scan(x, axis=clamped)
+            if name == "cumprod_axis":  # the example is exclusive
+                want = np.concatenate([np.ones_like(np.take(x, [0], clamped)), want], clamped)
+                want = np.take(want, range(x.shape[clamped]), clamped)
+            np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=f"{name} at axis {axis}, n = {n}")
+
+
+def test_run_time_broadcast_matches_cpu() -> None:
+    """Two symbols that may each be 1 (``["n", 3]`` times ``["m", 1]``) broadcast at run time on the CUDA
+    mapping as on the CPU; dims that do not broadcast fail the same check on both."""
+    program = """func.func @main(%x: !relax.tensor<["n", 3], f32>, %y: !relax.tensor<["m", 1], f32>) -> !relax.tensor<"*", f32> {
+  %0 = "relax.multiply"(%x, %y) : (!relax.tensor<["n", 3], f32>, !relax.tensor<["m", 1], f32>) -> !relax.tensor<"*", f32>
+  return %0 : !relax.tensor<"*", f32>
+}"""
+    for options in (FORWARD, REVERSED):
+        seen = check_program(program, "multiply", options)
+        assert seen.arrays >= 3 and seen.errors >= 1, seen
 
 
 def test_inplace_data_dependent_and_tuple_results_are_compared() -> None:

@@ -608,8 +608,43 @@ def test_integer_ops_reject_floats() -> None:
 def test_unsupported_cases_raise() -> None:
     with pytest.raises(RelaxError, match=r"relax.subtract: not defined for dtype i1.*relax.astype"):
         compile_fn({"x": rb.tensor(["n"], "i1"), "y": rb.tensor(["n"], "i1")}, R.subtract)
-    with pytest.raises(RelaxError, match=r"relax.add: cannot lower broadcasting.*relax.match_cast"):
-        compile_fn({"x": rb.tensor(["n"]), "y": rb.tensor(["m"])}, R.add)
+
+
+def f32(*shape: int) -> np.ndarray:
+    return np.random.default_rng(sum(shape) + len(shape)).standard_normal(shape).astype(np.float32)
+
+
+def test_two_symbols_broadcast_at_run_time() -> None:
+    """``["n"]`` with ``["m"]`` (each may be 1): the result dim is ``max(m, n) * min(min(m, n), 1)``, numpy's
+    choice at run time; dims that do not broadcast are an InputError."""
+    add = compile_fn({"x": rb.tensor(["n"]), "y": rb.tensor(["m"])}, R.add)
+    for n, m in ((1, 5), (5, 1), (5, 5), (0, 1), (1, 0), (0, 0), (1, 1)):
+        x, y = f32(n), f32(m)
+        got = add(x, y)
+        np.testing.assert_array_equal(got, x + y, err_msg=f"({n},) + ({m},)")
+    with pytest.raises(InputError, match=r"dims 3 and 4 do not broadcast .* in relax.add"):
+        add(f32(3), f32(4))
+    # one operand's dim is fixed elsewhere ([k, "n"] with ["m", 1]), three operands (where)
+    mul = compile_fn({"x": rb.tensor(["n", 3]), "y": rb.tensor(["m", 1])}, R.multiply)
+    for n, m in ((1, 4), (4, 1), (4, 4), (0, 1)):
+        x, y = f32(n, 3), f32(m, 1)
+        np.testing.assert_allclose(mul(x, y), x * y, rtol=1e-6)
+    where = compile_fn(
+        {"c": rb.tensor(["a"], "i1"), "x": rb.tensor(["b"]), "y": rb.tensor(["c"])},
+        lambda c, x, y: R.where(c, x, y),
+    )
+    rng = np.random.default_rng(0)
+    for a, b, c in ((1, 1, 4), (4, 1, 1), (4, 4, 1), (1, 4, 4), (0, 1, 0)):
+        cond, x, y = rng.random(a) < 0.5, f32(b), f32(c)
+        np.testing.assert_array_equal(where(cond, x, y), np.where(cond, x, y))
+    with pytest.raises(InputError, match="do not broadcast"):
+        where(np.ones(2, bool), f32(3), f32(1))
+    # an unknown dim against a symbol: the result dim stays "?" and the kernel sizes it at run time
+    unknown = compile_fn({"x": rb.tensor(["?"]), "y": rb.tensor(["m"])}, R.add)
+    for n, m in ((1, 5), (5, 1), (5, 5), (0, 1), (1, 0)):
+        np.testing.assert_array_equal(unknown(f32(n), f32(m)), f32(n) + f32(m), err_msg=f"({n},) + ({m},)")
+    with pytest.raises(InputError, match="dims 3 and 4 do not broadcast"):
+        unknown(f32(3), f32(4))
 
 
 @pytest.mark.parametrize(

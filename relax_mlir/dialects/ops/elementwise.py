@@ -5,7 +5,9 @@ Each family is declared once as a base class and instantiated per op from a tabl
 Broadcasting follows numpy, dim by dim from the right (``dims.broadcast_shapes``): equal dims, or
 a 1 against anything, give the other dim; a constant against a symbol gives the constant (the
 symbol must be 1 or that constant, checked at run time); two symbols not provably equal (``n`` vs
-``m``) give ``"?"``: the rank is kept, where Relax would drop every dim. An unknown dim ``"?"``
+``m``), either of which may be 1, give numpy's choice at run time as one expression, ``max(m, n) *
+min(min(m, n), 1)`` (``dims.broadcast_at_run_time``; the lowering checks with ``relax.check_broadcast``
+that they broadcast), where Relax would drop every dim. An unknown dim ``"?"``
 gives the other dim only when that one can never be 1 (a constant, or ``n + 2``), else ``"?"``.
 Two different constants, neither 1, are an error. An unknown rank anywhere gives an unknown rank.
 Operand dtypes must agree (an unknown dtype takes the other's); comparisons and logical ops give i1.
@@ -212,8 +214,8 @@ def lower_elementwise(k: KernelBuilder, scalar: Scalar, dtype_operand: int = 0) 
     sizes = k.elementwise_sizes(k.ins) if k.allocating else []
     if sizes is None:
         raise k.fail(
-            f"cannot lower broadcasting to {k.result_types[0]}: a result dim is unknown (two symbols that may "
-            "each be 1); state the operands' dims with relax.match_cast first"
+            f"cannot lower broadcasting to {k.result_types[0]}: a result dim is unknown and no operand gives it; "
+            "state the operands' dims with relax.match_cast first"
         )
     e = Emit(k, dtype)
     return [k.elementwise(k.ins, k.destination(0, sizes), lambda a: scalar.emit(e, a))]

@@ -126,7 +126,7 @@ class ReshapeOp(RelaxOp):
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
         out = k.destination(0)
-        _assume_same_size(k, out)
+        _check_same_size(k, out)
         return [_copy_reshaped(k, k.ins[0], out)]
 
 
@@ -153,30 +153,19 @@ def reshape(x: ir.Value, shape: Sequence[int | str], *, loc: ir.Location | None 
     return ReshapeOp.build([x], {"shape": shape}, loc=loc).result
 
 
-def _assume_same_size(k: KernelBuilder, out: KernelValue) -> None:
+def _check_same_size(k: KernelBuilder, out: KernelValue) -> None:
     """Make the element counts of ``k.ins[0]`` and ``out`` provably equal, or fail.
 
     The deduction accepts a reshape whose counts are equal only at run time (``[n] -> [2, n floordiv
-    2]``, ``[?, 512] -> ["b", "s", 8, 64]``): then one non-constant input dim is stated to be the
-    quotient of the output count by the other input dims, which the caller checks with a match_cast.
+    2]``, ``[n, w] -> [n, 2]``): then the kernel takes the input flattened to the output's count, which the
+    caller checks (``relax.check_size``). The counts are compared, not dims: at n = 0 ``[n, w]`` has the
+    same 0 elements as ``[n, 2]`` whatever ``w`` is.
     """
     x = k.ins[0]
     total = product(out.shape)
     assert total is not None
-    if product(x.shape) == total:
-        return
-    for j, d in enumerate(x.shape):
-        rest = product(x.shape[:j] + x.shape[j + 1 :])
-        if (d is not None and d.is_const) or rest is None or rest == const(0):
-            continue
-        q = floordiv(total, rest)
-        if q * rest == total:
-            k.assume(0, [q if i == j else e for i, e in enumerate(x.shape)])  # type: ignore[misc]
-            return
-    raise k.fail(
-        f"cannot show that {fmt_shape(x.shape)} and {fmt_shape(out.shape)} have the same number of "
-        "elements; state the input's dims with relax.match_cast"
-    )
+    if product(x.shape) != total:
+        k.check_size(0, total)
 
 
 def _copy_reshaped(k: KernelBuilder, x: KernelValue, out: KernelValue) -> KernelValue:

@@ -135,7 +135,7 @@ class ArgReductionOp(RelaxOp):
             units = axes if keepdims else []
         acc = _squeeze(k, out, units)
         rank, t = x.rank, element(x.dtype)
-        best = _fill(k, k.empty_like(acc, x.dtype), _identity_value(cls.NAME, x.dtype))
+        best = _fill(k, k.empty_like(acc, x.dtype), identity_value(cls.NAME, x.dtype))
         kept = [i for i in range(rank) if i not in axes]
         maps = [identity(rank), _projection(rank, kept), _projection(rank, kept)]
         iterators = ["reduction" if i in axes else "parallel" for i in range(rank)]
@@ -213,72 +213,103 @@ class CumulativeOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        """A loop over the axis: step i writes slice p (p = i, or n - 1 - i if ``reverse``) as
-        x[p] + result[q] (q the previous position), or x[q] + result[q] if ``exclusive``."""
         x = k.ins[0]
-        axis = normalize_axis(k.attrs["axis"], x.rank)
-        exclusive, reverse = k.attrs["exclusive"], k.attrs["reverse"]
         out = k.destination(0, _result_sizes(k, x, list(range(x.rank))))
-        if x.dtype == "i1":
-            raise k.fail(f"{cls.NAME} of an i1 tensor is not lowered: convert it with relax.astype first")
-        t = element(x.dtype)
-        combine = _COMBINE["sum" if cls.NAME == "cumsum" else "prod"][0 if is_float(x.dtype) else 1]
-        start = k.constant(
-            _identity_value("sum" if cls.NAME == "cumsum" else "prod", x.dtype), _stored(x.dtype)
-        )
-        i, acc, r = k.fresh("i"), k.fresh("acc"), k.fresh("r")
+        kind = "sum" if cls.NAME == "cumsum" else "prod"
+        axis = normalize_axis(k.attrs["axis"], x.rank)
+        return [cumulate(k, x, out, kind, axis, k.attrs["exclusive"], k.attrs["reverse"])]
+
+
+def cumulate(
+    k: KernelBuilder,
+    x: KernelValue,
+    out: KernelValue,
+    kind: str,
+    axis: int | str,
+    exclusive: bool,
+    reverse: bool,
+) -> KernelValue:
+    """The scan of cumsum/cumprod (``kind`` "sum" or "prod") of ``x`` into ``out`` along ``axis``: a static
+    axis, or an ``index`` value in ``[0, rank)`` (``relax.cumsum_axis``; slices pick the axis by masks).
+
+    A loop over the axis: step i writes slice p (p = i, or n - 1 - i if ``reverse``) as x[p] + result[q]
+    (q the previous position), or x[q] + result[q] if ``exclusive``; step 0 writes x[p] (or the identity).
+    """
+    if x.dtype == "i1":
+        raise k.fail(f"{k.op_name} of an i1 tensor is not lowered: convert it with relax.astype first")
+    rank, t = x.rank, element(x.dtype)
+    combine = COMBINE[kind][0 if is_float(x.dtype) else 1]
+    start = k.constant(identity_value(kind, x.dtype), stored(x.dtype))
+    dims = [str(d.value) if d is not None and d.is_const else k.dim(x, j) for j, d in enumerate(x.shape)]
+    if isinstance(axis, int):
+        n = k.dim(x, axis)
+        sizes = ["1" if j == axis else d for j, d in enumerate(dims)]
         slice_type = TensorType(tuple(ONE if j == axis else d for j, d in enumerate(x.shape)), x.dtype)
-        slice_mlir = builtin_tensor(slice_type)
-        rank = x.rank
 
-        def step() -> str:
-            n = k.dim(x, axis)
-            last = k.scalar(f"arith.subi {n}, {k.const(1)}", "index")
-            if reverse:
-                p = k.scalar(f"arith.subi {last}, {i}", "index")
-                q = k.scalar(
-                    f"arith.minsi {k.scalar(f'arith.addi {p}, {k.const(1)}', 'index')}, {last}", "index"
-                )
-            else:
-                p = i
-                q = k.scalar(
-                    f"arith.maxsi {k.scalar(f'arith.subi {i}, {k.const(1)}', 'index')}, {k.const(0)}", "index"
-                )
-            xp = q if exclusive else p
-            xs = _line(k, f"tensor.extract_slice {x.name}{_slice(k, x, axis, xp)} : {x.mlir} to {slice_mlir}")
-            ps = _line(k, f"tensor.extract_slice {acc}{_slice(k, x, axis, q)} : {out.mlir} to {slice_mlir}")
-            first = k.scalar(f"arith.cmpi eq, {i}, {k.const(0)}", "index")
-            empty = _empty_from(k, x, [None if j == axis else j for j in range(rank)], x.dtype)
+        def offsets(position: str) -> list[str]:
+            return [position if j == axis else "0" for j in range(rank)]
 
-            def body(a: list[str]) -> list[str]:
-                initial = start if exclusive else a[0]
-                return [
-                    k.scalar(
-                        f"arith.select {first}, {initial}, {k.scalar(f'{combine} {a[0]}, {a[1]}', t)}", t
-                    )
-                ]
+    else:
+        masks = [k.scalar(f"arith.cmpi eq, {axis}, {k.const(j)}", "index") for j in range(rank)]
+        n = k.const(0)
+        for m, j in zip(masks, range(rank)):
+            n = k.scalar(f"arith.select {m}, {k.dim(x, j)}, {n}", "index")
+        sizes = [
+            k.scalar(f"arith.select {m}, {k.const(1)}, {k.dim(x, j)}", "index") for j, m in enumerate(masks)
+        ]
+        slice_type = TensorType((None,) * rank, x.dtype)
 
-            [s] = k.generic(
-                [KernelValue(xs, slice_type, slice_mlir), KernelValue(ps, slice_type, slice_mlir)],
-                [empty],
-                [identity(rank)] * 3,
-                ["parallel"] * rank,
-                body,
+        def offsets(position: str) -> list[str]:
+            return [k.scalar(f"arith.select {m}, {position}, {k.const(0)}", "index") for m in masks]
+
+    slice_mlir = builtin_tensor(slice_type)
+    dynamic = [size for size, d in zip(sizes, slice_type.shape) if d is None or not d.is_const]
+
+    def where(position: str) -> str:
+        return f"[{', '.join(offsets(position))}] [{', '.join(sizes)}] [{', '.join(['1'] * rank)}]"
+
+    i, acc, r = k.fresh("i"), k.fresh("acc"), k.fresh("r")
+
+    def step() -> str:
+        last = k.scalar(f"arith.subi {n}, {k.const(1)}", "index")
+        if reverse:
+            p = k.scalar(f"arith.subi {last}, {i}", "index")
+            q = k.scalar(f"arith.minsi {k.scalar(f'arith.addi {p}, {k.const(1)}', 'index')}, {last}", "index")
+        else:
+            p = i
+            q = k.scalar(
+                f"arith.maxsi {k.scalar(f'arith.subi {i}, {k.const(1)}', 'index')}, {k.const(0)}", "index"
             )
-            return _line(
-                k,
-                f"tensor.insert_slice {s.name} into {acc}{_slice(k, x, axis, p)} : {slice_mlir} into {out.mlir}",
-            )
-
-        lines, last = k.capture(step)
-        k.emit(
-            f"{r} = scf.for {i} = {k.const(0)} to {k.dim(x, axis)} step {k.const(1)} "
-            f"iter_args({acc} = {out.name}) -> ({out.mlir}) {{",
-            *("  " + line for line in lines),
-            f"  scf.yield {last} : {out.mlir}",
-            "}",
+        xs = k.typed(
+            f"tensor.extract_slice {x.name}{where(q if exclusive else p)} : {x.mlir} to {slice_mlir}"
         )
-        return [KernelValue(r, out.type, out.mlir)]
+        ps = k.typed(f"tensor.extract_slice {acc}{where(q)} : {out.mlir} to {slice_mlir}")
+        first = k.scalar(f"arith.cmpi eq, {i}, {k.const(0)}", "index")
+        empty = k.typed(f"tensor.empty({', '.join(dynamic)}) : {slice_mlir}")
+
+        def body(a: list[str]) -> list[str]:
+            initial = start if exclusive else a[0]
+            both = k.scalar(f"{combine} {a[0]}, {a[1]}", t)
+            return [k.scalar(f"arith.select {first}, {initial}, {both}", t)]
+
+        [s] = k.generic(
+            [KernelValue(xs, slice_type, slice_mlir), KernelValue(ps, slice_type, slice_mlir)],
+            [KernelValue(empty, slice_type, slice_mlir)],
+            [identity(rank)] * 3,
+            ["parallel"] * rank,
+            body,
+        )
+        return k.typed(f"tensor.insert_slice {s.name} into {acc}{where(p)} : {slice_mlir} into {out.mlir}")
+
+    lines, updated = k.capture(step)
+    k.emit(
+        f"{r} = scf.for {i} = {k.const(0)} to {n} step {k.const(1)} "
+        f"iter_args({acc} = {out.name}) -> ({out.mlir}) {{",
+        *("  " + line for line in lines),
+        f"  scf.yield {updated} : {out.mlir}",
+        "}",
+    )
+    return KernelValue(r, out.type, out.mlir)
 
 
 @relax_op
@@ -473,7 +504,7 @@ def _topk(k: KernelBuilder, count: str, count_size: str | None) -> list[KernelVa
         zero = k.constant(0, "i64")
         value = _gather(k, x, axis, k.scalar(f"arith.maxsi {a[0]}, {zero}", "i64"))
         missing = k.scalar(f"arith.cmpi slt, {a[0]}, {zero}", "i64")
-        return [k.scalar(f"arith.select {missing}, {k.constant(0, _stored(x.dtype))}, {value}", t)]
+        return [k.scalar(f"arith.select {missing}, {k.constant(0, stored(x.dtype))}, {value}", t)]
 
     [v] = k.generic([found], [values], [identity(rank)] * 2, ["parallel"] * rank, gather)
     return [v, found]
@@ -493,7 +524,7 @@ def topk(
 
 # -- lowering helpers ------------------------------------------------------------------------------------
 
-_COMBINE = {  # name -> (float op, signed int op, unsigned int op)
+COMBINE = {  # name -> (float op, signed int op, unsigned int op)
     "sum": ("arith.addf", "arith.addi", "arith.addi"),
     "mean": ("arith.addf", "arith.addi", "arith.addi"),
     "variance": ("arith.addf", "arith.addi", "arith.addi"),
@@ -503,7 +534,7 @@ _COMBINE = {  # name -> (float op, signed int op, unsigned int op)
 }
 
 
-def _stored(dtype: str) -> str:
+def stored(dtype: str) -> str:
     """The dtype of constants combined with stored elements (booleans are stored as i8 0/1)."""
     return "i8" if dtype == "i1" else dtype
 
@@ -517,7 +548,7 @@ def _int_bounds(dtype: str) -> tuple[int, int]:
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
-def _identity_value(name: str, dtype: str) -> float | int:
+def identity_value(name: str, dtype: str) -> float | int:
     """The start value of a reduction: its combine op's identity."""
     if name in ("sum", "mean", "variance"):
         return 0
@@ -535,7 +566,7 @@ def _line(k: KernelBuilder, text: str) -> str:
 
 
 def _fill(k: KernelBuilder, dest: KernelValue, value: float | int) -> KernelValue:
-    return k.fill(k.constant(value, _stored(dest.dtype)), dest)
+    return k.fill(k.constant(value, stored(dest.dtype)), dest)
 
 
 def _projection(rank: int, dims: Sequence[int]) -> str:
@@ -601,7 +632,7 @@ def _reduce(
         raise k.fail(
             f"variance of an integer ({dtype}) tensor is not lowered: convert it to a float dtype first"
         )
-    op = _COMBINE[name][0 if is_float(dtype) else 2 if unsigned_order(dtype) else 1]
+    op = COMBINE[name][0 if is_float(dtype) else 2 if unsigned_order(dtype) else 1]
     if name == "mean" and not is_float(dtype):
         return _int_mean(k, x, axes, acc, maps, iterators)
     if name == "variance":
@@ -615,7 +646,7 @@ def _reduce(
     else:
         [r] = k.generic(
             [x],
-            [_fill(k, acc, _identity_value(name, dtype))],
+            [_fill(k, acc, identity_value(name, dtype))],
             maps,
             iterators,
             lambda a: [k.scalar(f"{op} {a[0]}, {a[1]}", t)],

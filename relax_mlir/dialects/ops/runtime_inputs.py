@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mlir import ir
 
 from relax_mlir.dialects.dims import ONE, normalize_axis, tensor_operand
+from relax_mlir.dialects.ops.reduce import COMBINE, cumulate, identity_value, stored
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
@@ -277,16 +278,8 @@ class ReduceAxesOp(RelaxOp):
         k.emit(f"{win.name} = tensor.empty({', '.join(window)}) : {win.mlir}")
         t, fl = element(x.dtype), is_float(x.dtype)
         unsigned = unsigned_order(x.dtype)
-        op = {
-            "sum": ("arith.addf", "arith.addi", "arith.addi"),
-            "mean": ("arith.addf", "arith.addi", "arith.addi"),
-            "prod": ("arith.mulf", "arith.muli", "arith.muli"),
-            "max": ("arith.maximumf", "arith.maxsi", "arith.maxui"),
-            "min": ("arith.minimumf", "arith.minsi", "arith.minui"),
-        }[kind][0 if fl else 2 if unsigned else 1]
-        from relax_mlir.dialects.ops.reduce import _identity_value, _stored
-
-        acc = k.fill(k.constant(_identity_value(kind, x.dtype), _stored(x.dtype)), acc)
+        op = COMBINE[kind][0 if fl else 2 if unsigned else 1]
+        acc = k.fill(k.constant(identity_value(kind, x.dtype), stored(x.dtype)), acc)
         ds = [f"d{i}" for i in range(2 * rank)]
         head = f"({', '.join(ds)})"
         maps = [
@@ -386,89 +379,24 @@ class CumulativeAxisOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        """A loop over the axis, as ``relax.cumsum``'s, on slices whose offsets and sizes pick the axis at
-        run time (an axis out of range, which the check reports, is clamped)."""
+        """``relax.cumsum``'s scan (``reduce.cumulate``) along the axis read at run time. An axis out of range,
+        which ``relax.check_axes`` reports, is clamped into ``[0, rank)``, so the kernel still writes every
+        element of its result."""
         x = k.ins[0]
-        rank, exclusive, reverse = x.rank, k.attrs["exclusive"], k.attrs["reverse"]
-        if x.dtype == "i1" or rank == 0:
+        rank = x.rank
+        if rank == 0:
             raise k.fail(f"{cls.NAME} of {x.type} is not lowered")
-        a = k.typed(
-            f"arith.index_cast {k.scalar(f'tensor.extract {k.ins[1].name}[{k.const(0)}]', k.ins[1].mlir)} : i64 to index"
-        )
+        e = k.scalar(f"tensor.extract {k.ins[1].name}[{k.const(0)}]", k.ins[1].mlir)
+        a = k.typed(f"arith.index_cast {e} : i64 to index")
         neg = k.scalar(f"arith.cmpi slt, {a}, {k.const(0)}", "index")
         a = k.scalar(
             f"arith.select {neg}, {k.scalar(f'arith.addi {a}, {k.const(rank)}', 'index')}, {a}", "index"
         )
-        masks = [k.scalar(f"arith.cmpi eq, {a}, {k.const(j)}", "index") for j in range(rank)]
-        dims = [k.dim(x, j) for j in range(rank)]
-        n = k.const(0)
-        for m, d in zip(masks, dims):
-            n = k.scalar(f"arith.select {m}, {d}, {n}", "index")
-        sizes = [k.scalar(f"arith.select {m}, {k.const(1)}, {d}", "index") for m, d in zip(masks, dims)]
-        out = k.destination(0, dims)
-        loose = TensorType((None,) * rank, x.dtype)
-        slice_mlir = builtin_tensor(loose)
-        t = element(x.dtype)
+        a = k.scalar(f"arith.maxsi {a}, {k.const(0)}", "index")
+        a = k.scalar(f"arith.minsi {a}, {k.const(rank - 1)}", "index")
+        out = k.destination(0, [k.dim(x, j) for j in range(rank)])
         kind = "sum" if cls.NAME == "cumsum_axis" else "prod"
-        combine = {"sum": ("arith.addf", "arith.addi"), "prod": ("arith.mulf", "arith.muli")}[kind][
-            0 if is_float(x.dtype) else 1
-        ]
-        from relax_mlir.dialects.ops.reduce import _identity_value, _stored
-
-        start = k.constant(_identity_value(kind, x.dtype), _stored(x.dtype))
-        i, acc, r = k.fresh("i"), k.fresh("acc"), k.fresh("r")
-
-        def where(position: str) -> str:
-            offsets = [k.scalar(f"arith.select {m}, {position}, {k.const(0)}", "index") for m in masks]
-            return f"[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join(['1'] * rank)}]"
-
-        def step() -> str:
-            last = k.scalar(f"arith.subi {n}, {k.const(1)}", "index")
-            if reverse:
-                p = k.scalar(f"arith.subi {last}, {i}", "index")
-                q = k.scalar(
-                    f"arith.minsi {k.scalar(f'arith.addi {p}, {k.const(1)}', 'index')}, {last}", "index"
-                )
-            else:
-                p = i
-                q = k.scalar(
-                    f"arith.maxsi {k.scalar(f'arith.subi {i}, {k.const(1)}', 'index')}, {k.const(0)}", "index"
-                )
-            xs = k.typed(
-                f"tensor.extract_slice {x.name}{where(q if exclusive else p)} : {x.mlir} to {slice_mlir}"
-            )
-            ps = k.typed(f"tensor.extract_slice {acc}{where(q)} : {out.mlir} to {slice_mlir}")
-            first = k.scalar(f"arith.cmpi eq, {i}, {k.const(0)}", "index")
-            empty = k.typed(f"tensor.empty({', '.join(sizes)}) : {slice_mlir}")
-
-            def body(b: list[str]) -> list[str]:
-                initial = start if exclusive else b[0]
-                both = k.scalar(f"{combine} {b[0]}, {b[1]}", t)
-                return [k.scalar(f"arith.select {first}, {initial}, {both}", t)]
-
-            ident = (
-                f"({', '.join(f'd{j}' for j in range(rank))}) -> ({', '.join(f'd{j}' for j in range(rank))})"
-            )
-            [s] = k.generic(
-                [KernelValue(xs, loose, slice_mlir), KernelValue(ps, loose, slice_mlir)],
-                [KernelValue(empty, loose, slice_mlir)],
-                [ident] * 3,
-                ["parallel"] * rank,
-                body,
-            )
-            return k.typed(
-                f"tensor.insert_slice {s.name} into {acc}{where(p)} : {slice_mlir} into {out.mlir}"
-            )
-
-        lines, updated = k.capture(step)
-        k.emit(
-            f"{r} = scf.for {i} = {k.const(0)} to {n} step {k.const(1)} "
-            f"iter_args({acc} = {out.name}) -> ({out.mlir}) {{",
-            *("  " + line for line in lines),
-            f"  scf.yield {updated} : {out.mlir}",
-            "}",
-        )
-        return [KernelValue(r, out.type, out.mlir)]
+        return [cumulate(k, x, out, kind, a, k.attrs["exclusive"], k.attrs["reverse"])]
 
 
 @relax_op

@@ -10,6 +10,7 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects.dims import fmt_shape, normalize_axis, provably_different, tensor_operand
+from relax_mlir.dialects.dims import product as dims_product
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import (
     ObjectType,
@@ -21,7 +22,7 @@ from relax_mlir.dialects.types import (
     relax_type,
 )
 from relax_mlir.errors import ShapeError
-from relax_mlir.shape_infer.expr import const, format_dim
+from relax_mlir.shape_infer.expr import const, format_dim, parse_dim
 
 if TYPE_CHECKING:
     from relax_mlir.dialects.host_lowering import HostLowering
@@ -531,6 +532,107 @@ class CheckDimOp(RelaxOp):
         host.emit(f"{ok} = arith.cmpi sle, {actual}, {expected} : index")
         host.record_check(ok, actual, expected, attrs["what"] + _where(host, self.operation, attrs["op"]))
         host.bind(self.results[0], value)
+
+
+@relax_op
+class CheckBroadcastOp(RelaxOp):
+    """``a`` unchanged, checked at run time: its dim ``dim_a`` and dim ``dim_b`` of ``b`` broadcast (they are
+    equal, or one of them is 1); else InputError naming ``op``.
+
+    convert-relax-to-linalg inserts it before an elementwise kernel whose result dim only the run time decides
+    (``KernelBuilder.elementwise``: ``["n"]`` with ``["m"]``, either of which may be 1).
+
+    ``%y = "relax.check_broadcast"(%x, %z) {dim_a = 0 : i64, dim_b = 0 : i64, op = "add"} :
+    (!relax.tensor<["n"], f32>, !relax.tensor<["m"], f32>) -> !relax.tensor<["n"], f32>``
+    """
+
+    NAME = "check_broadcast"
+    OPERANDS = (Operand("a"), Operand("b"))
+    ATTRS = (Attr("dim_a", "int"), Attr("dim_b", "int"), Attr("op", "str"))
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        a, b = tensor_operand(operand_types[0], "a"), tensor_operand(operand_types[1], "b")
+        for t, d, name in ((a, attrs["dim_a"], "dim_a"), (b, attrs["dim_b"], "dim_b")):
+            if t.shape is not None and not 0 <= d < len(t.shape):
+                raise ShapeError(f"{name} {d} is out of range for {t}")
+        return [a]
+
+    def lower_host(self, host: HostLowering) -> None:
+        a, b = (host.lookup(v) for v in self.operation.operands)
+        attrs = self.attr_values()
+        da, db = host.dim(a, attrs["dim_a"]), host.dim(b, attrs["dim_b"])
+        same, a1, b1, either, ok = (host.fresh("bc") for _ in range(5))
+        one = host.code.const(1)
+        for line in (
+            f"{same} = arith.cmpi eq, {da}, {db} : index",
+            f"{a1} = arith.cmpi eq, {da}, {one} : index",
+            f"{b1} = arith.cmpi eq, {db}, {one} : index",
+            f"{either} = arith.ori {a1}, {b1} : i1",
+            f"{ok} = arith.ori {same}, {either} : i1",
+        ):
+            host.emit(line)
+        message = "dims {actual} and {expected} do not broadcast (each must be 1 or equal)"
+        host.record_check(ok, da, db, message + _where(host, self.operation, attrs["op"]))
+        host.bind(self.results[0], a)
+
+
+@relax_op
+class CheckSizeOp(RelaxOp):
+    """``value`` as a 1-D tensor of ``size`` elements (a symbolic expression over symbols bound earlier),
+    checked at run time like a ``match_cast`` of its element count.
+
+    convert-relax-to-linalg inserts it before a kernel that relies on it (``KernelBuilder.check_size``): a
+    reshape whose counts are equal only at run time, such as ``[n, w] -> [n, 2]``, which holds at n = 0 for
+    any ``w`` (a match_cast of ``w`` to 2 would not).
+
+    ``%y = "relax.check_size"(%x) {size = "n * 2"} : (!relax.tensor<["n", "w"], f32>)
+    -> !relax.tensor<["n * 2"], f32>``
+    """
+
+    NAME = "check_size"
+    OPERANDS = (Operand("value"),)
+    ATTRS = (Attr("size", "str"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        value = tensor_operand(operand_types[0], "value")
+        if value.shape is None:
+            raise ShapeError(f"operand 'value' {value} must have a known rank")
+        return [TensorType((parse_dim(attrs["size"]),), value.dtype)]
+
+    def lower_host(self, host: HostLowering) -> None:
+        value = host.lookup(self.operation.operands[0])
+        shape = value.type.shape
+        size = parse_dim(self.attr_values()["size"])
+        count = host.code.const(1)
+        for i in range(len(shape)):
+            count = host.code.binary("mul", count, host.dim(value, i))
+        # checked as a match_cast of a prim value, before the view: at the top level a failure branches out
+        # (a branch after the view made ownership-based deallocation abort); inside a region it is recorded
+        [checked] = host.cast(host.ints([count], False), PrimType(size), self.operation).names
+        flat = host.tensor(
+            TensorType((None if None in shape else dims_product(shape),), value.type.dtype), "flat"
+        )
+        if shape:
+            groups = "[[" + ", ".join(str(i) for i in range(len(shape))) + "]]"
+            host.emit(
+                f"{flat.name} = tensor.collapse_shape {value.name} {groups} : {value.mlir} into {flat.mlir}"
+            )
+        else:
+            host.emit(
+                f"{flat.name} = tensor.expand_shape {value.name} [] output_shape [1] : {value.mlir} into {flat.mlir}"
+            )
+        result = host.tensor(relax_type(self.results[0].type), "sized")
+        if checked == count:  # the check branched out on failure
+            host.emit(f"{result.name} = tensor.cast {flat.name} : {flat.mlir} to {result.mlir}")
+        else:  # a failure was recorded: go on with an uninitialized tensor of the expected count
+            ok, empty, cast = host.fresh("ok"), host.fresh("empty"), host.fresh("cast")
+            host.emit(f"{ok} = arith.cmpi eq, {count}, {checked} : index")
+            host.emit(f"{empty} = tensor.empty({'' if size.is_const else checked}) : {result.mlir}")
+            host.emit(f"{cast} = tensor.cast {flat.name} : {flat.mlir} to {result.mlir}")
+            host.emit(f"{result.name} = arith.select {ok}, {cast}, {empty} : {result.mlir}")
+        host.bind(self.results[0], result)
 
 
 def _where(host: HostLowering, op: ir.Operation, name: str) -> str:

@@ -10,14 +10,6 @@ func.func @bool_subtract(%x: !relax.tensor<["n"], i1>, %y: !relax.tensor<["n"], 
 
 // -----
 
-func.func @two_symbols(%x: !relax.tensor<["n"], f32>, %y: !relax.tensor<["m"], f32>) -> !relax.tensor<["?"], f32> {
-  // expected-error @+1 {{cannot lower broadcasting to !relax.tensor<["?"], f32>}}
-  %0 = "relax.add"(%x, %y) : (!relax.tensor<["n"], f32>, !relax.tensor<["m"], f32>) -> !relax.tensor<["?"], f32>
-  return %0 : !relax.tensor<["?"], f32>
-}
-
-// -----
-
 // An unknown rank that nothing resolved (relax-bind-region-dims pads a join of ranks only where every use
 // broadcasts it against an operand of at least that rank): the error names the op and says to state the rank.
 

@@ -40,10 +40,12 @@ func.func @merged(%x: !relax.tensor<["b * s", 64], f32>, %y: !relax.tensor<["b",
 
 // -----
 
-// An input whose element count equals the result's only at run time is match_cast first.
+// An input whose element count equals the result's only at run time is flattened and its count checked first
+// (counts, not dims: [n, w] -> [n, 2] holds at n = 0 for any w).
 // CHECK-LABEL: func.func @count(
-// CHECK:         %[[C:.*]] = "relax.match_cast"(%arg0) : (!relax.tensor<["?", 512], f32>) -> !relax.tensor<["b * s", 512], f32>
+// CHECK:         %[[C:.*]] = "relax.check_size"(%arg0) {size = "512 * b * s"} : (!relax.tensor<["?", 512], f32>) -> !relax.tensor<["512 * b * s"], f32>
 // CHECK:         "relax.call_tir"(%[[C]]) {callee = @reshape_0}
+// CHECK:       func.func private @reshape_0(%{{.*}}: tensor<?xf32>, %{{.*}}: tensor<?x?x8x64xf32>)
 func.func @count(%x: !relax.tensor<["?", 512], f32>, %y: !relax.tensor<["b", "s"], f32>) -> !relax.tensor<["b", "s", 8, 64], f32> {
   %0 = "relax.reshape"(%x) {shape = ["b", "s", 8, 64]} : (!relax.tensor<["?", 512], f32>) -> !relax.tensor<["b", "s", 8, 64], f32>
   return %0 : !relax.tensor<["b", "s", 8, 64], f32>

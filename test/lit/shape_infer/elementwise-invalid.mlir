@@ -75,9 +75,9 @@ func.func @minimum_object(%o: !relax.object, %y: !relax.tensor<[3], f32>) {
 
 // -----
 
-// n vs m broadcast to an unknown dim (either may be 1): declaring n is not provable
+// n vs m broadcast to a dim chosen at run time (either may be 1): declaring n is not provable
 func.func @add_declared_too_precise(%x: !relax.tensor<["n"], f32>, %y: !relax.tensor<["m"], f32>) {
-  // expected-error@below {{result #0 is declared !relax.tensor<["n"], f32> but the operands give !relax.tensor<["?"], f32>: dim 0 cannot be deduced}}
+  // expected-error@below {{result #0 is declared !relax.tensor<["n"], f32> but the operands give !relax.tensor<["max(m, n) * min(min(m, n), 1)"], f32>: dim 0 is n, which is not provably equal to max(m, n) * min(min(m, n), 1)}}
   %0 = "relax.add"(%x, %y) : (!relax.tensor<["n"], f32>, !relax.tensor<["m"], f32>) -> !relax.tensor<["n"], f32>
   return
 }

@@ -1,6 +1,7 @@
 // Shape deduction of the elementwise ops (relax/dialects/ops/elementwise.py): every op at static,
 // symbolic, unknown-dim and unknown-rank operands; results start as coarse as possible ("*").
-// Broadcasting: a constant against a symbol gives the constant; two symbols not provably equal give "?".
+// Broadcasting: a constant against a symbol gives the constant; two symbols not provably equal give
+// max(a, b) * min(a, b, 1).
 // RUN: relax-opt %s --relax-infer-shapes | FileCheck %s
 // RUN: relax-opt %s --relax-infer-shapes | relax-opt --relax-infer-shapes --relax-verify | FileCheck %s
 
@@ -212,13 +213,14 @@ func.func @logical_unknown_rank(%a: !relax.tensor<"*", i1>, %b: !relax.tensor<["
   return %1 : !relax.tensor<"*", none>
 }
 
-// n vs m: either may be 1, so the dim is unknown; a constant wins against a symbol.
+// n vs m: either may be 1, so the dim is numpy's choice at run time, max(n, m) * min(n, m, 1) (checked by the
+// lowering); a constant wins against a symbol.
 // CHECK-LABEL: func.func @broadcast_details
-// CHECK: "relax.add"{{.*}} -> !relax.tensor<["?"], f32>
+// CHECK: "relax.add"{{.*}} -> !relax.tensor<["max(m, n) * min(min(m, n), 1)"], f32>
 // CHECK: "relax.add"{{.*}} -> !relax.tensor<[4], f32>
 // CHECK: "relax.add"{{.*}} -> !relax.tensor<[4], f32>
 // CHECK: "relax.add"{{.*}} -> !relax.tensor<["n + 1", "b * s"], f32>
-// CHECK: "relax.add"{{.*}} -> !relax.tensor<["?"], f32>
+// CHECK: "relax.add"{{.*}} -> !relax.tensor<["max(n, 2 * n) * min(min(n, 2 * n), 1)"], f32>
 // CHECK: "relax.add"{{.*}} -> !relax.tensor<[0], f32>
 // CHECK: "relax.add"{{.*}} -> !relax.tensor<[1, "n"], f32>
 // CHECK: "relax.add"{{.*}} -> !relax.tensor<["n + 1", "b * s"], f32>

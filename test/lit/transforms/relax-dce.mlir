@@ -68,3 +68,51 @@ func.func @cast_binds(%x: !relax.tensor<["?"], f32>) -> !relax.shape<["k"]> {
   %2 = "relax.shape_of"(%1) : (!relax.tensor<["k"], f32>) -> !relax.shape<["k"]>
   return %2 : !relax.shape<["k"]>
 }
+
+// Dead ops inside the branches of an scf.if go, and so does a value outside that only they used;
+// the values the branches yield stay.
+// CHECK-LABEL: func.func @dead_in_if
+// CHECK-NOT: relax.abs
+// CHECK: scf.if
+// CHECK-NEXT: %[[E:.*]] = "relax.exp"
+// CHECK-NEXT: scf.yield %[[E]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[N:.*]] = "relax.neg"
+// CHECK-NEXT: scf.yield %[[N]]
+func.func @dead_in_if(%x: !relax.tensor<["n"], f32>, %p: !relax.tensor<[], i1>) -> !relax.tensor<["n"], f32> {
+  %c = "relax.condition"(%p) : (!relax.tensor<[], i1>) -> i1
+  %u = "relax.abs"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+  %r = scf.if %c -> !relax.tensor<["n"], f32> {
+    %a = "relax.exp"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+    %dead = "relax.log"(%u) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+    scf.yield %a : !relax.tensor<["n"], f32>
+  } else {
+    %b = "relax.neg"(%x) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+    %s = "relax.shape_of"(%b) : (!relax.tensor<["n"], f32>) -> !relax.shape<["n"]>
+    scf.yield %b : !relax.tensor<["n"], f32>
+  }
+  return %r : !relax.tensor<["n"], f32>
+}
+
+// Dead ops in both regions of an scf.while go; the condition and the carried value stay.
+// CHECK-LABEL: func.func @dead_in_while
+// CHECK: scf.while
+// CHECK-NEXT: "relax.condition"
+// CHECK-NEXT: scf.condition
+// CHECK: do {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: !relax.tensor<["n"], f32>):
+// CHECK-NEXT: %[[B:.*]] = "relax.add"(%[[A]], %[[A]])
+// CHECK-NEXT: scf.yield %[[B]]
+func.func @dead_in_while(%x: !relax.tensor<["n"], f32>, %k: !relax.prim<"k">) -> !relax.tensor<["n"], f32> {
+  %r = scf.while (%a = %x) : (!relax.tensor<["n"], f32>) -> (!relax.tensor<["n"], f32>) {
+    %c = "relax.condition"(%k) : (!relax.prim<"k">) -> i1
+    %d = "relax.exp"(%a) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+    scf.condition(%c) %a : !relax.tensor<["n"], f32>
+  } do {
+  ^bb0(%a: !relax.tensor<["n"], f32>):
+    %b = "relax.add"(%a, %a) : (!relax.tensor<["n"], f32>, !relax.tensor<["n"], f32>) -> !relax.tensor<["n"], f32>
+    %d = "relax.sum"(%b) {axes = [0], keepdims = false} : (!relax.tensor<["n"], f32>) -> !relax.tensor<[], f32>
+    scf.yield %b : !relax.tensor<["n"], f32>
+  }
+  return %r : !relax.tensor<["n"], f32>
+}
