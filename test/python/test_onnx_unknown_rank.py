@@ -69,31 +69,3 @@ def test_if_of_two_ranks_broadcast_against_higher_rank(use: str) -> None:
     x, v = rng.standard_normal((2, 3), dtype=F32), rng.standard_normal(1, dtype=F32)
     for c in (True, False):
         check_against_ort(model, np.array(c), x, v)
-
-
-def test_if_of_two_ranks_then_runtime_broadcast() -> None:
-    """The padded If value meets run-time dims only after the import has padded it (x is ["n"], z ["m"]):
-    the broadcasting casts deferred at import time are made then, so the model compiles and runs."""
-    then = helper.make_graph(
-        [helper.make_node("Constant", [], ["t"], value_float=2.5)], "then", [], [value_info("t", F32, None)]
-    )
-    other = helper.make_graph(
-        [helper.make_node("Identity", ["v"], ["e"])], "else", [], [value_info("e", F32, None)]
-    )
-    nodes = [
-        helper.make_node("If", ["c"], ["r"], then_branch=then, else_branch=other),
-        helper.make_node("Mul", ["x", "r"], ["a"]),
-        helper.make_node("Add", ["z", "a"], ["y"]),
-    ]
-    ins = [
-        value_info("c", np.bool_, []),
-        value_info("x", F32, ["n"]),
-        value_info("z", F32, ["m"]),
-        value_info("v", F32, [1]),
-    ]
-    model = graph_model(helper.make_graph(nodes, "if_defer", ins, [value_info("y", F32, None)]))
-    assert '"*"' not in str(from_onnx(model))
-    for n in (0, 1, 4):
-        x, z, v = (rng.standard_normal(s, dtype=F32) for s in (n, n, 1))
-        for c in (True, False):
-            check_against_ort(model, np.array(c), x, z, v)

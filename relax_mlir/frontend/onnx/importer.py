@@ -16,7 +16,7 @@ import importlib
 import os
 import pkgutil
 from collections import ChainMap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -141,8 +141,6 @@ class _Importer:
         self._materialized: ChainMap[str, ir.Value] = ChainMap()
         self._fresh = 0
         self._list_inputs: set[str] = set()
-        # broadcasting ops built on an operand of unknown rank, with their fresh-symbol makers
-        self.deferred_broadcasts: list[tuple[ir.Operation, Callable[[], Expr]]] = []
         self.functions = LocalFunctions(model, self.bb.module)
 
     # -- entry -----------------------------------------------------------------------------------
@@ -180,7 +178,6 @@ class _Importer:
             for (name, t), arg in zip(params.items(), args):
                 self.values[name] = self._param_value(name, t, arg)
             self.bb.ret(*self._body())
-        self.resolve_deferred_broadcasts()
         list_params = [i for i, name in enumerate(params) if name in self._list_inputs]
         list_results = [
             i for i, o in enumerate(self.graph.output) if isinstance(self.values[o.name], SeqList)
@@ -495,34 +492,6 @@ class _Importer:
             self._fresh += 1
             out.append(sym(f"{base}_{self._fresh}"))
         return out
-
-    def resolve_deferred_broadcasts(self) -> None:
-        """Once the whole graph is built, give the branch values of unknown rank a rank where that is exact
-        (``relax-bind-region-dims``'s padding), then cast the operands of the broadcasting ops that met them
-        as any other (``same_runtime_dims``), in program order, refining the types after each."""
-        if not self.deferred_broadcasts:
-            return
-        from relax_mlir.frontend.onnx.ops.elementwise import same_runtime_dims
-        from relax_mlir.transforms.bind_region_dims import pad_region_ranks
-        from relax_mlir.transforms.infer_shapes import infer_shapes
-
-        module = self.bb.module.operation
-        funcs = [
-            op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"
-        ]
-        if not sum(pad_region_ranks(f) for f in funcs if len(f.regions[0].blocks)):
-            return
-        with module.context:
-            infer_shapes(module)
-            for op, fresh in self.deferred_broadcasts:
-                operands = list(op.operands)
-                with ir.InsertionPoint(op), op.location:
-                    cast = same_runtime_dims(operands, fresh)
-                if cast != operands:
-                    for i, v in enumerate(cast):
-                        op.operands[i] = v
-                    infer_shapes(module)
-        self.deferred_broadcasts = []
 
     def runtime_dims(self, value: ir.Value, prefix: str) -> list[Expr]:
         """The entries of a 1-D integer tensor known only at run time, bound to fresh symbols."""

@@ -82,24 +82,9 @@ _PREDICATES = {
 }
 
 
-def broadcast_op(ctx: NodeContext, build: Callable[..., ir.Value], xs: list[ir.Value]) -> ir.Value:
-    """``build(*xs)`` with ``same_runtime_dims``; an operand of unknown rank defers that to the end of the
-    import, when the ranks may be known (``_Importer.resolve_deferred_broadcasts``)."""
-    fresh = lambda: ctx.importer.fresh_symbols(f"{ctx.node.output[0]}_b", 1)[0]  # noqa: E731
-    y = build(*same_runtime_dims(xs, fresh))
-    if any(_unranked(x) for x in xs):
-        ctx.importer.deferred_broadcasts.append((y.owner, fresh))
-    return y
-
-
-def _unranked(x: ir.Value) -> bool:
-    t = relax_type(x.type)
-    return not isinstance(t, TensorType) or t.shape is None
-
-
-def same_runtime_dims(xs: list[ir.Value], fresh: Callable[[], Expr]) -> list[ir.Value]:
+def same_runtime_dims(ctx: NodeContext, xs: list[ir.Value]) -> list[ir.Value]:
     """``xs`` to broadcast together, each cast so that dims known only at run time that meet (right-aligned)
-    are the same symbol as the first such dim (unknown dims of the first bound to ``fresh()`` symbols)."""
+    are the same symbol as the first such dim (unknown dims of the first bound to fresh symbols)."""
     types = [relax_type(x.type) for x in xs]
     if len(xs) < 2 or not all(isinstance(t, TensorType) and t.shape is not None for t in types):
         return xs
@@ -124,7 +109,9 @@ def same_runtime_dims(xs: list[ir.Value], fresh: Callable[[], Expr]) -> list[ir.
         for j in axes:
             if chosen[j] is None:
                 d = shape[j - offset]
-                chosen[j] = d if d is not None else fresh()
+                chosen[j] = (
+                    d if d is not None else ctx.importer.fresh_symbols(f"{ctx.node.output[0]}_b", 1)[0]
+                )
             shape[j - offset] = chosen[j]
         if tuple(shape) != t.shape:  # type: ignore[union-attr]
             out[k] = R.match_cast(x, TensorType(tuple(shape), t.dtype))  # type: ignore[union-attr,arg-type]
@@ -141,7 +128,7 @@ def _binary(ctx: NodeContext) -> list[Out]:
     a, b = ctx.const(0), ctx.const(1)
     if predicate is not None and a is not None and b is not None and a.size <= 64 and b.size <= 64:
         return [Known(np.asarray(predicate(a, b)), "i1")]
-    return [broadcast_op(ctx, helper, [ctx.x(0), ctx.x(1)])]
+    return [helper(*same_runtime_dims(ctx, [ctx.x(0), ctx.x(1)]))]
 
 
 converter(*_BINARY)(_binary)
@@ -196,9 +183,10 @@ def _variadic(ctx: NodeContext) -> list[Out]:
         if known is not None:
             return [known]
     step = {"Max": R.maximum, "Min": R.minimum, "Sum": R.add, "Mean": R.add}[op]
+    xs = same_runtime_dims(ctx, list(xs))
     acc = xs[0]
     for x in xs[1:]:
-        acc = broadcast_op(ctx, step, [acc, x])
+        acc = step(acc, x)
     if op == "Mean":
         acc = R.divide(acc, ctx.scalar_like(len(xs), ctx.dtype(0)))
     return [acc]
