@@ -14,7 +14,6 @@ import pytest
 from onnx import helper
 from onnx_util import check_against_ort, graph_model, node_model, value_info
 
-import relax_mlir
 from relax_mlir.errors import RelaxError
 from relax_mlir.frontend.onnx import from_onnx
 
@@ -238,29 +237,3 @@ def test_unsupported_attributes_raise() -> None:
         _import("Mod", fmod=2)
     with pytest.raises(RelaxError, match=r"Celu.*'alpha' must not be 0"):
         _import("Celu", alpha=0.0)
-
-
-@pytest.mark.parametrize("op", ["Add", "Mul", "Max", "Less"])
-@pytest.mark.parametrize(("xs", "ys"), [(["n", 4], ["m", 4]), ([None, 4], [4]), (["n", None], [None, "k"])])
-def test_broadcast_of_two_runtime_dims(op: str, xs: list, ys: list) -> None:
-    """Dims known only at run time that meet are taken to be equal (one kernel size): numpy's numbers at
-    several sizes; a run-time 1 against a larger dim there is an InputError, not a wrong read."""
-    from relax_mlir.errors import InputError
-
-    f32 = np.float32
-    g = helper.make_graph(
-        [helper.make_node(op, ["x", "y"], ["z"])],
-        "b",
-        [value_info("x", f32, xs), value_info("y", f32, ys)],
-        [value_info("z", np.bool_ if op == "Less" else f32, None)],
-    )
-    exe = relax_mlir.compile(from_onnx(graph_model(g)))
-    fn = {"Add": np.add, "Mul": np.multiply, "Max": np.maximum, "Less": np.less}[op]
-    rng = np.random.default_rng(1)
-    for rows in (0, 1, 3):
-        x = rng.standard_normal((rows, 4), dtype=f32)
-        y = rng.standard_normal((rows, 4) if len(ys) == 2 else (4,), dtype=f32)
-        np.testing.assert_array_equal(exe(x, y), fn(x, y))
-    if len(ys) == 2:
-        with pytest.raises(InputError, match="match_cast"):
-            exe(np.ones((3, 4), f32), np.ones((1, 4), f32))

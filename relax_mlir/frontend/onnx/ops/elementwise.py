@@ -2,11 +2,6 @@
 
 Arithmetic on integer tensors known at import time (shape computations) is folded symbolically, so
 ``Shape -> Gather -> Mul -> Concat -> Reshape`` keeps symbolic dims.
-
-Broadcasting two dims that are both known only at run time (``n`` against ``m``, or ``"?"``) takes them to be
-equal, as relax does for a symbol against a constant: the second operand is cast to the first's dims (a
-``relax.match_cast``, checked at run time), so the kernel knows the result's size. A run-time 1 against a
-larger dim there (broadcasting decided at run time) is an InputError.
 """
 
 from __future__ import annotations
@@ -18,7 +13,6 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects import relax as R
-from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.frontend.onnx.registry import ConversionError, Known, NodeContext, Out, converter
 from relax_mlir.lowering.kernel import is_float
 from relax_mlir.shape_infer.expr import Expr, const, floordiv, mod, smax, smin
@@ -82,42 +76,6 @@ _PREDICATES = {
 }
 
 
-def same_runtime_dims(ctx: NodeContext, xs: list[ir.Value]) -> list[ir.Value]:
-    """``xs`` to broadcast together, each cast so that dims known only at run time that meet (right-aligned)
-    are the same symbol as the first such dim (unknown dims of the first bound to fresh symbols)."""
-    types = [relax_type(x.type) for x in xs]
-    if len(xs) < 2 or not all(isinstance(t, TensorType) and t.shape is not None for t in types):
-        return xs
-    rank = max(len(t.shape) for t in types)  # type: ignore[union-attr,arg-type]
-    padded = [[None] * (rank - len(t.shape)) + [(d,) for d in t.shape] for t in types]  # type: ignore[union-attr]
-    chosen: list[object] = [None] * rank  # per result axis: the dim every run-time dim there must equal
-    runtime = [[False] * rank for _ in xs]
-    for j in range(rank):
-        dims = [p[j][0] for p in padded if p[j] is not None]
-        if any(d is not None and d.is_const for d in dims):
-            continue  # a constant decides (or a 1 broadcasts): relax's own rule
-        if len({d for d in dims}) > 1 or (len(dims) > 1 and None in dims):
-            for k, p in enumerate(padded):
-                runtime[k][j] = p[j] is not None
-    out = list(xs)
-    for k, (x, t) in enumerate(zip(xs, types)):
-        axes = [j for j in range(rank) if runtime[k][j]]
-        if not axes:
-            continue
-        offset = rank - len(t.shape)  # type: ignore[union-attr]
-        shape = list(t.shape)  # type: ignore[union-attr]
-        for j in axes:
-            if chosen[j] is None:
-                d = shape[j - offset]
-                chosen[j] = (
-                    d if d is not None else ctx.importer.fresh_symbols(f"{ctx.node.output[0]}_b", 1)[0]
-                )
-            shape[j - offset] = chosen[j]
-        if tuple(shape) != t.shape:  # type: ignore[union-attr]
-            out[k] = R.match_cast(x, TensorType(tuple(shape), t.dtype))  # type: ignore[union-attr,arg-type]
-    return out
-
-
 def _binary(ctx: NodeContext) -> list[Out]:
     helper, fold = _BINARY[ctx.node.op_type]
     if fold is not None:
@@ -128,7 +86,7 @@ def _binary(ctx: NodeContext) -> list[Out]:
     a, b = ctx.const(0), ctx.const(1)
     if predicate is not None and a is not None and b is not None and a.size <= 64 and b.size <= 64:
         return [Known(np.asarray(predicate(a, b)), "i1")]
-    return [helper(*same_runtime_dims(ctx, [ctx.x(0), ctx.x(1)]))]
+    return [helper(ctx.x(0), ctx.x(1))]
 
 
 converter(*_BINARY)(_binary)
@@ -183,7 +141,6 @@ def _variadic(ctx: NodeContext) -> list[Out]:
         if known is not None:
             return [known]
     step = {"Max": R.maximum, "Min": R.minimum, "Sum": R.add, "Mean": R.add}[op]
-    xs = same_runtime_dims(ctx, list(xs))
     acc = xs[0]
     for x in xs[1:]:
         acc = step(acc, x)
