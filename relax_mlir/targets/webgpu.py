@@ -213,7 +213,8 @@ class WebgpuTarget(JitTarget):
         if found:
             raise CompileError(
                 f"{steps.where(found[0].location)}the webgpu target cannot compile '{found[0].name}': its kernel "
-                "reads a CPU-packed layout (made by CPU-only passes such as relax-pack-weights)"
+                "is CPU code (a CPU-packed layout or CPU vector instructions, made by CPU-only passes such as "
+                "relax-pack-weights or relax-fuse-dequantize-matmul)"
             )
 
     def codegen(

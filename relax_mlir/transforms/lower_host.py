@@ -650,7 +650,7 @@ def _inplace_params(
     functions = functions or {}
     found: set[int] = set()
 
-    updates: list[tuple[ir.Operation, int, str]] = []  # (op, operand updated in place, what op is)
+    updates: list[tuple[ir.Operation, int]] = []  # (op, operand updated in place)
     readers: dict[ir.Value, int] = {}
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -658,26 +658,26 @@ def _inplace_params(
             for v in op.operands:
                 readers[_root(v)] = readers.get(_root(v), 0) + 1
         if getattr(op_class(op), "DPS_CALL", False) and INPLACE_ATTR in op.attributes:
-            updates.extend((op, j, "relax.call_tir") for j in memory_plan.inplace_operands(op) if j >= 0)
+            updates.extend((op, j) for j in memory_plan.inplace_operands(op) if j >= 0)
         elif op.name == "relax.call":
             _, inplace = functions.get(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, (None, set()))
-            updates.extend((op, j, "relax.call") for j in sorted(inplace) if j < len(op.operands))
+            updates.extend((op, j) for j in sorted(inplace) if j < len(op.operands))
         return ir.WalkResult.ADVANCE
 
     func.walk(visit, ir.WalkOrder.PRE_ORDER)
-    for op, j, what in updates:
+    for op, j in updates:
         v = _root(op.operands[j])
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         if not (isinstance(v, ir.BlockArgument) and v.owner == entry):
             raise _OpError(
                 op,
-                f"'{what}' op: @{callee} updates operand #{j} in place, so it must be a "
+                f"'{op.name}' op: @{callee} updates operand #{j} in place, so it must be a "
                 "parameter of the function",
             )
         if readers[v] > 1:
             raise _OpError(
                 op,
-                f"'{what}' op: @{callee} updates parameter #{v.arg_number} in place, but "
+                f"'{op.name}' op: @{callee} updates parameter #{v.arg_number} in place, but "
                 "other ops also read it; read the updated value (this op's result) instead",
             )
         found.add(v.arg_number)

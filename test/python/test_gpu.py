@@ -55,7 +55,7 @@ def test_every_op_assembles_for_sm80_and_sm90(name: str, tmp_path: Path) -> None
         for kernel, ptx in exe.ptx.items():
             assert f".target {chip}" in ptx, kernel
             _assemble(ptx, chip, tmp_path)
-        if _kernel_count(program):
+        if _kernel_count(program) and not OPS[name].CPU_ONLY:  # CPU-only kernels run on the host
             assert exe.ptx, f"relax.{name} has kernels but none runs on the GPU"
         assert host.functions  # the same program is a valid CPU program
 

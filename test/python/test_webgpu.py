@@ -26,6 +26,7 @@ from toolchains import missing_toolchain
 
 import relax_mlir
 from relax_mlir.dialects.op_examples import example_program
+from relax_mlir.dialects.registry import OPS
 from relax_mlir.errors import CompileError, DeviceUnavailableError, InputError, OutOfMemoryError
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import transformer_block
@@ -63,8 +64,8 @@ def _exp_program(dtype: str = "f32") -> str:
 
 
 # -- every op -----------------------------------------------------------------------------------------
-# ops the target refuses, and why (each checked below)
-REFUSED = {"matmul_packed"}
+# ops the target refuses, and why (each checked below): kernels only the CPU targets lower
+REFUSED = {name for name, cls in OPS.items() if cls.CPU_ONLY}
 # the op example's embedding table is 50257 x 768 f32 (154 MB): more than lavapipe binds at once (128 MB)
 TOO_LARGE_FOR_LAVAPIPE = {"take"}
 
@@ -75,9 +76,10 @@ def test_op_example_on_webgpu_matches_cpu(name: str) -> None:
     assert seen.arrays or seen.errors or name in NO_ARRAYS
 
 
-def test_cpu_only_ops_are_refused_at_compile_time_naming_the_op() -> None:
-    with pytest.raises(CompileError, match=r"cannot compile 'relax.matmul_packed'.*CPU-packed layout"):
-        relax_mlir.compile(example_program("matmul_packed"), target="webgpu")
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_cpu_only_ops_are_refused_at_compile_time_naming_the_op(name: str) -> None:
+    with pytest.raises(CompileError, match=rf"cannot compile 'relax.{name}': its kernel is CPU code"):
+        relax_mlir.compile(example_program(name), target="webgpu")
 
 
 def test_take_runs_on_a_table_the_adapter_binds_and_refuses_one_it_cannot() -> None:

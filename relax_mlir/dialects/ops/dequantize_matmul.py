@@ -51,7 +51,8 @@ class DequantizeMatmulOp(RelaxOp):
     """``x @ W.T`` for a group-quantized weight ``W`` [rows, k] (``data``, ``scales`` in ``layout``), without
     materializing ``W``. CPU kernel; made by ``relax-fuse-dequantize-matmul``.
 
-    ``%y = "relax.dequantize_matmul"(%x, %d, %s) {layout = "q4_0"} : (!relax.tensor<["b", 768], f32>,
+    ``%y = "relax.dequantize_matmul"(%x, %d, %s) {activations = "f32", layout = "q4_0"} :
+    (!relax.tensor<["b", 768], f32>,
     !relax.tensor<[2048, 384], ui8>, !relax.tensor<[2048, 24], f16>) -> !relax.tensor<["b", 2048], f32>``
     """
 
