@@ -12,7 +12,7 @@
 // CHECK:           "relax.match_cast"(%{{.*}}) : (!relax.tensor<["n"], f32>) -> !relax.tensor<["?"], f32>
 // CHECK:         }
 // CHECK:         %[[D:.*]] = "relax.match_cast"(%{{.*}}) : (!relax.tensor<["?"], f32>) -> !relax.tensor<["d0"], f32>
-// CHECK:         "relax.multiply"(%{{.*}}, %[[D]]) : (!relax.tensor<["n"], f32>, !relax.tensor<["d0"], f32>) -> !relax.tensor<["?"], f32>
+// CHECK:         "relax.multiply"(%{{.*}}, %[[D]]) : (!relax.tensor<["n"], f32>, !relax.tensor<["d0"], f32>) -> !relax.tensor<["max(d0, n) * min(min(d0, n), 1)"], f32>
 // CHECK-NOT:     "*"
 func.func @pad_scalar(%x: !relax.tensor<["n"], f32>, %p: !relax.tensor<[], i1>) -> !relax.tensor<"*", f32> {
   %c = "relax.condition"(%p) : (!relax.tensor<[], i1>) -> i1
