@@ -45,7 +45,8 @@ def lowerable_ops() -> list[str]:
 class ConvertRelaxToLinalg:
     """Rewrite relax compute ops into call_tir of linalg kernels (``ops=a,b`` lowers only those;
     ``conv=direct`` lowers convolutions to named linalg convolutions instead of im2col + matmul per image,
-    for targets that map loops onto GPU threads)."""
+    for targets that map loops onto GPU threads; prefill attention then uses whole-tensor batch matmuls
+    instead of the CPU's host loop over query blocks)."""
 
     ops: str = ""
     conv: str = "im2col"

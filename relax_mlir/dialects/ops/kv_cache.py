@@ -154,6 +154,8 @@ class CachedAttentionOp(RelaxOp):
         q = k.ins[0]
         if q.shape[1] is not None and q.shape[1] == 1:
             return [_attend_in_place(k)]
+        if k.choices.get("conv") == "direct":  # GPU pipelines: no loops on the host (see legalize.py)
+            return [_attend_by_batch_matmul(k)]
         return [_attend_by_blocks(k)]
 
 
@@ -264,6 +266,71 @@ def _attend_in_place(k: KernelBuilder) -> KernelValue:
 
 # Query positions per chunk of prefill attention (x the group's heads = score rows). Measured on Zen 4 at
 # seq 512, one thread, 12 heads on 4: 16 -> 10.8 ms, 32 -> 9.8, 64 -> 10.4, 128 -> 11.4.
+def _attend_by_batch_matmul(k: KernelBuilder) -> KernelValue:
+    """Prefill on GPU targets: per (batch, kv head), the group's queries times the keys as
+    ``linalg.batch_matmul`` (whole-tensor ops, which the GPU mapping puts on threads; ``_attend_by_blocks``
+    loops on the host).
+
+    The cache's rows are copied once, transposed, per call: O(kv_len) next to the O(seq * kv_len) math.
+    """
+    (q, key, value), out = k.ins, k.outs[0]
+    batch, seq, heads, dim = out.shape
+    kv_heads = key.shape[2]
+    group = heads.value // kv_heads.value
+    rows = key.shape[0]
+    kv_len = k.index(_past(key.type, q.shape[1]))
+    seq_size = k.dim(q, 1)
+
+    def transposed(src: KernelValue, shape: tuple, src_map: str) -> KernelValue:
+        [r] = k.generic(
+            [src],
+            [k.empty(shape, src.dtype)],
+            [src_map, identity(len(shape))],
+            ["parallel"] * len(shape),
+            lambda a: [a[0]],
+        )
+        return r
+
+    # [b, g, G, s, d] <- q[b, s, g * G + G_i, d]; [b, g, d, t] <- key[t, b, g, d]; [b, g, t, d] <- value
+    qg = transposed(
+        q, (batch, kv_heads, as_expr(group), seq, dim), f"(b, g, x, i, e) -> (b, i, g * {group} + x, e)"
+    )
+    kt = transposed(key, (batch, kv_heads, dim, rows), "(b, g, e, j) -> (j, b, g, e)")
+    vt = transposed(value, (batch, kv_heads, rows, dim), "(b, g, j, e) -> (j, b, g, e)")
+    qg = k.collapse(qg, [[0, 1], [2, 3], [4]])
+    kt = k.collapse(kt, [[0, 1], [2], [3]])
+    vt = k.collapse(vt, [[0, 1], [2], [3]])
+    zero = k.constant(0.0, q.dtype)
+    scores = k.fill(zero, k.empty((qg.shape[0], qg.shape[1], rows), q.dtype))
+    scores = k.op(
+        f"linalg.batch_matmul ins({qg.name}, {kt.name} : {qg.mlir}, {kt.mlir}) outs({scores.name} : {scores.mlir})"
+        f" -> {scores.mlir}",
+        scores,
+    )
+
+    def visible() -> str:  # row r of a group's stacked queries is query r mod seq
+        r, j = k.scalar("linalg.index 1", "index"), k.scalar("linalg.index 2", "index")
+        i = k.scalar(f"arith.remui {r}, {seq_size}", "index")
+        return k.scalar(f"arith.cmpi sle, {j}, {k.scalar(f'arith.addi {i}, {kv_len}', 'index')}", "index")
+
+    probs, _ = _softmax_rows(k, scores, visible)
+    ctx = k.fill(zero, k.empty((qg.shape[0], qg.shape[1], dim), q.dtype))
+    ctx = k.op(
+        f"linalg.batch_matmul ins({probs.name}, {vt.name} : {probs.mlir}, {vt.mlir}) outs({ctx.name} : {ctx.mlir})"
+        f" -> {ctx.mlir}",
+        ctx,
+    )
+    ctx = k.expand(ctx, [[0, 1], [2, 3], [4]], (batch, kv_heads, group, seq, dim))
+    [result] = k.generic(
+        [ctx],
+        [out],
+        [f"(b, i, h, e) -> (b, h floordiv {group}, h mod {group}, i, e)", identity(4)],
+        ["parallel"] * 4,
+        lambda a: [a[0]],
+    )
+    return result
+
+
 QUERY_BLOCK = 32
 
 
