@@ -72,11 +72,11 @@ from relax_mlir.transforms.well_formed import (
     LOAD_OUTPUTS_ATTR,
     UPPER_BOUNDS_ATTR,
     load_time_names,
+    param_names,
 )
 
 SIGNATURE_ATTR = "relax.signature"
 RESOURCE_ATTR = "relax.resource"
-PARAM_NAME_ATTR = "relax.name"
 # the role of a host function's memref argument: "inplace" (read and written), "output" (a destination the
 # kernels write) or "host" (written by host code: status, shape outputs); none for a read-only input
 ROLE_ATTR = "relax.role"
@@ -124,7 +124,7 @@ class _HostWriter(RegionLowering, CallLowering, CheckLowering):
         block = self.func.regions[0].blocks[0]
         self.inplace = _inplace_params(self.func, self.functions)
         ftype = ir.FunctionType(ir.TypeAttr(self.func.attributes["function_type"]).value)
-        names = _param_names(self.func, len(block.arguments))
+        names = param_names(self.func)
         for i, arg in enumerate(block.arguments):
             t = relax_type(ftype.inputs[i])
             if t is None:
@@ -596,18 +596,6 @@ def _storage_constant(text: str, t: TensorType) -> str:
     elif t.dtype == "i1":
         body = body.replace("true", "1").replace("false", "0")
     return f"{body} : {storage}"
-
-
-def _param_names(func: ir.Operation, n: int) -> list[str]:
-    """Parameter names from ``relax.name`` argument attributes (the builder sets them), else ``#i``."""
-    names = [f"#{i}" for i in range(n)]
-    if "arg_attrs" not in func.attributes:
-        return names
-    for i, attrs in enumerate(ir.ArrayAttr(func.attributes["arg_attrs"])):
-        attrs = ir.DictAttr(attrs)
-        if PARAM_NAME_ATTR in attrs:
-            names[i] = ir.StringAttr(attrs[PARAM_NAME_ATTR]).value
-    return names
 
 
 def _source(v: ir.Value) -> ir.Value:

@@ -266,6 +266,18 @@ def _attend_in_place(k: KernelBuilder) -> KernelValue:
 
 # Query positions per chunk of prefill attention (x the group's heads = score rows). Measured on Zen 4 at
 # seq 512, one thread, 12 heads on 4: 16 -> 10.8 ms, 32 -> 9.8, 64 -> 10.4, 128 -> 11.4.
+def _transposed(k: KernelBuilder, src: KernelValue, shape: tuple, src_map: str) -> KernelValue:
+    """A copy of ``src`` in a new layout: result element ``shape`` index -> ``src`` at ``src_map``."""
+    [r] = k.generic(
+        [src],
+        [k.empty(shape, src.dtype)],
+        [src_map, identity(len(shape))],
+        ["parallel"] * len(shape),
+        lambda a: [a[0]],
+    )
+    return r
+
+
 def _attend_by_batch_matmul(k: KernelBuilder) -> KernelValue:
     """Prefill on GPU targets: per (batch, kv head), the group's queries times the keys as
     ``linalg.batch_matmul`` (whole-tensor ops, which the GPU mapping puts on threads; ``_attend_by_blocks``
@@ -281,22 +293,12 @@ def _attend_by_batch_matmul(k: KernelBuilder) -> KernelValue:
     kv_len = k.index(_past(key.type, q.shape[1]))
     seq_size = k.dim(q, 1)
 
-    def transposed(src: KernelValue, shape: tuple, src_map: str) -> KernelValue:
-        [r] = k.generic(
-            [src],
-            [k.empty(shape, src.dtype)],
-            [src_map, identity(len(shape))],
-            ["parallel"] * len(shape),
-            lambda a: [a[0]],
-        )
-        return r
-
     # [b, g, G, s, d] <- q[b, s, g * G + G_i, d]; [b, g, d, t] <- key[t, b, g, d]; [b, g, t, d] <- value
-    qg = transposed(
-        q, (batch, kv_heads, as_expr(group), seq, dim), f"(b, g, x, i, e) -> (b, i, g * {group} + x, e)"
+    qg = _transposed(
+        k, q, (batch, kv_heads, as_expr(group), seq, dim), f"(b, g, x, i, e) -> (b, i, g * {group} + x, e)"
     )
-    kt = transposed(key, (batch, kv_heads, dim, rows), "(b, g, e, j) -> (j, b, g, e)")
-    vt = transposed(value, (batch, kv_heads, rows, dim), "(b, g, j, e) -> (j, b, g, e)")
+    kt = _transposed(k, key, (batch, kv_heads, dim, rows), "(b, g, e, j) -> (j, b, g, e)")
+    vt = _transposed(k, value, (batch, kv_heads, rows, dim), "(b, g, j, e) -> (j, b, g, e)")
     qg = k.collapse(qg, [[0, 1], [2, 3], [4]])
     kt = k.collapse(kt, [[0, 1], [2], [3]])
     vt = k.collapse(vt, [[0, 1], [2], [3]])
@@ -352,22 +354,12 @@ def _attend_by_blocks(k: KernelBuilder) -> KernelValue:
     kv_len = k.index(_past(key.type, q.shape[1]))
     seq_size = k.dim(q, 1)
 
-    def transposed(src: KernelValue, shape: tuple, src_map: str) -> KernelValue:
-        [r] = k.generic(
-            [src],
-            [k.empty(shape, src.dtype)],
-            [src_map, identity(len(shape))],
-            ["parallel"] * len(shape),
-            lambda a: [a[0]],
-        )
-        return r
-
     # [b, g, s, G, d] <- q[b, s, g * G + G_i, d] (query-major rows); [b, g, d, t] <- key; [b, g, t, d] <- value
-    qg = transposed(
-        q, (batch, kv_heads, seq, as_expr(group), dim), f"(b, g, i, x, e) -> (b, i, g * {group} + x, e)"
+    qg = _transposed(
+        k, q, (batch, kv_heads, seq, as_expr(group), dim), f"(b, g, i, x, e) -> (b, i, g * {group} + x, e)"
     )
-    kt = transposed(key, (batch, kv_heads, dim, rows), "(b, g, e, j) -> (j, b, g, e)")
-    vt = transposed(value, (batch, kv_heads, rows, dim), "(b, g, j, e) -> (j, b, g, e)")
+    kt = _transposed(k, key, (batch, kv_heads, dim, rows), "(b, g, e, j) -> (j, b, g, e)")
+    vt = _transposed(k, value, (batch, kv_heads, rows, dim), "(b, g, j, e) -> (j, b, g, e)")
     qg = k.collapse(qg, [[0, 1], [2, 3], [4]])
     kt = k.collapse(kt, [[0, 1], [2], [3]])
     vt = k.collapse(vt, [[0, 1], [2], [3]])
