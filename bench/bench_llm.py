@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import itertools
 import json
 import os
 import platform
@@ -170,7 +171,7 @@ class TorchLlama:
         half = x.shape[-1] // 2
         return x * cos + self.torch.cat([-x[..., half:], x[..., :half]], -1) * sin
 
-    def forward(self, tokens, cache: list, past: int):  # noqa: ANN001, ANN201
+    def forward(self, tokens, cache: list, past: int, last_only: bool = False):  # noqa: ANN001, ANN201
         torch, cfg, w = self.torch, self.cfg, self.w
         F = torch.nn.functional
         b, s = tokens.shape
@@ -193,6 +194,8 @@ class TorchLlama:
             h = self._rms(x, w[p + "post_attention_layernorm.weight"])
             gate = F.silu(h @ w[p + "mlp.gate_proj.weight"])
             x = x + (gate * (h @ w[p + "mlp.up_proj.weight"])) @ w[p + "mlp.down_proj.weight"]
+        if last_only:  # the logits of the last token only, as llama.cpp and relax_mlir's prefill_last
+            x = x[:, -1:]
         return self._rms(x, w["model.norm.weight"]) @ w["lm_head.weight"]
 
 
@@ -204,7 +207,7 @@ class RelaxEngine:
         return self.lm.new_cache(batch)
 
     def prefill(self, cache, tokens):  # noqa: ANN001, ANN201
-        return self.lm.prefill(tokens, cache)[:, -1]
+        return self.lm.prefill(tokens, cache, last_only=True)
 
     def step(self, cache, tokens):  # noqa: ANN001, ANN201
         return self.lm.decode(tokens, cache)
@@ -220,7 +223,8 @@ class TorchEngine:
     def _forward(self, state: dict, tokens):  # noqa: ANN001, ANN202
         torch = self.ref.torch
         with torch.inference_mode():
-            out = self.ref.forward(torch.from_numpy(tokens), state["cache"], state["pos"])[:, -1].numpy()
+            out = self.ref.forward(torch.from_numpy(tokens), state["cache"], state["pos"], last_only=True)
+            out = out[:, -1].numpy()
         state["pos"] += tokens.shape[1]
         return out
 
@@ -439,13 +443,16 @@ def relax_child(spec: dict) -> dict:
     }
     if under_load or not spec.get("gguf_dir"):
         return result
-    for dtype in GGUF_TYPES[1:]:  # the very files llama.cpp runs
+    for dtype, activations in itertools.product(GGUF_TYPES[1:], ("f32", "i8")):  # the files llama.cpp runs
         path = Path(spec["gguf_dir"]) / f"model-{dtype}.gguf"
         t = time.perf_counter()
-        qlm = LanguageModel.from_gguf(path, max_batch=cfg.max_batch, max_context=cfg.max_context)
+        qlm = LanguageModel.from_gguf(
+            path, max_batch=cfg.max_batch, max_context=cfg.max_context, activations=activations
+        )
         compile_q = time.perf_counter() - t
         size, step_q = gguf_step_bytes(path)
-        result["engines"][f"relax_mlir {dtype}"] = {
+        name = f"relax_mlir {dtype}" + (", int8 activations" if activations == "i8" else "")
+        result["engines"][name] = {
             **measure(RelaxEngine(qlm), cfg.vocab_size),
             "step_bytes": step_q,
             "compile_s": compile_q,
@@ -552,7 +559,7 @@ def report(results: list[dict], spec: dict) -> str:
             if spec.get("llama")
             else "not run."
         ),
-        "- prefill: relax_mlir and PyTorch compute the logits of every prompt token, llama.cpp of the last one.",
+        "- prefill: every engine computes the logits of the last prompt token only (relax_mlir's `prefill_last`).",
         f"- bandwidth bound: weight bytes read per decode step (all weights but the embedding table) / "
         f"measured single-process copy bandwidth ({bw / 1e9:.1f} GB/s); decode at batch B reads the "
         "weights once per step, so its bound is B times batch 1's.",
