@@ -42,6 +42,7 @@ def parse_module(text: str | bytes, source_name: str = "<stdin>") -> ir.Operatio
         module = ir.Module.parse(text).operation
     else:
         _check_iterator_types(text, source_name)
+        _check_dense_lists(text, source_name)
         module = _parse(text, source_name)
     problems = check_structure(module)
     for p in problems:
@@ -86,6 +87,34 @@ def _check_iterator_types(text: str, source_name: str) -> None:
                 )
                 ir.Location.file(source_name, line, col).emit_error(message)
                 raise ParseError(f"{source_name}:{line}:{col}: {message}")
+
+
+_DENSE_LIST = re.compile(r"dense<\s*\[")
+
+
+def _check_dense_lists(text: str, source_name: str) -> None:
+    """Reject, with a located diagnostic and ``ParseError``, a ``dense<[...]>`` literal holding a string
+    element (MLIR's parser asserts on one where it expects an integer)."""
+    for m in _DENSE_LIST.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if "//" in text[line_start : m.start()]:
+            continue
+        depth, pos = 0, m.end() - 1
+        while pos < len(text):
+            ch = text[pos]
+            if ch == "[":
+                depth += 1
+            elif ch == "]":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif ch == '"':
+                line = text.count("\n", 0, pos) + 1
+                col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+                message = "a dense<[...]> literal holds numbers or booleans, not strings"
+                ir.Location.file(source_name, line, col).emit_error(message)
+                raise ParseError(f"{source_name}:{line}:{col}: {message}")
+            pos += 1
 
 
 def _closing_brace(text: str, start: int) -> int:

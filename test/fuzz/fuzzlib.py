@@ -403,7 +403,8 @@ def mutate_args(args: list, rng: random.Random) -> tuple[list, str, bool]:
         return args[:-1] if rng.random() < 0.5 else [*args, x], kind, False
     elif kind == "values" and x.size:
         x = x.copy()
-        x.reshape(-1)[0] = rng.choice([10**6, -(10**6), np.nan, np.inf]) if x.dtype.kind == "f" else 10**6
+        big = 10**6 if x.dtype.kind == "f" else np.iinfo(x.dtype).max if x.dtype.kind in "iu" else True
+        x.reshape(-1)[0] = rng.choice([big, -big, np.nan, np.inf]) if x.dtype.kind == "f" else big
     args[i] = x
     return args, f"{kind}(arg{i})", layout
 

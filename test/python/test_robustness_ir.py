@@ -464,3 +464,17 @@ def test_relax_function_declared_without_a_body_is_a_compile_error() -> None:
         "CompileError",
         match="@sq is declared without a body",
     )
+
+
+@pytest.mark.parametrize("literal", ['dense<[1, "n"]>', 'dense<[["a", 2], [3, 4]]>'])
+def test_string_in_a_dense_list_is_a_parse_error(literal: str) -> None:
+    """Found by the fuzzer (a dim name pasted into a memref.global's value): MLIR's parser asserts on a
+    string where a dense list expects an integer."""
+    expect_error(
+        f"""
+        import relax_mlir
+        relax_mlir.compile('memref.global "private" constant @c : memref<4xi64> = {literal}')
+        """,
+        "ParseError",
+        match="literal holds numbers or booleans, not strings",
+    )
