@@ -677,9 +677,9 @@ class KernelBuilder:
         )
 
     def loop(
-        self, upper: str, init: KernelValue, body: Callable[[str, KernelValue], KernelValue]
+        self, upper: str, init: KernelValue, body: Callable[[str, KernelValue], KernelValue], step: int = 1
     ) -> KernelValue:
-        """``scf.for`` from 0 to ``upper`` (an index value) carrying one tensor that starts as ``init``.
+        """``scf.for`` from 0 to ``upper`` (an index value) by ``step`` carrying one tensor that starts as ``init``.
 
         ``body(iv, acc)`` emits the loop body and returns the updated tensor.
         """
@@ -687,7 +687,7 @@ class KernelBuilder:
         lines, updated = self.capture(lambda: body(iv, acc))
         result = KernelValue(self.fresh("t"), init.type, init.mlir)
         self.emit(
-            f"{result.name} = scf.for {iv} = {self.const(0)} to {upper} step {self.const(1)} "
+            f"{result.name} = scf.for {iv} = {self.const(0)} to {upper} step {self.const(step)} "
             f"iter_args({acc.name} = {init.name}) -> ({init.mlir}) {{",
             *("  " + line for line in lines),
             f"  scf.yield {updated.name} : {init.mlir}",

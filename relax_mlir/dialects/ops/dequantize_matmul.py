@@ -381,21 +381,6 @@ class _Kernel:
             dest,
         )
 
-    def loop(self, lower: str, upper: str, step: int, init: KernelValue, body: Any) -> KernelValue:
-        """``scf.for`` over [lower, upper) by ``step`` carrying one tensor; ``body(iv, acc) -> tensor``."""
-        k = self.k
-        iv, acc = k.fresh("iv"), KernelValue(k.fresh("acc"), init.type, init.mlir)
-        lines, updated = k.capture(lambda: body(iv, acc))
-        result = KernelValue(k.fresh("t"), init.type, init.mlir)
-        k.emit(
-            f"{result.name} = scf.for {iv} = {lower} to {upper} step {self.c(step)} "
-            f"iter_args({acc.name} = {init.name}) -> ({init.mlir}) {{",
-            *("  " + line for line in lines),
-            f"  scf.yield {updated.name} : {init.mlir}",
-            "}",
-        )
-        return result
-
     def branch(self, cond: str, ty: str, then: Any, other: Any) -> str:
         """``scf.if`` yielding one tensor of type ``ty``; ``then()``/``other()`` emit and return its value."""
         k = self.k
@@ -656,7 +641,7 @@ class _Kernel:
                         (self.c(0), nb_),
                     )
 
-                return self.loop(self.c(0), nc, self.vs.nb, os_, lambda iv, acc: nblock(iv, acc)).name
+                return self.k.loop(nc, os_, nblock, step=self.vs.nb).name
 
             def gemm() -> str:
                 panel_t = TensorType((as_expr(CHUNK), as_expr(self.depth)), "f32")
@@ -677,9 +662,9 @@ class _Kernel:
                             )
                         return q
 
-                    return self.loop(self.c(0), self.c(self.groups), 1, p, group)
+                    return self.k.loop(self.c(self.groups), p, group)
 
-                panel = self.loop(self.c(0), self.c(CHUNK), 1, panel0, unpack)
+                panel = self.k.loop(self.c(CHUNK), panel0, unpack)
                 last_x = self.t(f"arith.subi {m}, {self.c(1)} : index")
 
                 def xblock(i0: str, acc: KernelValue) -> KernelValue:
@@ -695,9 +680,9 @@ class _Kernel:
 
                         return self.block(x, xrows, prow, w_of, acc2, (i0, nb_))
 
-                    return self.loop(self.c(0), nc, self.vs.nb, acc, nblock)
+                    return self.k.loop(nc, acc, nblock, step=self.vs.nb)
 
-                return self.loop(self.c(0), m, MB, os_, xblock).name
+                return self.k.loop(m, os_, xblock, step=MB).name
 
             def small(variants: tuple[int, ...]) -> Any:
                 mb, *rest = variants
