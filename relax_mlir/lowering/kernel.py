@@ -676,6 +676,36 @@ class KernelBuilder:
             f"tensor.insert_slice {copied.name} into {dst.name}{where} : {src.mlir} into {dst.mlir}", dst
         )
 
+    def per_leading_row(
+        self, x: KernelValue, out: KernelValue, inner: Callable[[KernelValue, KernelValue, str], KernelValue]
+    ) -> KernelValue:
+        """For ``x`` [b, s, k] and ``out`` [b, s, n]: an ``scf.for`` over ``b`` writing, into each ``out[i]``,
+        ``inner(x[i], out[i], s)`` on the 2-D slices (``s``: the index value of their row count)."""
+        s, depth, n = x.shape[1], x.shape[2], out.shape[2]
+        count = self.dim(x, 1)
+        x_row = TensorType((s, depth), x.dtype)
+        o_row = TensorType((s, n), out.dtype)
+
+        def body(i: str, acc: KernelValue) -> KernelValue:
+            xs = self.op(
+                f"tensor.extract_slice {x.name}[{i}, 0, 0] [1, {count}, {depth}] [1, 1, 1] : {x.mlir} to "
+                f"{builtin_tensor(x_row)}",
+                x_row,
+            )
+            os_ = self.op(
+                f"tensor.extract_slice {acc.name}[{i}, 0, 0] [1, {count}, {n}] [1, 1, 1] : {acc.mlir} to "
+                f"{builtin_tensor(o_row)}",
+                o_row,
+            )
+            r = inner(xs, os_, count)
+            return self.op(
+                f"tensor.insert_slice {r.name} into {acc.name}[{i}, 0, 0] [1, {count}, {n}] [1, 1, 1] : "
+                f"{r.mlir} into {acc.mlir}",
+                acc,
+            )
+
+        return self.loop(self.dim(x, 0), out, body)
+
     def loop(
         self, upper: str, init: KernelValue, body: Callable[[str, KernelValue], KernelValue], step: int = 1
     ) -> KernelValue:

@@ -116,7 +116,10 @@ class DequantizeMatmulOp(RelaxOp):
             kernel = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"])
             return [kernel.emit(x2, data, scales, out, k.dim(x2, 0))]
         if lead == 2:
-            return [_rows_loop(k, layout, rows, groups, x, data, scales, out)]
+            kernel = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"])
+            return [
+                k.per_leading_row(x, out, lambda xs, os_, count: kernel.emit(xs, data, scales, os_, count))
+            ]
         raise k.fail(f"operand 'x' {x.type}: at most two leading dims may be symbolic when more than one is")
 
 
@@ -174,45 +177,6 @@ SMALL = 4  # m up to this takes the GEMV path ...
 GEMV_ROWS = (1, 4)  # ... in a variant for blocks of this many x rows (the first that holds m; fewer variants
 # compile faster: 2 and 3 rows run as 4, the last row repeated)
 ACTIVATIONS = ("f32", "i8")
-
-
-def _rows_loop(
-    k: KernelBuilder,
-    layout: str,
-    rows: int,
-    groups: int,
-    x: KernelValue,
-    data: KernelValue,
-    scales: KernelValue,
-    out: KernelValue,
-) -> KernelValue:
-    """``x`` [b, s, k] with symbolic ``b`` and ``s``: one 2-D kernel per ``b``."""
-    s, depth = x.shape[1], x.shape[2]
-    x_row = TensorType((s, depth), "f32")
-    o_row = TensorType((s, as_expr(rows)), "f32")
-    count = k.dim(x, 1)
-
-    def body(i: str, acc: KernelValue) -> KernelValue:
-        xs = k.op(
-            f"tensor.extract_slice {x.name}[{i}, 0, 0] [1, {count}, {depth}] [1, 1, 1] : {x.mlir} to "
-            f"{builtin_tensor(x_row)}",
-            x_row,
-        )
-        os_ = k.op(
-            f"tensor.extract_slice {acc.name}[{i}, 0, 0] [1, {count}, {rows}] [1, 1, 1] : {acc.mlir} to "
-            f"{builtin_tensor(o_row)}",
-            o_row,
-        )
-        r = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"]).emit(
-            xs, data, scales, os_, count
-        )
-        return k.op(
-            f"tensor.insert_slice {r.name} into {acc.name}[{i}, 0, 0] [1, {count}, {rows}] [1, 1, 1] : "
-            f"{r.mlir} into {acc.mlir}",
-            acc,
-        )
-
-    return k.loop(k.dim(x, 0), out, body)
 
 
 class _Kernel:

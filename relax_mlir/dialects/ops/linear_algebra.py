@@ -20,7 +20,6 @@ from relax_mlir.errors import ShapeError
 from relax_mlir.lowering.kernel import (
     KernelBuilder,
     KernelValue,
-    builtin_tensor,
     element,
     is_float,
     unit_groups,
@@ -165,7 +164,10 @@ class MatmulPackedOp(RelaxOp):
             r = _packed_2d(k, x2, packed, o2, k.attrs["n"], k.dim(x2, 0))
             return [_restore(k, r, out, groups)]
         if lead == 2:
-            return [_packed_rows_loop(k, lhs, packed, out)]
+            n = k.attrs["n"]
+            return [
+                k.per_leading_row(lhs, out, lambda xs, os_, rows: _packed_2d(k, xs, packed, os_, n, rows))
+            ]
         return [_packed_generic(k, lhs, packed, out)]
 
 
@@ -485,34 +487,6 @@ def _packed_2d(
         view = op(f"tensor.extract_slice {target.name}[0, 0] [{size}, {n}] [1, 1] : {o2} to {od}", "?", n)
         target = k.copy(view, dest)
     return k.op(f"tensor.cast {target.name} : {od} to {o.mlir}", o.type) if o.mlir != od else target
-
-
-def _packed_rows_loop(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue) -> KernelValue:
-    """``[b, s, k] x panels`` with symbolic ``b`` and ``s``: one 2-D packed product per ``b``."""
-    s, depth, n = x.shape[1], x.shape[2], out.shape[2]
-    rows = k.dim(x, 1)
-    x_row = TensorType((s, depth), x.dtype)
-    o_row = TensorType((s, n), out.dtype)
-
-    def body(i: str, acc: KernelValue) -> KernelValue:
-        xs = k.op(
-            f"tensor.extract_slice {x.name}[{i}, 0, 0] [1, {rows}, {depth}] [1, 1, 1] : {x.mlir} to "
-            f"{builtin_tensor(x_row)}",
-            x_row,
-        )
-        os_ = k.op(
-            f"tensor.extract_slice {acc.name}[{i}, 0, 0] [1, {rows}, {n}] [1, 1, 1] : {acc.mlir} to "
-            f"{builtin_tensor(o_row)}",
-            o_row,
-        )
-        r = _packed_2d(k, xs, w, os_, k.attrs["n"], rows)
-        return k.op(
-            f"tensor.insert_slice {r.name} into {acc.name}[{i}, 0, 0] [1, {rows}, {n}] [1, 1, 1] : "
-            f"{r.mlir} into {acc.mlir}",
-            acc,
-        )
-
-    return k.loop(k.dim(x, 0), out, body)
 
 
 def _packed_generic(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue) -> KernelValue:
