@@ -26,7 +26,7 @@ from relax_mlir.pipelines.data import P, Pipeline, passes, text
 from relax_mlir.pipelines.registry import register_pipeline
 from relax_mlir.transforms.schedules import VectorUnit
 
-VERIFY = passes("relax-verify", "relax-infer-shapes", "relax-bind-region-dims")
+VERIFY = passes("relax-verify", "relax-specialize-ranks", "relax-infer-shapes", "relax-bind-region-dims")
 
 
 INLINE_MAX_OPS = 64

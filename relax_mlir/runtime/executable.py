@@ -210,6 +210,8 @@ class Signature:
         # parameters bound by ``Executable.load_params`` ([index, name]), and a load function's result names
         self.load_time: list[tuple[int, str]] = [(int(i), n) for i, n in signature.get("load_time", [])]
         self.load_outputs: list[str] | None = signature.get("load_outputs")
+        # one rank of a function of unknown-rank parameters: {"of", "params", "ranks"} (relax-specialize-ranks)
+        self.rank_variant: dict[str, Any] | None = signature.get("rank_variant")
         self._plan_inputs()
 
     def __repr__(self) -> str:
@@ -859,6 +861,57 @@ class LoadedParams:
         return sum({id(a): a.nbytes for a in self.values.values()}.values())
 
 
+class RankDispatch:
+    """A function of unknown-rank tensor parameters, compiled once per supported rank
+    (``relax-specialize-ranks``): a call runs the variant for the ranks of its arguments."""
+
+    load_outputs = None
+    load_time: list[tuple[int, str]] = []
+    rank_variant = None
+
+    def __init__(self, name: str, variants: list[Signature]) -> None:
+        self.name = name
+        self.params: list[int] = variants[0].rank_variant["params"]  # type: ignore[index]
+        self.variants = {tuple(v.rank_variant["ranks"]): v for v in variants}  # type: ignore[index]
+
+    def __repr__(self) -> str:
+        ranks = ", ".join("x".join(map(str, r)) for r in sorted(self.variants))
+        return f"<compiled @{self.name}, unknown-rank parameter(s) of rank {ranks}>"
+
+    def __call__(self, *args: Any) -> Any:
+        first = next(iter(self.variants.values()))
+        if len(args) != len(first.param_structure):
+            return first(*args)  # raises the argument count error
+        ranks = []
+        for i in self.params:
+            if not isinstance(args[i], np.ndarray):
+                return first(*args)  # raises the error naming the parameter and its type
+            ranks.append(args[i].ndim)
+        variant = self.variants.get(tuple(ranks))
+        if variant is None:
+            supported = (
+                sorted({r[0] for r in self.variants}) if len(self.params) == 1 else sorted(self.variants)
+            )
+            got = ", ".join(
+                f"parameter '{first.inputs[_flat_index(first, i)].name}' has rank {args[i].ndim} (shape {args[i].shape})"
+                for i in self.params
+            )
+            raise InputError(
+                f"@{self.name}: {got}, but the function (of unknown-rank parameters) is compiled for "
+                f"rank(s) {', '.join(map(str, supported))} only"
+            )
+        return variant(*args)
+
+
+def rank_dispatches(functions: Mapping[str, Any]) -> dict[str, RankDispatch]:
+    """One ``RankDispatch`` per function of unknown-rank parameters, over its compiled rank variants."""
+    groups: dict[str, list[Signature]] = {}
+    for f in functions.values():
+        if getattr(f, "rank_variant", None) is not None:
+            groups.setdefault(f.rank_variant["of"], []).append(f)
+    return {name: RankDispatch(name, variants) for name, variants in groups.items()}
+
+
 class Executable:
     """The compiled functions of a module: ``exe(*arrays)`` calls ``main`` (or the only function).
 
@@ -870,7 +923,7 @@ class Executable:
     """
 
     def __init__(self, functions: dict[str, Function], stats: Any = None) -> None:
-        self.functions = functions
+        self.functions: dict[str, Any] = {**functions, **rank_dispatches(functions)}
         self.stats = stats  # relax_mlir.targets.base.CompileStats
 
     def __getitem__(self, name: str) -> Function:
@@ -880,7 +933,7 @@ class Executable:
 
     def entry_name(self) -> str:
         """``main``, or the only function (the load function aside)."""
-        names = [n for n, f in self.functions.items() if f.load_outputs is None]
+        names = [n for n, f in self.functions.items() if f.load_outputs is None and f.rank_variant is None]
         if "main" in names:
             return "main"
         if len(names) == 1:

@@ -67,6 +67,7 @@ from relax_mlir.transforms.host_values import (
     memref_type,
 )
 from relax_mlir.transforms.registry import PassFailed, register_pass
+from relax_mlir.transforms.specialize_ranks import RANK_VARIANT_ATTR
 from relax_mlir.transforms.well_formed import (
     DATAFLOW_ATTR,
     LOAD_OUTPUTS_ATTR,
@@ -111,6 +112,10 @@ class _HostWriter(RegionLowering, CallLowering, CheckLowering):
         self.signature: dict[str, Any] = {"inputs": [], "outputs": [], "checks": self.f.checks}
         if _is_private(func):  # only called by other functions (relax.call): not an entry point
             self.signature["private"] = True
+        if RANK_VARIANT_ATTR in func.attributes:  # one rank of a function of unknown-rank parameters
+            self.signature["rank_variant"] = json.loads(
+                ir.StringAttr(func.attributes[RANK_VARIANT_ATTR]).value
+            )
         self.depth = 0  # > 0 inside a branch or loop body: checks record a failure instead of branching
         self.control_flow = False  # after an scf.if / scf.while: checks record a failure too
 

@@ -311,6 +311,8 @@ class _Importer:
         dtype = relax_dtype(tt.elem_type, f"graph input '{vi.name}'")
         if vi.name in self.shape_dict:
             return TensorType(self._given_dims(vi.name, self.shape_dict[vi.name]), dtype)
+        if not tt.HasField("shape"):  # unknown rank: compiled once per rank (relax-specialize-ranks)
+            return TensorType(None, dtype)
         return self._tensor_input_type(vi.name, tt, dtype)
 
     def _given_dims(self, what: str, spec: Sequence[int | str]) -> tuple[Expr, ...]:
