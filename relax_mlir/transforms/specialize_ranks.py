@@ -29,6 +29,7 @@ from relax_mlir.transforms.relax_ir import functions
 from relax_mlir.transforms.well_formed import param_names
 
 RANK_VARIANT_ATTR = "relax.rank_variant"  # JSON {"of": "f", "params": [i...], "ranks": [k...]} on a variant
+MAX_RANK = 4  # the default: ranks 0..4 get a variant
 MAX_VARIANTS = 25
 
 
@@ -98,10 +99,9 @@ def _leftover_unknown_rank(f: ir.Operation) -> str | None:
 class SpecializeRanksPass:
     """Replace a public function with unknown-rank tensor parameters by one variant per supported rank."""
 
-    max_rank: int = 4
+    max_rank: int = MAX_RANK
 
     def run(self, module: ir.Operation) -> None:
-        body = module.regions[0].blocks[0]
         targets = [f for f in functions(module) if not _is_private(f) and _unknown_rank_params(f)]
         if not targets:
             return
@@ -116,7 +116,7 @@ class SpecializeRanksPass:
                 combos = [(k,) * len(params) for k in ranks]
             names = param_names(f)
             for combo in combos:
-                clone = f.clone(ip=ir.InsertionPoint(body))
+                clone = f.clone(ip=ir.InsertionPoint(f))
                 suffix = "_".join(str(k) for k in combo)
                 clone.attributes["sym_name"] = ir.StringAttr.get(f"{name}__r{suffix}")
                 ftype = ir.FunctionType(ir.TypeAttr(clone.attributes["function_type"]).value)
@@ -157,16 +157,18 @@ class SpecializeRanksPass:
     @staticmethod
     def _check_not_called(module: ir.Operation, name: str) -> None:
         """A function called by another cannot be replaced by variants (its callers name it)."""
-        calls: list[str] = []
+        calls: list[ir.Operation] = []
 
         def visit(op: ir.Operation) -> ir.WalkResult:
             if "callee" in op.attributes and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name:
-                calls.append(op.name)
+                calls.append(op)
             return ir.WalkResult.ADVANCE
 
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         if calls:
-            raise PassFailed(
-                f"@{name} has parameters of unknown rank and is called by another function ({calls[0]}): "
-                "make it private, or give its parameters a rank"
+            message = (
+                f"@{name} has parameters of unknown rank and is called by another function: make it private, "
+                "or give its parameters a rank"
             )
+            calls[0].location.emit_error(message)
+            raise PassFailed(message)

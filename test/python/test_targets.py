@@ -65,23 +65,23 @@ OLD_PIPELINES = {
         "convert-ub-to-llvm,convert-openmp-to-llvm,reconcile-unrealized-casts)"
     ),
     "relax-O0": (
-        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-lift-load-time-params,"
+        "relax-verify,relax-specialize-ranks,relax-infer-shapes,relax-bind-region-dims,relax-lift-load-time-params,"
         "convert-relax-to-linalg,relax-lower-host"
     ),
     "relax-O1": (
-        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-canonicalize,relax-fold-constants{opt-level=1},"
+        "relax-verify,relax-specialize-ranks,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-canonicalize,relax-fold-constants{opt-level=1},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=1},relax-lift-load-time-params,convert-relax-to-linalg,"
         "relax-lower-host,relax-schedule-kernels"
     ),
     "relax-O2": (
-        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-inline{max-ops=64},"
+        "relax-verify,relax-specialize-ranks,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-inline{max-ops=64},"
         "relax-canonicalize,relax-fold-constants{opt-level=2},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=2},relax-lift-load-time-params,relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
         "relax-parallelize-kernels,relax-schedule-kernels"
     ),
     "relax-O3": (
-        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-inline{max-ops=64},"
+        "relax-verify,relax-specialize-ranks,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-inline{max-ops=64},"
         "relax-canonicalize,relax-fold-constants{opt-level=3},"
         "relax-cse,relax-dce,relax-pack-weights{opt-level=3},relax-lift-load-time-params,relax-dispatch-blas,relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
@@ -91,7 +91,7 @@ OLD_PIPELINES = {
     # since the webgpu target: convolutions as named linalg ops on GPU targets (im2col looped over images
     # on the host)
     "relax-to-host-gpu": (
-        "relax-verify,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},"
+        "relax-verify,relax-specialize-ranks,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},"
         "relax-canonicalize,"
         "relax-fold-constants{opt-level=2},"
         "relax-cse,relax-dce,relax-lift-load-time-params,relax-fuse-ops,convert-relax-to-linalg{conv=direct},"

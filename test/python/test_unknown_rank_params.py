@@ -1,0 +1,108 @@
+"""Parameters of unknown rank (``!relax.tensor<"*", f32>``): compiled once per rank (``relax-specialize-ranks``, or
+the ONNX importer per rank), a call dispatched on its arguments' ranks, against numpy and onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+from onnx_util import check_against_ort, graph_model
+from oprun import compile_fn, rand
+
+import relax_mlir.builder as rb
+from relax_mlir.dialects import relax as R
+from relax_mlir.errors import InputError
+
+SHAPES = [(), (5,), (2, 3), (2, 1, 3, 4), (0,), (3, 0, 2)]
+
+
+@pytest.fixture(scope="module")
+def unary():
+    return compile_fn({"x": rb.tensor(None)}, lambda x: R.multiply(R.exp(R.abs(x)), x))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_unary_at_every_rank(unary, shape: tuple[int, ...]) -> None:
+    x = rand(shape)
+    y = unary(x)
+    assert y.shape == shape and y.dtype == np.float32
+    np.testing.assert_allclose(y, np.exp(np.abs(x)) * x, rtol=1e-5, atol=1e-6)
+
+
+def test_unsupported_rank_is_an_input_error(unary) -> None:
+    with pytest.raises(
+        InputError, match=r"parameter 'x' has rank 5 .* compiled for rank\(s\) 0, 1, 2, 3, 4 only"
+    ):
+        unary(rand((1, 2, 1, 2, 1)))
+    with pytest.raises(InputError, match="parameter 'x' must be a numpy array"):
+        unary([1.0, 2.0])
+    with pytest.raises(InputError, match="parameter 'x' has dtype float64"):
+        unary(np.zeros((2, 2)))
+    with pytest.raises(InputError, match="takes 1 argument"):
+        unary(rand((2,)), rand((2,)))
+
+
+@pytest.mark.parametrize(
+    "a, b", [((), (2, 3)), ((3,), (2, 3)), ((2, 1), (1, 4)), ((4, 1, 2), (3, 1)), ((0, 3), (3,))], ids=str
+)
+def test_two_parameters_broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    f = compile_fn({"a": rb.tensor(None), "b": rb.tensor(None)}, lambda a, b: R.add(a, b))
+    x, y = rand(a), rand(b)
+    np.testing.assert_allclose(f(x, y), x + y, rtol=1e-6)
+
+
+def test_match_cast_keeps_its_rank_only() -> None:
+    f = compile_fn({"x": rb.tensor(None)}, lambda x: R.exp(R.match_cast(x, rb.tensor(["n", 4]))))
+    x = rand((3, 4))
+    np.testing.assert_allclose(f(x), np.exp(x), rtol=1e-6)
+    assert f(rand((0, 4))).shape == (0, 4)
+    with pytest.raises(InputError, match=r"parameter 'x' has rank 3 .* compiled for rank\(s\) 2 only"):
+        f(rand((3, 4, 1)))
+    with pytest.raises(InputError, match="dim 1 .* must be 4, got 5"):
+        f(rand((3, 5)))
+
+
+def _shapeless_model(nodes, out_type=TensorProto.FLOAT, extra_inputs=()):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, None)  # no shape: unknown rank
+    y = helper.make_tensor_value_info("y", out_type, None)
+    return graph_model(helper.make_graph(nodes, "g", [x, *extra_inputs], [y]), 17)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (1, 4, 3), (0, 3), (2, 1, 2, 3)], ids=str)
+def test_onnx_shapeless_input_elementwise(shape: tuple[int, ...]) -> None:
+    """Elementwise nodes stay generic over rank (one "*" function, specialized when compiled)."""
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])
+    nodes = [
+        helper.make_node("Abs", ["x"], ["a"]),
+        helper.make_node("Sigmoid", ["a"], ["s"]),
+        helper.make_node("Add", ["s", "b"], ["y"]),
+    ]
+    check_against_ort(_shapeless_model(nodes, extra_inputs=[b]), rand(shape), rand((3,)))
+
+
+@pytest.mark.parametrize(
+    "node, out_type",
+    [
+        (helper.make_node("Softmax", ["x"], ["y"]), TensorProto.FLOAT),
+        (helper.make_node("ReduceSum", ["x"], ["y"], keepdims=0), TensorProto.FLOAT),
+        (helper.make_node("Flatten", ["x"], ["y"], axis=1), TensorProto.FLOAT),
+        (helper.make_node("Shape", ["x"], ["y"]), TensorProto.INT64),
+    ],
+    ids=lambda v: getattr(v, "op_type", ""),
+)
+@pytest.mark.parametrize("shape", [(4,), (2, 3), (2, 1, 3, 2), (0, 2)], ids=str)
+def test_onnx_shapeless_input_rank_dependent(node, out_type, shape: tuple[int, ...]) -> None:
+    """Nodes that need their input's rank at import time: the graph is imported once per rank."""
+    check_against_ort(_shapeless_model([node], out_type), rand(shape))
+
+
+def test_onnx_shapeless_input_unsupported_rank() -> None:
+    model = _shapeless_model([helper.make_node("Softmax", ["x"], ["y"])])
+    from relax_mlir.frontend.onnx import from_onnx
+    from relax_mlir.targets import compile
+
+    exe = compile(from_onnx(model), opt_level=1)
+    with pytest.raises(
+        InputError, match=r"parameter 'x' has rank 6 .* compiled for rank\(s\) 1, 2, 3, 4 only"
+    ):
+        exe(rand((1,) * 6))
