@@ -21,7 +21,7 @@ from relax_mlir.errors import DeviceUnavailableError
 from relax_mlir.pipelines.data import P, Pipeline
 from relax_mlir.pipelines.gpu import host_to_gpu, relax_to_host_gpu
 from relax_mlir.runtime import cache
-from relax_mlir.runtime.executable import Executable, Function
+from relax_mlir.runtime.executable import Executable, Function, rank_dispatches
 from relax_mlir.runtime.libs import mlir_library
 from relax_mlir.runtime.loader import LoadedObject
 from relax_mlir.targets import gpu_host as codegen
@@ -102,7 +102,8 @@ class CudaExecutable(Executable):
         ctypes.CFUNCTYPE(None)(
             loaded.address(codegen.LOAD_MODULES)
         )()  # each kernel module's PTX, via the driver
-        self._functions = {name: Function(name, sig, loaded) for name, sig in self.signatures.items()}
+        functions = {name: Function(name, sig, loaded) for name, sig in self.signatures.items()}
+        self._functions = {**functions, **rank_dispatches(functions)}
 
     @property
     def functions(self) -> dict[str, Function]:  # type: ignore[override]

@@ -25,7 +25,7 @@ from relax_mlir.errors import CompileError, RelaxError
 from relax_mlir.pipelines.data import P, Pipeline
 from relax_mlir.pipelines.webgpu import host_to_webgpu, relax_to_host_webgpu
 from relax_mlir.runtime import cache, weights
-from relax_mlir.runtime.executable import Executable, Function
+from relax_mlir.runtime.executable import Executable, Function, rank_dispatches
 from relax_mlir.runtime.loader import LoadedObject
 from relax_mlir.targets import gpu_host, steps
 from relax_mlir.targets import webgpu_runtime as runtime
@@ -137,7 +137,8 @@ class WebgpuExecutable(Executable):
             with dev.loading(owner):
                 ctypes.CFUNCTYPE(None)(loaded.address(gpu_host.LOAD_MODULES))()
             dev.check()
-        self._functions = {name: WebgpuFunction(name, sig, loaded) for name, sig in self.signatures.items()}
+        functions = {name: WebgpuFunction(name, sig, loaded) for name, sig in self.signatures.items()}
+        self._functions = {**functions, **rank_dispatches(functions)}
 
     @property
     def functions(self) -> dict[str, Function]:  # type: ignore[override]

@@ -7,7 +7,9 @@ ops. This pass rewrites it into a function on builtin types with a fixed calling
         attributes {llvm.emit_c_interface, relax.signature = "<json>"}
 
 - a tensor parameter is a ``memref`` (contiguous, identity layout); a prim parameter an ``index``;
-  a shape parameter one ``index`` per dim; tuple parameters are flattened;
+  a shape parameter one ``index`` per dim; tuple parameters are flattened; a public function's tensor
+  parameter of unknown rank never gets here: ``relax-specialize-ranks`` made one variant per rank, whose
+  ``relax.signature`` names the function and ranks (``rank_variant``) for the runtime's dispatch;
 - every output whose dims are known from the parameters is written into a destination memref that
   the runtime allocates (the last kernel writes there directly); a shape or prim output is written
   into a ``memref<Nxi64>``; an output whose dims depend on data (bound by a ``match_cast`` inside the
