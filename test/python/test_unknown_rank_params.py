@@ -106,3 +106,39 @@ def test_onnx_shapeless_input_unsupported_rank() -> None:
         InputError, match=r"parameter 'x' has rank 6 .* compiled for rank\(s\) 1, 2, 3, 4 only"
     ):
         exe(rand((1,) * 6))
+
+
+def _local_function_model():
+    """A model-local function (generic over rank) on a shapeless input, then a node that needs the rank."""
+    fn = helper.make_function(
+        "custom",
+        "AbsTwice",
+        ["a"],
+        ["b"],
+        [helper.make_node("Abs", ["a"], ["s"]), helper.make_node("Add", ["s", "s"], ["b"])],
+        [helper.make_opsetid("", 17)],
+    )
+    nodes = [
+        helper.make_node("AbsTwice", ["x"], ["t"], domain="custom"),
+        helper.make_node("Softmax", ["t"], ["y"]),
+    ]
+    model = _shapeless_model(nodes)
+    model.opset_import.append(helper.make_opsetid("custom", 1))
+    model.functions.append(fn)
+    return model
+
+
+@pytest.mark.parametrize("shape", [(4,), (2, 3), (1, 2, 3, 2)], ids=str)
+def test_onnx_shapeless_input_of_a_local_function(shape: tuple[int, ...]) -> None:
+    check_against_ort(_local_function_model(), rand(shape))
+
+
+def test_onnx_per_rank_import_keeps_only_called_functions() -> None:
+    from relax_mlir.frontend.onnx import from_onnx
+
+    text = str(from_onnx(_local_function_model()))
+    assert "@main__r0(" not in text  # Softmax of a scalar does not import
+    for k in range(1, 5):
+        assert f"@main__r{k}(" in text
+    # one function per rank that imported; none left from rank 0 (built, then Softmax failed)
+    assert text.count("func.func private") == 4

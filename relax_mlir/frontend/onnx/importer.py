@@ -188,7 +188,37 @@ def _import_per_rank(
         built += 1
     if not built:
         raise error
+    _erase_uncalled(shared.module)
     return shared.module
+
+
+def _erase_uncalled(module: ir.Module) -> None:
+    """Erase the private functions no other function calls (built for a rank whose import then failed)."""
+    while True:
+        called = _callees(module)
+        dead = [
+            op
+            for op in module.body.operations
+            if "sym_visibility" in op.attributes
+            and ir.StringAttr(op.attributes["sym_visibility"]).value == "private"
+            and ir.StringAttr(op.attributes["sym_name"]).value not in called
+        ]
+        if not dead:
+            return
+        for op in dead:
+            op.operation.erase()
+
+
+def _callees(module: ir.Module) -> set[str]:
+    called: set[str] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if "callee" in op.attributes:
+            called.add(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return called
 
 
 class _Importer:
