@@ -13,6 +13,9 @@ buffers against them, builds MLIR memref descriptors and calls the host function
 comes back through its status buffer as ``RELAX_ERR_RUNTIME``. ``relax`` is the default prefix of
 every exported name (``prefix=``), so two libraries can live in one process.
 
+A function of unknown-rank parameters (compiled once per rank by ``relax-specialize-ranks``) also gets
+``relax_f`` / ``relax_f_output_shapes`` that call the ``relax_f__r<k>`` variant for the inputs' ranks.
+
 Supported: tensor, prim and shape parameters and outputs (a prim value is a 0-d ``int64`` tensor, a
 shape value a 1-d ``int64`` tensor of its length), tuples (flattened in order), in-place parameters
 (the caller's buffer is updated). Rejected at compile time: outputs whose dims depend on data
@@ -90,6 +93,9 @@ class FunctionApi:
     checks: list[str]
     upper_bounds: dict[str, int]
     symbols: list[str] = field(default_factory=list)  # in order of definition
+    # one rank of a function of unknown-rank parameters (``relax-specialize-ranks``): the function, the flat
+    # input indices of those parameters and their ranks here
+    rank_variant: tuple[str, list[int], list[int]] | None = None
 
 
 def c_identifier(name: str) -> str:
@@ -123,6 +129,10 @@ def function_api(name: str, signature: dict[str, Any]) -> FunctionApi:
     api = FunctionApi(
         name, c_identifier(name), inputs, outputs, signature["checks"], signature["upper_bounds"]
     )
+    variant = signature.get("rank_variant")
+    if variant is not None:
+        flat = [sum(_leaves(s) for s in signature["param_structure"][:i]) for i in variant["params"]]
+        api.rank_variant = (variant["of"], flat, list(variant["ranks"]))
     defined: set[str] = set()
     for v in inputs:
         for d in v.dims:
@@ -138,6 +148,59 @@ def function_api(name: str, signature: dict[str, Any]) -> FunctionApi:
                     "that no parameter defines"
                 )
     return api
+
+
+def _leaves(s: Any) -> int:
+    """The flattened inputs of one parameter of ``param_structure`` (a run-time list is two)."""
+    if s == 0:
+        return 1
+    if isinstance(s, dict):
+        return 2
+    return sum(_leaves(x) for x in s)
+
+
+def _rank_groups(apis: list[FunctionApi]) -> dict[str, list[FunctionApi]]:
+    """The rank variants of each function of unknown-rank parameters, by function."""
+    groups: dict[str, list[FunctionApi]] = {}
+    for api in apis:
+        if api.rank_variant is not None:
+            groups.setdefault(api.rank_variant[0], []).append(api)
+    return groups
+
+
+def _dispatch_functions(name: str, variants: list[FunctionApi], prefix: str) -> list[str]:
+    """``PREFIX_<name>`` and ``PREFIX_<name>_output_shapes``: call the variant for the inputs' ranks."""
+    first = variants[0]
+    _, flat, _ = first.rank_variant  # type: ignore[misc]
+    fn = f"{prefix}_{c_identifier(name)}"
+    ranks = ", ".join(f"r{j} = inputs[{i}].ndim" for j, i in enumerate(flat))
+    supported = sorted(tuple(v.rank_variant[2]) for v in variants)  # type: ignore[index]
+    spelled = ", ".join("x".join(map(str, r)) for r in supported)
+    got = ", ".join(f"parameter '{_esc(first.inputs[i].name)}' has rank %lld" for i in flat)
+    message = _c_string(
+        f"@{_esc(name)}: {got}, but the function (of unknown-rank parameters) is compiled for rank(s) {spelled} only"
+    )
+    values = ", ".join(f"(long long)r{j}" for j in range(len(flat)))
+    lines: list[str] = []
+    for suffix, params, args in (
+        ("", "relax_tensor *outputs, int64_t n_outputs", "outputs, n_outputs"),
+        ("_output_shapes", "int64_t *dims, int64_t n_dims", "dims, n_dims"),
+    ):
+        lines += [
+            f"int {fn}{suffix}(const relax_tensor *inputs, int64_t n_inputs, {params}) {{",
+            f"  if (inputs == NULL || n_inputs != {len(first.inputs)})  /* the variant reports it */",
+            f"    return {prefix}_{first.c_name}{suffix}(inputs, n_inputs, {args});",
+            f"  int64_t {ranks};",
+        ]
+        for v in variants:
+            test = " && ".join(f"r{j} == {k}" for j, k in enumerate(v.rank_variant[2]))  # type: ignore[index]
+            lines.append(f"  if ({test}) return {prefix}_{v.c_name}{suffix}(inputs, n_inputs, {args});")
+        lines += [
+            f"  return relax__fail(RELAX_ERR_RANK, {message}, {values});",
+            "}",
+            "",
+        ]
+    return lines
 
 
 def _value(kind: str, text: str, name: str, where: str, inplace: bool = False) -> _Value:
@@ -557,6 +620,8 @@ def wrapper_source(apis: list[FunctionApi], header_name: str, prefix: str = "rel
     bodies: list[str] = []
     for w in writers:
         bodies += w.bind() + w.shapes_function() + w.call_function()
+    for name, variants in _rank_groups(apis).items():
+        bodies += _dispatch_functions(name, variants, prefix)
     ranks = sorted(set().union(*(w.ranks for w in writers)) if writers else {1})
     cases = "\n".join(f'    case RELAX_{c}: return "{d}";' for d, (c, _) in DTYPES.items())
     parts = [
@@ -658,6 +723,16 @@ def header_source(apis: list[FunctionApi], guard: str, library: str, prefix: str
             f"#define {macro}_OUTPUT_DTYPES {{{', '.join(f'RELAX_{DTYPES[v.dtype][0]}' for v in api.outputs)}}}",
             f"#define {macro}_OUTPUT_NDIMS {{{', '.join(str(d) for d in dims)}}}",
             f"#define {macro}_OUTPUT_DIMS {sum(dims)}",
+            f"int {fn}(const relax_tensor *inputs, int64_t n_inputs, relax_tensor *outputs, int64_t n_outputs);",
+            f"int {fn}_output_shapes(const relax_tensor *inputs, int64_t n_inputs, int64_t *dims, int64_t n_dims);",
+            "",
+        ]
+    for name, variants in _rank_groups(apis).items():
+        fn = f"{prefix}_{c_identifier(name)}"
+        ranks = ", ".join("x".join(map(str, v.rank_variant[2])) for v in variants)  # type: ignore[index]
+        lines += [
+            f"/* @{name}: parameters of unknown rank, compiled once per rank ({ranks}): calls the",
+            f" * {prefix}_{c_identifier(name)}__r<rank> function above for the inputs' ranks (RELAX_ERR_RANK for another rank). */",
             f"int {fn}(const relax_tensor *inputs, int64_t n_inputs, relax_tensor *outputs, int64_t n_outputs);",
             f"int {fn}_output_shapes(const relax_tensor *inputs, int64_t n_inputs, int64_t *dims, int64_t n_dims);",
             "",

@@ -286,6 +286,9 @@ class AotTarget(Target):
             )
             lib.stages["link"] = time.perf_counter() - t
         lib.functions = {api.name: f"{prefix}_{api.c_name}" for api in apis}
+        for api in apis:  # a function of unknown-rank parameters: its dispatch over the rank variants
+            if api.rank_variant is not None:
+                lib.functions[api.rank_variant[0]] = f"{prefix}_{capi.c_identifier(api.rank_variant[0])}"
         lib.undefined, lib.needed = _dynamic_deps(out, tools)
         bad = [n for n in lib.needed if not ALLOWED_NEEDED.match(n)]
         if bad:

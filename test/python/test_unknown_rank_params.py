@@ -142,3 +142,55 @@ def test_onnx_per_rank_import_keeps_only_called_functions() -> None:
         assert f"@main__r{k}(" in text
     # one function per rank that imported; none left from rank 0 (built, then Softmax failed)
     assert text.count("func.func private") == 4
+
+
+def test_c_api_dispatches_on_rank(tmp_path) -> None:
+    """A library (relax-compile) gets ``relax_main``, which calls the variant for the inputs' ranks."""
+    import ctypes
+    import platform
+
+    from relax_mlir.runtime.capi import ERRORS
+    from relax_mlir.targets import compile_library
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the library is built for x86_64")
+    text = """
+func.func @main(%x: !relax.tensor<"*", f32> {relax.name = "x"}) -> !relax.tensor<"*", f32> {
+  %0 = "relax.exp"(%x) : (!relax.tensor<"*", f32>) -> !relax.tensor<"*", f32>
+  return %0 : !relax.tensor<"*", f32>
+}"""
+    lib = compile_library(text, tmp_path / "librank.so", target="x86_64")
+    assert lib.functions["main"] == "relax_main"
+    assert "int relax_main(const relax_tensor *inputs" in lib.header.read_text()
+
+    class Tensor(ctypes.Structure):
+        _fields_ = [
+            ("data", ctypes.c_void_p),
+            ("ndim", ctypes.c_int64),
+            ("shape", ctypes.POINTER(ctypes.c_int64)),
+            ("dtype", ctypes.c_int32),
+        ]
+
+    so = ctypes.CDLL(str(lib.path))
+    so.relax_last_error.restype = ctypes.c_char_p
+
+    def tensor(a: np.ndarray) -> Tensor:
+        shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+        t = Tensor(a.ctypes.data, a.ndim, shape, 12)  # RELAX_F32
+        t._keep = shape
+        return t
+
+    for shape in [(), (3,), (2, 0), (2, 3, 1, 2)]:
+        x, y = rand(shape), np.empty(shape, np.float32)
+        dims = (ctypes.c_int64 * 4)()
+        assert so.relax_main_output_shapes(ctypes.byref(tensor(x)), 1, dims, len(shape)) == 0
+        assert tuple(dims[: len(shape)]) == shape
+        assert so.relax_main(ctypes.byref(tensor(x)), 1, ctypes.byref(tensor(y)), 1) == 0
+        np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+    x = rand((1, 1, 1, 1, 1))
+    code = so.relax_main(ctypes.byref(tensor(x)), 1, ctypes.byref(tensor(x.copy())), 1)
+    assert code == {n: v for n, v, _ in ERRORS}["RELAX_ERR_RANK"]
+    assert so.relax_last_error().decode() == (
+        "@main: parameter 'x' has rank 5, but the function (of unknown-rank parameters) is compiled for "
+        "rank(s) 0, 1, 2, 3, 4 only"
+    )
