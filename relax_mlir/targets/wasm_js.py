@@ -7,7 +7,8 @@ module works in node 20 and in browsers::
     const model = await load();                  // fetches (browser) or reads (node) m.wasm next to m.mjs
     const y = model.main({ data: x, shape: [2, 784] });   // y = { data: Float32Array, shape, dtype }
 
-Each public relax function ``@f`` becomes ``model.f(...args)`` (and ``model.functions["f"]``): a tensor
+Each public relax function ``@f`` becomes ``model.f(...args)`` (and ``model.functions["f"]``; a function of
+unknown-rank parameters, compiled once per rank, calls its ``f__r<rank>`` variant for the arguments' ranks): a tensor
 argument is ``{data, shape}`` with ``data`` a typed array of the dtype's storage (``DTYPE_STORAGE``) in
 row-major order, a prim argument a number (or bigint), a shape argument an array of numbers, a tuple
 argument an array of its values. Results come back in the same forms (a tensor as ``{data, shape,
@@ -264,7 +265,14 @@ def declarations_source(signatures: dict[str, dict], wasm_name: str, prefix: str
     ]
     for name, sig in signatures.items():
         lines += _declaration(name, sig, function_spec(name, sig, prefix))
-    names = " | ".join(json.dumps(n) for n in signatures)
+    dispatched = sorted({sig["rank_variant"]["of"] for sig in signatures.values() if sig.get("rank_variant")})
+    for name in dispatched:
+        lines += [
+            f"  /** @{name}: parameters of unknown rank, compiled once per rank: calls the {name}__r<rank> method",
+            "   * for the arguments' ranks (RelaxInputError for a rank without one). */",
+            f"  {_identifier(name)}(...args: any[]): any;",
+        ]
+    names = " | ".join(json.dumps(n) for n in [*signatures, *dispatched])
     lines += [
         "  /** The same functions by name. */",
         f"  functions: {{ [K in {names}]: Model[K] }};",

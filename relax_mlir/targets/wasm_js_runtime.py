@@ -369,7 +369,38 @@ export function fromInstance(instance) {
     model.functions[name] = f;
     if (!(name in model)) model[name] = f;
   }
+  // a function of unknown-rank parameters, compiled once per rank: call the variant for the arguments' ranks
+  const groups = {};
+  for (const [name, sig] of Object.entries(SIGNATURES)) {
+    const v = sig.rank_variant;
+    if (v) (groups[v.of] ??= []).push([v.ranks.join(","), model.functions[name], v.params]);
+  }
+  for (const [name, variants] of Object.entries(groups)) {
+    const params = variants[0][2];
+    const byRanks = new Map(variants.map(([key, g]) => [key, g]));
+    const first = variants[0][1];
+    const names = params.map((i) => SIGNATURES[first.name].inputs[flatIndex(SIGNATURES[first.name], i)].name);
+    const supported = variants.map(([key]) => key.replaceAll(",", "x")).join(", ");
+    const f = (...args) => {
+      const ranks = params.map((i) => (args[i] && Array.isArray(args[i].shape) ? args[i].shape.length : -1));
+      const g = byRanks.get(ranks.join(","));
+      if (g) return g(...args);
+      if (ranks.includes(-1)) return first(...args); // not a tensor: the variant's own error
+      const got = ranks.map((r, j) => `parameter '${names[j]}' has rank ${r}`).join(", ");
+      throw new RelaxInputError(
+        `@${name}: ${got}, but the function (of unknown-rank parameters) is compiled for rank(s) ${supported} only`,
+      );
+    };
+    Object.defineProperty(f, "name", { value: name });
+    model.functions[name] = f;
+    if (!(name in model)) model[name] = f;
+  }
   return model;
+}
+
+function flatIndex(signature, index) {
+  const leaves = (s) => (s === 0 ? 1 : typeof s === "object" && !Array.isArray(s) ? 2 : s.reduce((n, x) => n + leaves(x), 0));
+  return signature.param_structure.slice(0, index).reduce((n, s) => n + leaves(s), 0);
 }
 
 function structure(shape, flat) {

@@ -144,6 +144,13 @@ def test_onnx_per_rank_import_keeps_only_called_functions() -> None:
     assert text.count("func.func private") == 4
 
 
+UNARY_TEXT = """
+func.func @main(%x: !relax.tensor<"*", f32> {relax.name = "x"}) -> !relax.tensor<"*", f32> {
+  %0 = "relax.exp"(%x) : (!relax.tensor<"*", f32>) -> !relax.tensor<"*", f32>
+  return %0 : !relax.tensor<"*", f32>
+}"""
+
+
 def test_c_api_dispatches_on_rank(tmp_path) -> None:
     """A library (relax-compile) gets ``relax_main``, which calls the variant for the inputs' ranks."""
     import ctypes
@@ -154,12 +161,7 @@ def test_c_api_dispatches_on_rank(tmp_path) -> None:
 
     if platform.machine() != "x86_64":
         pytest.skip("the library is built for x86_64")
-    text = """
-func.func @main(%x: !relax.tensor<"*", f32> {relax.name = "x"}) -> !relax.tensor<"*", f32> {
-  %0 = "relax.exp"(%x) : (!relax.tensor<"*", f32>) -> !relax.tensor<"*", f32>
-  return %0 : !relax.tensor<"*", f32>
-}"""
-    lib = compile_library(text, tmp_path / "librank.so", target="x86_64")
+    lib = compile_library(UNARY_TEXT, tmp_path / "librank.so", target="x86_64")
     assert lib.functions["main"] == "relax_main"
     assert "int relax_main(const relax_tensor *inputs" in lib.header.read_text()
 
@@ -194,3 +196,22 @@ func.func @main(%x: !relax.tensor<"*", f32> {relax.name = "x"}) -> !relax.tensor
         "@main: parameter 'x' has rank 5, but the function (of unknown-rank parameters) is compiled for "
         "rank(s) 0, 1, 2, 3, 4 only"
     )
+
+
+def test_wasm_js_dispatches_on_rank(tmp_path) -> None:
+    """The wasm32 library's ES module gets ``model.main``, which calls the variant for the arguments' ranks."""
+    from test_wasm_js import compile_wasm, from_js, run_node
+
+    wasm = compile_wasm(UNARY_TEXT, tmp_path / "rank.wasm")
+    shapes = [(), (3,), (2, 0), (2, 3, 1, 2)]
+    calls = [[rand(s)] for s in shapes] + [[rand((1, 1, 1, 1, 1))]]
+    answer = run_node(wasm.with_suffix(".mjs"), "main", calls, wasm)
+    for (x,), result in zip(calls, answer["results"]):
+        if x.ndim == 5:
+            assert (
+                "parameter 'x' has rank 5, but the function (of unknown-rank parameters) is compiled for "
+                in str(result)
+            )
+            continue
+        np.testing.assert_allclose(from_js(result["value"]), np.exp(x), rtol=1e-6)
+    assert "main(...args: any[]): any;" in wasm.with_suffix(".d.ts").read_text()
