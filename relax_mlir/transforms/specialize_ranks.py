@@ -21,7 +21,7 @@ import re
 from mlir import ir
 
 from relax_mlir.dialects.types import TensorType, TupleType, relax_type, to_mlir
-from relax_mlir.errors import ShapeError
+from relax_mlir.errors import RelaxError, ShapeError
 from relax_mlir.shape_infer.expr import sym
 from relax_mlir.transforms.infer_shapes import _Inference
 from relax_mlir.transforms.registry import PassFailed, register_pass
@@ -71,6 +71,13 @@ class _VariantInference(_Inference):
     def __init__(self, module: ir.Operation) -> None:
         super().__init__(module)
         self.errors: dict[str, str] = {}
+
+    def visit_function(self, name: str) -> bool:
+        try:
+            return super().visit_function(name)
+        except RelaxError as e:  # e.g. an op's deduction refusing this rank with another error
+            self.errors.setdefault(name, str(e))
+            return False
 
     def error(self, op: ir.Operation, e: ShapeError) -> None:
         parent = op

@@ -215,3 +215,25 @@ def test_wasm_js_dispatches_on_rank(tmp_path) -> None:
             continue
         np.testing.assert_allclose(from_js(result["value"]), np.exp(x), rtol=1e-6)
     assert "main(...args: any[]): any;" in wasm.with_suffix(".d.ts").read_text()
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize(
+    "body, reference, ranks",
+    [
+        (lambda x: R.softmax(x, -1), _softmax, "1, 2, 3, 4"),  # no axis -1 at rank 0: no variant
+        (lambda x: R.permute_dims(x), lambda x: x.T, "0, 1, 2, 3, 4"),
+        (lambda x: R.reshape(x, [-1]), lambda x: x.reshape(-1), "0, 1, 2, 3, 4"),
+    ],
+    ids=["softmax", "permute_dims", "flatten"],
+)
+def test_rank_dependent_ops(body, reference, ranks: str) -> None:
+    f = compile_fn({"x": rb.tensor(None)}, body)
+    assert repr(f["main"]).endswith(f"of rank {ranks}>")
+    for shape in [(3,), (2, 3), (2, 1, 3, 2), (0, 3)]:
+        x = rand(shape)
+        np.testing.assert_allclose(f(x), reference(x), rtol=1e-5, atol=1e-6)
