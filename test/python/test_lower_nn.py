@@ -593,9 +593,14 @@ def keys_cubic(d: np.ndarray, a: float) -> np.ndarray:
     return np.where(d <= 1, near, np.where(d < 2, far, 0.0))
 
 
-def resize_axis_ref(x, axis, out, method, scale, a=-0.75, exclude=False, nearest="round_prefer_floor"):
-    """ONNX Resize along one axis (half_pixel): taps around ceil(coord), weights by distance."""
+def resize_axis_ref(
+    x, axis, out, method, scale, a=-0.75, exclude=False, nearest="round_prefer_floor", antialias=False
+):
+    """ONNX Resize along one axis (half_pixel): taps around ceil(coord), weights by distance (antialias:
+    a filter widened by 1 / scale when downscaling, its weights normalized)."""
     size = x.shape[axis]
+    if out == 0:
+        return np.take(x, np.zeros(0, np.int64), axis=axis)
     s = scale or out / size
     coord = (np.arange(out) + 0.5) / s - 0.5
     if method == "nearest":
@@ -606,11 +611,15 @@ def resize_axis_ref(x, axis, out, method, scale, a=-0.75, exclude=False, nearest
             "ceil": np.ceil(coord),
         }[nearest]
         return np.take(x, np.clip(pick.astype(np.int64), 0, size - 1), axis=axis)
-    taps = 2 if method == "linear" else 4
+    reach = 1 if method == "linear" else 2
+    narrow = min(s, 1.0) if antialias else 1.0
+    taps = 2 * int(np.ceil(reach / narrow))
     base = np.ceil(coord) - taps // 2
     idx = base[:, None] + np.arange(taps)[None, :]
-    dist = idx - coord[:, None]
+    dist = (idx - coord[:, None]) * narrow
     w = np.maximum(1 - np.abs(dist), 0) if method == "linear" else keys_cubic(dist, a)
+    if antialias:
+        w = w / w.sum(axis=1, keepdims=True)
     if exclude:
         w = np.where((idx < 0) | (idx > size - 1), 0.0, w)
         w = w / w.sum(axis=1, keepdims=True)
@@ -649,8 +658,24 @@ def test_resize_axis_ints_and_errors() -> None:
         close(exe(x), resize_axis_ref(x, 1, 3 * shape[1], "nearest", 0.0, nearest="floor"), "i32")
     with pytest.raises(RelaxError, match="method 'cubic' needs a float dtype, got i32"):
         compile_fn({"x": rb.tensor(["n", 4], "i32")}, lambda x: R.resize_axis(x, 1, 8, "cubic"))
-    with pytest.raises(RelaxError, match="'antialias' needs a known 'scale'"):
-        compile_fn({"x": rb.tensor(["n", 4])}, lambda x: R.resize_axis(x, 1, 2, "linear", antialias=True))
+
+
+def test_resize_axis_antialias_with_a_run_time_scale() -> None:
+    """A filter as wide as size / output size needs, chosen at run time."""
+    exe = compile_fn(
+        {"x": rb.tensor([2, "l"])},
+        lambda x: (
+            R.resize_axis(x, 1, "l // 3", "linear", antialias=True),
+            R.resize_axis(x, 1, "(l + 1) // 2", "cubic", antialias=True, exclude_outside=True),
+            R.resize_axis(x, 1, "2 * l", "cubic", antialias=True),
+        ),
+    )
+    for n in [1, 2, 3, 7, 31, 100]:
+        x = rand((2, n))
+        lin, cub, up = exe(x)
+        close(lin, resize_axis_ref(x, 1, n // 3, "linear", 0.0, antialias=True))
+        close(cub, resize_axis_ref(x, 1, (n + 1) // 2, "cubic", 0.0, exclude=True, antialias=True))
+        close(up, resize_axis_ref(x, 1, 2 * n, "cubic", 0.0, antialias=True))
 
 
 F32_MAX = float(np.finfo(np.float32).max)

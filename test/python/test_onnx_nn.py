@@ -272,6 +272,34 @@ def test_resize_modes() -> None:
     check_against_ort(anti, rand(1, 1, 8, 8))
 
 
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_resize_antialias_with_run_time_scales_and_sizes(mode: str) -> None:
+    """The antialias filter's width follows scales or sizes given at run time, as ONNX Runtime's does."""
+    x_info = value_info("x", F32, ["n", "c", "h", "w"])
+    y = [value_info("y", F32, None)]
+    by_scales = node_model(
+        "Resize",
+        [x_info, value_info("roi", F32, [0]), value_info("scales", F32, [4])],
+        y,
+        mode=mode,
+        antialias=1,
+    )
+    sizes_node = helper.make_node(
+        "Resize", ["x", "", "", "sizes"], ["y"], mode=mode, antialias=1, exclude_outside=1
+    )
+    sizes_graph = helper.make_graph([sizes_node], "g", [x_info, value_info("sizes", np.int64, [4])], y)
+    by_sizes = graph_model(sizes_graph)
+    empty = np.zeros(0, F32)
+    for shape, out in [
+        ((1, 1, 8, 8), (1, 1, 3, 5)),
+        ((2, 3, 17, 5), (2, 3, 4, 5)),
+        ((1, 1, 1, 2), (1, 1, 1, 4)),
+    ]:
+        data = rand(*shape)
+        check_against_ort(by_scales, data, empty, (np.array(out) / np.array(shape)).astype(F32))
+        check_against_ort(by_sizes, data, np.array(out, np.int64))
+
+
 def test_depth_space_and_center_crop_pad() -> None:
     y = [value_info("y", F32, None)]
     d2s = node_model("DepthToSpace", [value_info("x", F32, ["n", 8, "h", "w"])], y, blocksize=2, mode="CRD")

@@ -258,7 +258,8 @@ class ResizeAxisOp(RelaxOp):
     ``scale`` is the scale the coordinate transform uses (0: size / input size, read at run time);
     ``roi`` is (start, end) for ``tf_crop_and_resize``, whose outside positions get ``extrapolation``.
     Linear and cubic filters (and their ``antialias`` versions, widened by 1 / scale when downscaling)
-    weigh ``resize_taps`` neighbours, clamped to the edge; ``exclude_outside`` drops neighbours
+    weigh ``resize_taps`` neighbours, clamped to the edge (with antialias and a scale known only at run
+    time, a loop over as many taps as that scale needs); ``exclude_outside`` drops neighbours
     outside the input and renormalizes. Arithmetic is in f64.
 
     ``%y = "relax.resize_axis"(%x) {antialias = false, axis = 2 : i64, coordinate_mode = "half_pixel",
@@ -299,8 +300,6 @@ class ResizeAxisOp(RelaxOp):
                 )
         if attrs["method"] != "nearest" and x.dtype is not None and x.dtype not in FLOAT_DTYPES:
             raise ShapeError(f"method '{attrs['method']}' needs a float dtype, got {x.dtype}")
-        if attrs["antialias"] and attrs["method"] != "nearest" and not attrs["scale"] > 0:
-            raise ShapeError("'antialias' needs a known 'scale'")
         if attrs["scale"] < 0:
             raise ShapeError(f"'scale' must be positive (or 0: size / input size), got {attrs['scale']}")
         size = _size(attrs["size"])
@@ -357,6 +356,8 @@ def _lower_axis(k: KernelBuilder, params: dict[str, str] | None) -> list[KernelV
     if any(d == const(0) for d in out.shape):
         return [out]
     method = k.attrs["method"]
+    if k.attrs["antialias"] and method != "nearest" and (params is not None or k.attrs["scale"] == 0):
+        return [_lower_axis_antialias(k, params)]
     taps = resize_taps(method, k.attrs["antialias"], k.attrs["scale"])
     tables = _axis_tables(k, x, out, axis, taps, params)
     crop = k.attrs["coordinate_mode"] == "tf_crop_and_resize"
@@ -397,6 +398,96 @@ def _lower_axis(k: KernelBuilder, params: dict[str, str] | None) -> list[KernelV
 
     [r] = k.generic(tables, [out], [*maps, out_map], ["parallel"] * rank, body)
     return [r]
+
+
+def _lower_axis_antialias(k: KernelBuilder, params: dict[str, str] | None) -> KernelValue:
+    """``relax.resize_axis`` with an antialiased linear or cubic filter whose scale is known only at run time
+    (``params``, or size / input size): the filter spans 2 * ceil(reach / min(scale, 1)) taps, so each
+    output element loops over them, clamps their indices to the edge and divides by the sum of the weights,
+    as ONNX's reference does."""
+    x, out = k.ins[0], k.outs[0]
+    axis, rank = k.attrs["axis"], x.rank
+    method, a_coef = k.attrs["method"], k.attrs["cubic_a"]
+    crop = k.attrs["coordinate_mode"] == "tf_crop_and_resize"
+    size, out_size = k.dim(x, axis), k.dim(out, axis)
+    last = k.scalar(f"arith.subi {size}, {k.const(1)}", "index")
+
+    def op(name: str, a: str, b: str, t: str = "f64") -> str:
+        return k.scalar(f"arith.{name} {a}, {b}", t)
+
+    def c(v: float) -> str:
+        return k.scalar(f"arith.constant {float(v)!r}", "f64")
+
+    scale = op("divf", _f64(k, out_size), _f64(k, size))
+    if params is not None:
+        given = k.scalar(f"arith.cmpf ogt, {params['scale']}, {c(0.0)}", "f64")
+        scale = k.scalar(f"arith.select {given}, {params['scale']}, {scale}", "f64")
+    narrow = op("minimumf", scale, c(1.0))  # the filter widens only when downscaling
+    half = _ceil_index(k, op("divf", c(1.0 if method == "linear" else 2.0), narrow))
+    taps = op("muli", half, k.const(2), "index")
+    start = _f64(k, op("subi", k.const(1), half, "index"))  # the offset of tap 0 from floor(coord)
+
+    def table(_: list[str]) -> list[str]:
+        o = k.scalar("linalg.index 0", "index")
+        coord = _source(k, o, size, out_size, params)
+        up = _ceil_index(k, coord)
+        ratio = op("addf", op("subf", coord, _f64(k, up)), c(1.0))  # coord - floor(coord), in (0, 1]
+        row = [op("subi", up, half, "index"), ratio]
+        if crop:
+            below = k.scalar(f"arith.cmpf olt, {coord}, {c(0.0)}", "f64")
+            above = k.scalar(f"arith.cmpf ogt, {coord}, {_f64(k, last)}", "f64")
+            outside = k.scalar(f"arith.ori {below}, {above}", "i1")
+            row.append(k.scalar(f"arith.select {outside}, {k.const(1)}, {k.const(0)}", "index"))
+        return row
+
+    n_out = out.shape[axis]
+    dests = [k.empty((n_out,), "index"), k.empty((n_out,), "f64")]
+    if crop:
+        dests.append(k.empty((n_out,), "index"))
+    tables = k.generic([], dests, ["(d0) -> (d0)"] * len(dests), ["parallel"], table)
+    t = element(x.dtype)
+
+    def tap(ivs: list[str], base: str, ratio: str, j: str, acc: str, total: str) -> tuple[str, str]:
+        raw = op("addi", base, j, "index")
+        coords = list(ivs)
+        coords[axis] = op("minsi", op("maxsi", raw, k.const(0), "index"), last, "index")
+        d = op("mulf", op("subf", op("addf", _f64(k, j), start), ratio), narrow)
+        w = _filter_weight(k, method, a_coef, d)
+        if k.attrs["exclude_outside"]:
+            lo = k.scalar(f"arith.cmpi sge, {raw}, {k.const(0)}", "index")
+            hi = k.scalar(f"arith.cmpi sle, {raw}, {last}", "index")
+            ok = k.scalar(f"arith.andi {lo}, {hi}", "i1")
+            w = k.scalar(f"arith.select {ok}, {w}, {c(0.0)}", "f64")
+        v = k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)
+        if t != "f64":
+            v = k.scalar(f"arith.extf {v}", f"{t} to f64")
+        return op("addf", acc, op("mulf", w, v)), op("addf", total, w)
+
+    def body(a: list[str]) -> list[str]:
+        ivs = [k.scalar(f"linalg.index {i}", "index") for i in range(rank)]
+        j, acc, total, sums = k.fresh("j"), k.fresh("acc"), k.fresh("total"), k.fresh("sums")
+        lines, (acc2, total2) = k.capture(lambda: tap(ivs, a[0], a[1], j, acc, total))
+        zero = c(0.0)
+        k.emit(
+            f"{sums}:2 = scf.for {j} = {k.const(0)} to {taps} step {k.const(1)} "
+            f"iter_args({acc} = {zero}, {total} = {zero}) -> (f64, f64) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {acc2}, {total2} : f64, f64",
+            "}",
+        )
+        nonzero = k.scalar(f"arith.cmpf one, {sums}#1, {zero}", "f64")
+        divisor = k.scalar(f"arith.select {nonzero}, {sums}#1, {c(1.0)}", "f64")
+        value = op("divf", f"{sums}#0", divisor)
+        if t != "f64":
+            value = k.scalar(f"arith.truncf {value}", f"f64 to {t}")
+        if not crop:
+            return [value]
+        outside = k.scalar(f"arith.cmpi ne, {a[2]}, {k.const(0)}", "index")
+        return [k.scalar(f"arith.select {outside}, {_extrapolation(k, x.dtype)}, {value}", t)]
+
+    maps = [f"({', '.join(f'd{i}' for i in range(rank))}) -> (d{axis})"] * len(tables)
+    [r] = k.generic(tables, [out], [*maps, identity(rank)], ["parallel"] * rank, body)
+    return r
 
 
 def _extrapolation(k: KernelBuilder, dtype: str) -> str:
@@ -460,6 +551,32 @@ def _ceil_f64(k: KernelBuilder, value: str) -> str:
     return _ceil_index(k, value)
 
 
+def _filter_weight(k: KernelBuilder, method: str, a: float, d: str) -> str:
+    """ONNX Resize's linear (triangle) or cubic (Keys, coefficient ``a``) filter at f64 distance ``d``."""
+
+    def op(name: str, x: str, y: str) -> str:
+        return k.scalar(f"arith.{name} {x}, {y}", "f64")
+
+    def c(v: float) -> str:
+        return k.scalar(f"arith.constant {float(v)!r}", "f64")
+
+    ad = op("maximumf", d, k.scalar(f"arith.negf {d}", "f64"))
+    if method == "linear":
+        return op("maximumf", op("subf", c(1.0), ad), c(0.0))
+    a2, a3 = op("mulf", ad, ad), op("mulf", op("mulf", ad, ad), ad)
+    near = op("addf", op("subf", op("mulf", c(a + 2), a3), op("mulf", c(a + 3), a2)), c(1.0))
+    far = op(
+        "subf",
+        op("addf", op("subf", op("mulf", c(a), a3), op("mulf", c(5 * a), a2)), op("mulf", c(8 * a), ad)),
+        c(4 * a),
+    )
+    le1 = k.scalar(f"arith.cmpf ole, {ad}, {c(1.0)}", "f64")
+    lt2 = k.scalar(f"arith.cmpf olt, {ad}, {c(2.0)}", "f64")
+    return k.scalar(
+        f"arith.select {le1}, {near}, {k.scalar(f'arith.select {lt2}, {far}, {c(0.0)}', 'f64')}", "f64"
+    )
+
+
 def _axis_tables(
     k: KernelBuilder,
     x: KernelValue,
@@ -484,24 +601,6 @@ def _axis_tables(
 
     def clamp(i: str) -> str:
         return op("minsi", op("maxsi", i, k.const(0), "index"), last, "index")
-
-    def weight(d: str) -> str:
-        ad = op("maximumf", d, k.scalar(f"arith.negf {d}", "f64"))
-        if method == "linear":
-            return op("maximumf", op("subf", c(1.0), ad), c(0.0))
-        a = a_coef
-        a2, a3 = op("mulf", ad, ad), op("mulf", op("mulf", ad, ad), ad)
-        near = op("addf", op("subf", op("mulf", c(a + 2), a3), op("mulf", c(a + 3), a2)), c(1.0))
-        far = op(
-            "subf",
-            op("addf", op("subf", op("mulf", c(a), a3), op("mulf", c(5 * a), a2)), op("mulf", c(8 * a), ad)),
-            c(4 * a),
-        )
-        le1 = k.scalar(f"arith.cmpf ole, {ad}, {c(1.0)}", "f64")
-        lt2 = k.scalar(f"arith.cmpf olt, {ad}, {c(2.0)}", "f64")
-        return k.scalar(
-            f"arith.select {le1}, {near}, {k.scalar(f'arith.select {lt2}, {far}, {c(0.0)}', 'f64')}", "f64"
-        )
 
     def body(_: list[str]) -> list[str]:
         o = k.scalar("linalg.index 0", "index")
@@ -533,7 +632,7 @@ def _axis_tables(
         indices, weights = [], []
         for j in range(taps):
             d = op("mulf", op("subf", c(j + 1 - taps // 2), ratio), c(scale))
-            w = weight(d)
+            w = _filter_weight(k, method, a_coef, d)
             raw = op("addi", base, k.const(j), "index")
             if k.attrs["exclude_outside"]:
                 lo = k.scalar(f"arith.cmpi sge, {raw}, {k.const(0)}", "index")

@@ -9,7 +9,7 @@ from mlir import ir
 
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.dims import normalize_axis
-from relax_mlir.frontend.onnx.ops.runtime_inputs import is_runtime, resize_params
+from relax_mlir.frontend.onnx.ops.runtime_inputs import is_given, is_runtime, resize_params
 from relax_mlir.frontend.onnx.ops.windows import (
     dims_of,
     static_dim,
@@ -47,9 +47,8 @@ def _resize_axes(
         if identity and box == (0.0, 1.0):
             continue
         if attrs.get("antialias") and attrs.get("method") != "nearest" and scale == 0.0:
-            if not (size.is_const and shape[axis].is_const):
-                raise ConversionError("Resize with antialias and 'sizes' needs static dims")
-            scale = size.value / shape[axis].value
+            if size.is_const and shape[axis].is_const and shape[axis].value > 0:
+                scale = size.value / shape[axis].value  # a fixed filter width (else read at run time)
         x = R.resize_axis(x, axis, format_dim(size), scale=scale, roi=box, **attrs)  # type: ignore[arg-type]
     return x
 
@@ -77,7 +76,7 @@ def _resize(ctx: NodeContext) -> list[Out]:
     keep_ratio = ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch" and is_runtime(ctx, sizes_i)
     if is_runtime(ctx, scales_i) or (crop and is_runtime(ctx, roi_i)) or keep_ratio:
         return [_resize_runtime(ctx, x, axes, scales_i, sizes_i, roi_i, mode, coord, nearest)]
-    if scales_i is not None and ctx.has(scales_i):
+    if is_given(ctx, scales_i):
         values = ctx.require_const(scales_i, "scales").reshape(-1)
         if values.size:
             scales = [float(v) for v in values]
@@ -149,8 +148,6 @@ def _resize_runtime(
 ) -> ir.Value:
     """Resize whose scales (or roi) are read at run time: every axis is resized (none is known to be an
     identity), with ``relax.resize_axis_runtime``."""
-    if ctx.attr("antialias", 0) and mode != "nearest":
-        raise ConversionError("antialias needs 'scales' or 'sizes' known at import time")
     sizes, params = resize_params(ctx, axes, scales_i, sizes_i, roi_i, coord == "tf_crop_and_resize")
     if sizes is None:
         if sizes_i is None or not ctx.has(sizes_i):
@@ -166,6 +163,7 @@ def _resize_runtime(
             nearest_mode=nearest,
             cubic_a=float(ctx.attr("cubic_coeff_a", -0.75)),
             exclude_outside=bool(ctx.attr("exclude_outside", 0)),
+            antialias=bool(ctx.attr("antialias", 0)) and mode != "nearest",
             extrapolation=float(ctx.attr("extrapolation_value", 0.0)),
             params=p,
         )

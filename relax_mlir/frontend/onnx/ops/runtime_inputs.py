@@ -25,9 +25,17 @@ def static_length(ctx: NodeContext, i: int, what: str) -> int:
     return shape[0].value
 
 
+def is_given(ctx: NodeContext, i: int | None) -> bool:
+    """True when optional input ``i`` is given and not known to be empty (a run-time input of static length
+    0 is as good as absent)."""
+    if i is None or not ctx.has(i):
+        return False
+    return ctx.known(i) is not None or static_length(ctx, i, "input") > 0
+
+
 def is_runtime(ctx: NodeContext, i: int | None) -> bool:
     """True when optional input ``i`` is given, not empty, and known only at run time."""
-    return i is not None and ctx.has(i) and ctx.known(i) is None and static_length(ctx, i, "input") > 0
+    return is_given(ctx, i) and ctx.known(i) is None
 
 
 def resize_params(
