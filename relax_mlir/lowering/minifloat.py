@@ -14,7 +14,7 @@ from typing import Protocol
 
 
 class Emitter(Protocol):
-    """What the conversions need of ``elementwise.Emit``: emit one op, make a constant."""
+    """What the conversions need of ``lowering.scalar.Emit``: emit one op, make a constant."""
 
     def __call__(self, text: str, type_suffix: str | None = None) -> str: ...
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 from mlir import ir
 
+from relax_mlir.dialects.ops import concat as cs
 from relax_mlir.dialects.ops import index as ix
 from relax_mlir.dialects.ops import manipulate as mp
 from relax_mlir.dialects.ops import pad as pd
@@ -191,72 +192,72 @@ OK = [
     *table(
         "concat",
         "static",
-        (lambda x, y: mp.concat([x, y], 0), ["[2, 4]", "[3, 4]"], "[5, 4]"),
-        (lambda x, y: mp.concat([x, y], -1), ["[2, 3]", "[2, 5]"], "[2, 8]"),
-        (lambda x, y, z: mp.concat([x, y, z]), ["[1]", "[0]", "[2]"], "[3]"),
-        (lambda x: mp.concat([x], 1), ["[2, 3]"], "[2, 3]"),
+        (lambda x, y: cs.concat([x, y], 0), ["[2, 4]", "[3, 4]"], "[5, 4]"),
+        (lambda x, y: cs.concat([x, y], -1), ["[2, 3]", "[2, 5]"], "[2, 8]"),
+        (lambda x, y, z: cs.concat([x, y, z]), ["[1]", "[0]", "[2]"], "[3]"),
+        (lambda x: cs.concat([x], 1), ["[2, 3]"], "[2, 3]"),
     ),
     *table(
         "concat",
         "symbolic",
-        (lambda x, y: mp.concat([x, y], 0), ['["n", 4]', '["m", 4]'], '["m + n", 4]'),
-        (lambda x, y: mp.concat([x, y], 0), ['["n", 4]', '["n", 4]'], '["2 * n", 4]'),
-        (lambda x, y: mp.concat([x, y], 1), ['["b", "s"]', '["b", 1]'], '["b", "s + 1"]'),
-        (lambda x, y: mp.concat([x, y], 0), ['["n", "k"]', '["m", 4]'], '["m + n", 4]'),
-        (lambda x, y: mp.concat([x, y], 0), ['["n + 1", 2]', "[3, 2]"], '["n + 4", 2]'),
+        (lambda x, y: cs.concat([x, y], 0), ['["n", 4]', '["m", 4]'], '["m + n", 4]'),
+        (lambda x, y: cs.concat([x, y], 0), ['["n", 4]', '["n", 4]'], '["2 * n", 4]'),
+        (lambda x, y: cs.concat([x, y], 1), ['["b", "s"]', '["b", 1]'], '["b", "s + 1"]'),
+        (lambda x, y: cs.concat([x, y], 0), ['["n", "k"]', '["m", 4]'], '["m + n", 4]'),
+        (lambda x, y: cs.concat([x, y], 0), ['["n + 1", 2]', "[3, 2]"], '["n + 4", 2]'),
     ),
     *table(
         "concat",
         "unknown-dim",
-        (lambda x, y: mp.concat([x, y], 0), ['["n", 4]', '["?", 4]'], '["?", 4]'),
-        (lambda x, y: mp.concat([x, y], 0), ['["n", "?"]', '["m", 4]'], '["m + n", 4]'),
+        (lambda x, y: cs.concat([x, y], 0), ['["n", 4]', '["?", 4]'], '["?", 4]'),
+        (lambda x, y: cs.concat([x, y], 0), ['["n", "?"]', '["m", 4]'], '["m + n", 4]'),
     ),
     *table(
         "concat",
         "unknown-rank",
-        (lambda x, y: mp.concat([x, y], 0), ['["n", 4]', '"*"'], '["?", 4]'),
-        (lambda x, y: mp.concat([x, y], 1), ['"*"', '["n", 4]'], '["n", "?"]'),
-        (lambda x, y: mp.concat([x, y], 0), ['"*"', '"*"'], '"*"'),
-        (lambda x, y: mp.concat([x, y], 0), ['"*"', T('["n"]', "none")], '["?"]'),
+        (lambda x, y: cs.concat([x, y], 0), ['["n", 4]', '"*"'], '["?", 4]'),
+        (lambda x, y: cs.concat([x, y], 1), ['"*"', '["n", 4]'], '["n", "?"]'),
+        (lambda x, y: cs.concat([x, y], 0), ['"*"', '"*"'], '"*"'),
+        (lambda x, y: cs.concat([x, y], 0), ['"*"', T('["n"]', "none")], '["?"]'),
     ),
     # -- split -----------------------------------------------------------------------------------
     *table(
         "split",
         "static",
-        (lambda x: mp.split(x, 3, 0), ["[6, 4]"], ["[2, 4]", "[2, 4]", "[2, 4]"]),
-        (lambda x: mp.split(x, [2, 5]), ["[10]"], ["[2]", "[3]", "[5]"]),
-        (lambda x: mp.split(x, [2, 5]), ["[4]"], ["[2]", "[2]", "[0]"]),
-        (lambda x: mp.split(x, [0]), ["[4]"], ["[0]", "[4]"]),
-        (lambda x: mp.split(x, 1), ["[5]"], ["[5]"]),
-        (lambda x: mp.split(x, 2), ["[0]"], ["[0]", "[0]"]),
-        (lambda x: mp.split(x, [1, 1], -1), ["[3, 3]"], ["[3, 1]", "[3, 0]", "[3, 2]"]),
+        (lambda x: cs.split(x, 3, 0), ["[6, 4]"], ["[2, 4]", "[2, 4]", "[2, 4]"]),
+        (lambda x: cs.split(x, [2, 5]), ["[10]"], ["[2]", "[3]", "[5]"]),
+        (lambda x: cs.split(x, [2, 5]), ["[4]"], ["[2]", "[2]", "[0]"]),
+        (lambda x: cs.split(x, [0]), ["[4]"], ["[0]", "[4]"]),
+        (lambda x: cs.split(x, 1), ["[5]"], ["[5]"]),
+        (lambda x: cs.split(x, 2), ["[0]"], ["[0]", "[0]"]),
+        (lambda x: cs.split(x, [1, 1], -1), ["[3, 3]"], ["[3, 1]", "[3, 0]", "[3, 2]"]),
     ),
     *table(
         "split",
         "symbolic",
-        (lambda x: mp.split(x, 2, 1), ['["n", 8]'], ['["n", 4]', '["n", 4]']),
+        (lambda x: cs.split(x, 2, 1), ['["n", 8]'], ['["n", 4]', '["n", 4]']),
         # equal sections (numpy.split): n must divide by 2 at run time
-        (lambda x: mp.split(x, 2), ['["n"]'], ['["n floordiv 2"]', '["n floordiv 2"]']),
-        (lambda x: mp.split(x, 2), ['["2 * n"]'], ['["n"]', '["n"]']),
+        (lambda x: cs.split(x, 2), ['["n"]'], ['["n floordiv 2"]', '["n floordiv 2"]']),
+        (lambda x: cs.split(x, 2), ['["2 * n"]'], ['["n"]', '["n"]']),
         (
-            lambda x: mp.split(x, [2, 5]),
+            lambda x: cs.split(x, [2, 5]),
             ['["n"]'],
             ['["min(n, 2)"]', '["-min(n, 2) + min(n, 5)"]', '["n - min(n, 5)"]'],
         ),
-        (lambda x: mp.split(x, [4, 8], -1), ['["b", 12]'], ['["b", 4]', '["b", 4]', '["b", 4]']),
+        (lambda x: cs.split(x, [4, 8], -1), ['["b", 12]'], ['["b", 4]', '["b", 4]', '["b", 4]']),
     ),
     *table(
         "split",
         "unknown-dim",
-        (lambda x: mp.split(x, 2, 0), ['["?", 4]'], ['["?", 4]', '["?", 4]']),
-        (lambda x: mp.split(x, [1], 1), ['["n", "?"]'], ['["n", "?"]', '["n", "?"]']),
-        (lambda x: mp.split(x, 3, 1), ['["?", 6]'], ['["?", 2]', '["?", 2]', '["?", 2]']),
+        (lambda x: cs.split(x, 2, 0), ['["?", 4]'], ['["?", 4]', '["?", 4]']),
+        (lambda x: cs.split(x, [1], 1), ['["n", "?"]'], ['["n", "?"]', '["n", "?"]']),
+        (lambda x: cs.split(x, 3, 1), ['["?", 6]'], ['["?", 2]', '["?", 2]', '["?", 2]']),
     ),
     *table(
         "split",
         "unknown-rank",
-        (lambda x: mp.split(x, 3), ['"*"'], ['"*"', '"*"', '"*"']),
-        (lambda x: mp.split(x, [1, 2], 1), ['"*"'], ['"*"', '"*"', '"*"']),
+        (lambda x: cs.split(x, 3), ['"*"'], ['"*"', '"*"', '"*"']),
+        (lambda x: cs.split(x, [1, 2], 1), ['"*"'], ['"*"', '"*"', '"*"']),
     ),
     # -- broadcast_to ----------------------------------------------------------------------------
     *table(
@@ -618,40 +619,40 @@ ERRORS = [
         "concat",
         "error",
         (
-            lambda x, y: mp.concat([x, y], 0),
+            lambda x, y: cs.concat([x, y], 0),
             ['["n", 4]', '["m", 5]'],
             r"dim 1 of xs\[0\] and xs\[1\] differ: 4 vs 5",
         ),
         (
-            lambda x, y, z: mp.concat([x, y, z], 0),
+            lambda x, y, z: cs.concat([x, y, z], 0),
             ['["n", 4]', '"*"', '["m", 5]'],
             r"dim 1 of xs\[0\] and xs\[2\] differ: 4 vs 5",
         ),
-        (lambda x, y: mp.concat([x, y], 0), ["[2]", "[2, 3]"], r"operands have different ranks \[1, 2\]"),
+        (lambda x, y: cs.concat([x, y], 0), ["[2]", "[2, 3]"], r"operands have different ranks \[1, 2\]"),
         (
-            lambda x, y: mp.concat([x, y], 0),
+            lambda x, y: cs.concat([x, y], 0),
             ["[2]", T("[2]", "i32")],
             r"operands 'xs\[0\]' \(f32\) and 'xs\[1\]' \(i32\) have different dtypes",
         ),
-        (lambda x, y: mp.concat([x, y], 2), ['["n", 4]', '["m", 4]'], "axis 2 is out of range for rank 2"),
-        (lambda x, y: mp.concat([x, y], -3), ['["n", 4]', '"*"'], "axis -3 is out of range for rank 2"),
-        (lambda x, y: mp.concat([x, y], 0), ["[]", "[]"], "cannot concatenate scalars"),
-        (lambda: mp.concat([], 0), [], "needs at least one operand"),
+        (lambda x, y: cs.concat([x, y], 2), ['["n", 4]', '["m", 4]'], "axis 2 is out of range for rank 2"),
+        (lambda x, y: cs.concat([x, y], -3), ['["n", 4]', '"*"'], "axis -3 is out of range for rank 2"),
+        (lambda x, y: cs.concat([x, y], 0), ["[]", "[]"], "cannot concatenate scalars"),
+        (lambda: cs.concat([], 0), [], "needs at least one operand"),
     ),
     *table(
         "split",
         "error",
-        (lambda x: mp.split(x, 2), ["[7]"], "dim 0 of size 7 does not split into 2 equal sections"),
-        (lambda x: mp.split(x, 4, 1), ['["n", 6]'], "dim 1 of size 6 does not split into 4 equal sections"),
+        (lambda x: cs.split(x, 2), ["[7]"], "dim 0 of size 7 does not split into 2 equal sections"),
+        (lambda x: cs.split(x, 4, 1), ['["n", 6]'], "dim 1 of size 6 does not split into 4 equal sections"),
         (
-            lambda x: mp.split(x, [3, 1]),
+            lambda x: cs.split(x, [3, 1]),
             ["[4]"],
             r"split indices \[3, 1\] must be non-negative and increasing",
         ),
-        (lambda x: mp.split(x, [-1]), ["[4]"], r"split indices \[-1\] must be non-negative and increasing"),
-        (lambda x: mp.split(x, []), ["[4]"], "give split indices or a positive number of sections"),
-        (lambda x: mp.split(x, 0), ["[4]"], "give split indices or a positive number of sections"),
-        (lambda x: mp.split(x, 2, 1), ['["n"]'], "axis 1 is out of range for rank 1"),
+        (lambda x: cs.split(x, [-1]), ["[4]"], r"split indices \[-1\] must be non-negative and increasing"),
+        (lambda x: cs.split(x, []), ["[4]"], "give split indices or a positive number of sections"),
+        (lambda x: cs.split(x, 0), ["[4]"], "give split indices or a positive number of sections"),
+        (lambda x: cs.split(x, 2, 1), ['["n"]'], "axis 1 is out of range for rank 1"),
     ),
     *table(
         "broadcast_to",
@@ -837,12 +838,12 @@ def test_deduce_error(request, params, build: Callable, operands: list[str], mes
 
 
 def test_every_op_has_all_five_cases() -> None:
-    """Every op of manipulate.py, pad.py and index.py is covered at all five kinds of operands."""
+    """Every op of manipulate.py, concat.py, pad.py and index.py is covered at all five kinds of operands."""
     kinds: dict[str, set[str]] = {}
     for p in OK + ERRORS:
         op, kind = p.id.split("-", 1)
         kinds.setdefault(op, set()).add(kind.rsplit("-", 1)[0])
-    ops = {cls.NAME for mod in (mp, pd, ix) for cls in vars(mod).values() if hasattr(cls, "OPERATION_NAME")}
+    ops = {cls.NAME for mod in (mp, cs, pd, ix) for cls in vars(mod).values() if hasattr(cls, "OPERATION_NAME")}
     assert set(kinds) == ops
     for op in ops:
         assert kinds[op] == {"static", "symbolic", "unknown-dim", "unknown-rank", "error"}, op

@@ -1,4 +1,4 @@
-"""Lowering of the elementwise ops (dialects/ops/elementwise.py), run against numpy.
+"""Lowering of the elementwise ops (dialects/ops/elementwise.py, unary.py, casts.py), run against numpy.
 
 Every op is compiled once (alone, or in a bundle of ops of one dtype) and run at several sizes of a
 symbolic dim, including 0 and 1. Float data mixes random values with 0, -0, halves, inf and NaN, so the

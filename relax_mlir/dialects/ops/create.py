@@ -9,7 +9,7 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.dialects.dims import clamp_nonneg
-from relax_mlir.dialects.ops.elementwise import DTYPES
+from relax_mlir.dialects.ops.casts import DTYPES
 from relax_mlir.dialects.registry import Attr, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ParseError, ShapeError
