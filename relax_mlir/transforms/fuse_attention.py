@@ -3,8 +3,8 @@
 Exporters write attention as separate ops; lowered one by one, the ``[b, h, s, t]`` score matrix is
 written, scaled, masked, normalized and read back (32 MB per layer at 8 heads and seq 1024). The fused
 op (``dialects/ops/attention.py``) keeps one tile of scores at a time. Matched, on rank-4 f32 values whose
-intermediates have no other use: ``matmul(q, kt)``, then optionally ``divide``/``multiply`` by a scalar
-constant, then optionally ``where(mask, scores, scalar constant)`` with an i1 ``[s, t]`` mask, then
+intermediates have no other use: ``matmul(q, kt)`` (``q`` may be ``multiply(q0, c)``, as PyTorch's SDPA
+writes it), then optionally ``divide``/``multiply`` by a scalar constant, then optionally ``where(mask, scores, scalar constant)`` with an i1 ``[s, t]`` mask, then
 ``softmax`` over the last axis and ``matmul`` with ``v``. A mask that is the causal frontier built from one
 ``arange`` (``not(less(rows, cols))``, ``greater_equal(rows, cols)`` or ``less_equal(cols, rows)`` with
 ``rows``/``cols`` its ``expand_dims`` at axes 1/0) becomes ``causal`` (later key blocks are skipped).
@@ -125,7 +125,14 @@ def _match(op: ir.Operation) -> dict | None:
     scores = _producer(x, "matmul")
     if scores is None or not _single_use(x) or not all(_f32_rank4(y) for y in scores.operands):
         return None
-    found.update(q=scores.operands[0], kt=scores.operands[1], v=v)
+    q = scores.operands[0]
+    scaled_q = _producer(q, "multiply") if scaling is None else None
+    if scaled_q is not None and _single_use(q):  # PyTorch's SDPA scales the queries: q * c @ kt
+        a, b = scaled_q.operands
+        c, other = (_scalar(b), a) if _scalar(b) is not None else (_scalar(a), b)
+        if c is not None and _f32_rank4(other):
+            q, found["scale"] = other, c
+    found.update(q=q, kt=scores.operands[1], v=v)
     found["chain"].append(scores)
     return found
 

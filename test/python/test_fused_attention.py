@@ -34,14 +34,21 @@ def _module(kind: str, fill: float = -1e9, scale_op: str = "divide", extra_use: 
     with bb.function("main", params, upper_bounds=bounds) as a:
         with bb.dataflow():
             scores = R.matmul(a[0], R.permute_dims(a[1], [0, 1, 3, 2]))
+            c = R.constant(np.array(1 / np.sqrt(D), np.float32))
             if scale_op == "divide":
                 scores = R.divide(scores, R.constant(np.array(np.sqrt(D), np.float32)))
-            else:
-                scores = R.multiply(R.constant(np.array(1 / np.sqrt(D), np.float32)), scores)
+            elif scale_op == "multiply":
+                scores = R.multiply(c, scores)
+            else:  # as the PyTorch importer writes SDPA: q * c @ kt
+                scores = R.matmul(R.multiply(a[0], c), R.permute_dims(a[1], [0, 1, 3, 2]))
             mask = None
             if kind == "causal":
                 pos = R.arange(0, "s")
-                mask = R.logical_not(R.less(R.expand_dims(pos, [1]), R.expand_dims(pos, [0])))
+                rows, cols = R.expand_dims(pos, [1]), R.expand_dims(pos, [0])
+                if scale_op == "q":
+                    mask = R.less_equal(cols, rows)
+                else:
+                    mask = R.logical_not(R.less(rows, cols))
             elif kind == "mask":
                 mask = a[3]
             if mask is not None:
@@ -94,11 +101,19 @@ def test_causal_matches_numpy(causal, batch: int, seq: int) -> None:  # noqa: AN
     np.testing.assert_allclose(causal(q, k, v), _reference(q, k, v, visible), rtol=1e-4, atol=1e-5)
 
 
-def test_causal_mask_becomes_the_causal_attribute() -> None:
-    text = _fused_text(_module("causal"))
+@pytest.mark.parametrize("scale_op", ["divide", "q"])
+def test_causal_mask_becomes_the_causal_attribute(scale_op: str) -> None:
+    text = _fused_text(_module("causal", scale_op=scale_op))
     assert '"relax.attention"' in text and "causal = true" in text
-    for gone in ("relax.softmax", "relax.where", "relax.less", "relax.arange"):
+    for gone in ("relax.softmax", "relax.where", "relax.less", "relax.arange", "relax.multiply"):
         assert gone not in text  # the chain and the mask's ops are gone
+
+
+def test_scaled_queries_causal_matches_numpy() -> None:
+    f = relax_mlir.compile(_module("causal", scale_op="q"), opt_level=3)["main"]
+    q, k, v = _qkv(2, 45, 45, 9)
+    want = _reference(q, k, v, np.tril(np.ones((45, 45), bool)))
+    np.testing.assert_allclose(f(q, k, v), want, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize(("batch", "s", "t"), [(1, 1, 1), (2, 5, 300), (1, 33, 7), (1, 0, 4), (3, 40, 129)])
