@@ -7,7 +7,8 @@ intermediates have no other use: ``matmul(q, kt)`` (``q`` may be ``multiply(q0, 
 writes it), then optionally ``divide``/``multiply`` by a scalar constant, then optionally ``where(mask, scores, scalar constant)`` with an i1 ``[s, t]`` mask, then
 ``softmax`` over the last axis and ``matmul`` with ``v``. A mask that is the causal frontier built from one
 ``arange`` (``not(less(rows, cols))``, ``greater_equal(rows, cols)`` or ``less_equal(cols, rows)`` with
-``rows``/``cols`` its ``expand_dims`` at axes 1/0) becomes ``causal`` (later key blocks are skipped).
+``rows``/``cols`` its ``expand_dims`` at axes 1/0) and a fill of at most ``CAUSAL_FILL`` becomes ``causal``
+(later key blocks are skipped).
 The CPU pipelines run it at O2+; other targets keep the unfused ops (the op is CPU_ONLY).
 """
 
@@ -20,6 +21,10 @@ from relax_mlir.dialects.ops.attention import attention
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, walk_relax_ops
+
+# A causal mask's fill at or below this leaves its keys out exactly as causal=True (-inf) does: the weight
+# exp(fill - row max) is 0 in f32 unless the row max is below fill + 104.
+CAUSAL_FILL = -1e4
 
 
 def _producer(v: ir.Value, *names: str) -> ir.Operation | None:
@@ -146,7 +151,7 @@ def fuse_attention(module: ir.Operation) -> int:
                 continue
             mask, causal = found["mask"], False
             with ir.InsertionPoint(op), op.location:
-                if mask is not None and _is_causal(mask):
+                if mask is not None and found["fill"] <= CAUSAL_FILL and _is_causal(mask):
                     mask, causal = None, True
                 y = attention(
                     found["q"],

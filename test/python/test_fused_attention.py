@@ -109,6 +109,16 @@ def test_causal_mask_becomes_the_causal_attribute(scale_op: str) -> None:
         assert gone not in text  # the chain and the mask's ops are gone
 
 
+def test_causal_mask_with_a_mild_fill_stays_a_mask_operand() -> None:
+    """fill -5: masked keys keep a weight; leaving them out (causal) would change the result."""
+    text = _fused_text(_module("causal", fill=-5.0))
+    assert "causal = false" in text and "relax.less" in text
+    f = relax_mlir.compile(_module("causal", fill=-5.0), opt_level=3)["main"]
+    q, k, v = _qkv(1, KEY_BLOCK + 9, KEY_BLOCK + 9, 2)
+    want = _reference(q, k, v, np.tril(np.ones((KEY_BLOCK + 9,) * 2, bool)), fill=-5.0)
+    np.testing.assert_allclose(f(q, k, v), want, rtol=1e-4, atol=1e-5)
+
+
 def test_scaled_queries_causal_matches_numpy() -> None:
     f = relax_mlir.compile(_module("causal", scale_op="q"), opt_level=3)["main"]
     q, k, v = _qkv(2, 45, 45, 9)

@@ -41,7 +41,9 @@ def _rank4(t: RelaxType | None, name: str) -> TensorType:
 class AttentionOp(RelaxOp):
     """Attention of ``q`` [b, h, s, d] over keys ``kt`` [b, h, d, t] (transposed) and values ``v`` [b, h, t, e].
 
-    Scores ``q @ kt * scale`` are replaced by ``mask_value`` where the optional ``mask`` ([s, t] i1) is false and, with ``causal``, where key ``j > i + t - s``; softmax over the keys, times ``v``.
+    Scores ``q @ kt * scale`` are replaced by ``mask_value`` where the optional ``mask`` ([s, t] i1) is
+    false; with ``causal``, keys ``j > i + t - s`` are left out (as with a ``-inf`` score: a query that sees
+    no key, only possible when t < s, gets nan, as numpy would). Softmax over the keys, times ``v``.
 
     ``%o = "relax.attention"(%q, %kt, %v) {scale = 0.125 : f64, mask_value = -1.0e9 : f64,
     causal = true} : (!relax.tensor<["b", 8, "s", 64], f32>, !relax.tensor<["b", 8, 64, "s"], f32>,
@@ -175,7 +177,7 @@ def _flash(k: KernelBuilder) -> KernelValue:
                         f"({i0}, {r}, {j0}, {c})[{seq}, {keys_total}]"
                     )
                     ok = k.scalar(f"arith.cmpi sge, {vis}, {k.const(0)}", "index")
-                    val = k.scalar(f"arith.select {ok}, {val}, {fill}", t)
+                    val = k.scalar(f"arith.select {ok}, {val}, {neg_inf}", t)  # as the skipped key blocks
                 if has_mask:  # booleans are stored as bytes
                     ok = k.scalar(f"arith.cmpi ne, {a[1]}, {k.constant(0, 'i8')}", "i8")
                     val = k.scalar(f"arith.select {ok}, {val}, {fill}", t)
