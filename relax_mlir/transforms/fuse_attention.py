@@ -52,8 +52,12 @@ def _scalar(v: ir.Value) -> float | None:
 
 
 def _f32_rank4(v: ir.Value) -> bool:
+    """A rank-4 f32 tensor whose last dim is not a static 0 (relax.attention's operands)."""
     t = relax_type(v.type)
-    return isinstance(t, TensorType) and t.dtype == "f32" and t.shape is not None and len(t.shape) == 4
+    if not (isinstance(t, TensorType) and t.dtype == "f32" and t.shape is not None and len(t.shape) == 4):
+        return False
+    last = t.shape[3]
+    return last is None or not (last.is_const and last.value == 0)
 
 
 def _int_list(op: ir.Operation, name: str) -> list[int] | None:

@@ -16,7 +16,6 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.dialects.dims import join_dtype, same_dim, tensor_operand
-from relax_mlir.dialects.ops.elementwise import FLOAT_DTYPES
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
@@ -32,8 +31,8 @@ def _rank4(t: RelaxType | None, name: str) -> TensorType:
     x = tensor_operand(t, name)
     if x.shape is None or len(x.shape) != 4:
         raise ShapeError(f"attention: operand '{name}' must be a rank-4 tensor, got {x}")
-    if x.dtype is not None and x.dtype not in FLOAT_DTYPES:
-        raise ShapeError(f"attention: operand '{name}' must have a float dtype, got {x.dtype}")
+    if x.dtype != "f32":  # the kernel's tiles and matmul schedules are written for f32
+        raise ShapeError(f"attention: operand '{name}' must be f32, got {x.dtype}")
     return x
 
 
@@ -63,13 +62,15 @@ class AttentionOp(RelaxOp):
         batch = [same_dim(q.shape[a], kt.shape[a], f"attention: q dim {a} vs kt") for a in (0, 1)]
         for a in (0, 1):
             same_dim(q.shape[a], v.shape[a], f"attention: q dim {a} vs v")
-        same_dim(q.shape[3], kt.shape[2], "attention: q head dim vs kt dim 2")
+        head = same_dim(q.shape[3], kt.shape[2], "attention: q head dim vs kt dim 2")
+        if head is not None and head.is_const and head.value == 0:  # MLIR cannot slice a static 0 dim
+            raise ShapeError("attention: the head dim (q dim 3) must not be 0")
         same_dim(kt.shape[3], v.shape[2], "attention: kt keys (dim 3) vs v keys (dim 2)")
         if len(operand_types) > 4:
             raise ShapeError(f"attention: at most one mask, got {len(operand_types) - 3}")
         if len(operand_types) == 4:
             mask = tensor_operand(operand_types[3], "mask")
-            if mask.dtype not in (None, "i1") or mask.shape is None or len(mask.shape) != 2:
+            if mask.dtype != "i1" or mask.shape is None or len(mask.shape) != 2:
                 raise ShapeError(f"attention: mask must be an i1 tensor [s, t], got {mask}")
             same_dim(mask.shape[0], q.shape[2], "attention: mask rows vs queries")
             same_dim(mask.shape[1], kt.shape[3], "attention: mask columns vs keys")
@@ -80,7 +81,7 @@ class AttentionOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        return [_flash(k)]
+        return k.unless_empty([_flash(k)])
 
 
 def _flash(k: KernelBuilder) -> KernelValue:
@@ -101,6 +102,8 @@ def _flash(k: KernelBuilder) -> KernelValue:
         return name
 
     blocks = aff(f"affine.apply affine_map<()[s0] -> (s0 ceildiv {QUERY_BLOCK})>()[{seq}]")
+    # no keys at all: the product with no values is 0 (as numpy's), not 0 / 0
+    no_keys = k.scalar(f"arith.cmpi eq, {keys_total}, {k.const(0)}", "index")
     bi, hi, blk = k.fresh("b"), k.fresh("h"), k.fresh("blk")
     shared = KernelValue(k.fresh("shared"), out.type, out.mlir)
     result = KernelValue(k.fresh("t"), out.type, out.mlir)
@@ -255,7 +258,9 @@ def _flash(k: KernelBuilder) -> KernelValue:
             [accf],
             ["(r, c) -> (r)", "(r, c) -> (r, c)"],
             ["parallel", "parallel"],
-            lambda a: [k.scalar(f"arith.divf {a[1]}, {a[0]}", t)],
+            lambda a: [
+                k.scalar(f"arith.select {no_keys}, {zero}, {k.scalar(f'arith.divf {a[1]}, {a[0]}', t)}", t)
+            ],
         )
         where = f"[{bi}, {hi}, {i0}, 0] [1, 1, {n}, {e}] [1, 1, 1, 1]"
         k.emit(
