@@ -14,6 +14,11 @@ and run in float32 with numpy's own BLAS, as a user would write them.
 - ``resnet``: a ResNet-style CNN on ``x [batch, 3, 64, 64]``: a stride-2 stem, four basic residual
   blocks (32, 64/2, 64, 128/2 channels; 1x1 stride-2 projections), BatchNorm folded into each Conv's
   weights and bias, ``GlobalAveragePool``, ``Flatten``, ``Gemm`` to 10 classes.
+- ``small_cnn``: small-channel CNNs (8-32 channels, 32-128 px) from a layer list (3x3 / 1x1 convs, stride 2,
+  residual blocks, max pooling), BatchNorm folded; ``GlobalAveragePool`` and ``Gemm`` to 10 classes.
+- ``mobilenet``: MobileNetV2-style inverted residual blocks (1x1 expand, depthwise 3x3, 1x1 project), each
+  conv followed by an unfolded ``BatchNormalization``, ReLU6 as ``Clip(0, 6)``.
+- ``gpt`` with ``d=256, heads=4``: an attention-heavy GPT for seq 1024 (attention is about 40% of its FLOPs).
 """
 
 from __future__ import annotations
@@ -117,9 +122,10 @@ def _linear(g: _Graph, x: str, prefix: str, d_in: int, d_out: int) -> str:
     return g.op("Add", [g.op("MatMul", [x, w]), g.weight(f"{prefix}_b", d_out)])
 
 
-def gpt(layers: int, seed: int = 0) -> tuple[onnx.ModelProto, Weights]:
-    """``layers`` pre-LN GPT blocks and a final LayerNorm: x [batch, seq, 512] -> [batch, seq, 512]."""
-    d, heads, ff = GPT_D, GPT_HEADS, GPT_FF
+def gpt(
+    layers: int, seed: int = 0, d: int = GPT_D, heads: int = GPT_HEADS, ff: int = GPT_FF
+) -> tuple[onnx.ModelProto, Weights]:
+    """``layers`` pre-LN GPT blocks and a final LayerNorm: x [batch, seq, d] -> [batch, seq, d]."""
     hd = d // heads
     g = _Graph(seed)
     x = "x"
@@ -174,11 +180,10 @@ def _np_erf(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * (1 - poly.astype(np.float32) * np.exp(-a * a))
 
 
-def gpt_numpy(x: np.ndarray, w: Weights, layers: int) -> np.ndarray:
+def gpt_numpy(x: np.ndarray, w: Weights, layers: int, heads: int = GPT_HEADS) -> np.ndarray:
     """The GPT blocks in float32 numpy."""
-    d, heads = GPT_D, GPT_HEADS
+    b, s, d = x.shape
     hd = d // heads
-    b, s, _ = x.shape
     masked = np.triu(np.ones((s, s), bool), 1)  # key > query
     for i in range(layers):
         p = f"l{i}"
@@ -278,6 +283,151 @@ def resnet_numpy(x: np.ndarray, w: Weights) -> np.ndarray:
     return x.mean(axis=(2, 3)) @ w["fc_w"].T + w["fc_b"]
 
 
+# -- small-channel CNNs and a MobileNet-style network --------------------------------------------------
+
+# layer lists: ("conv", c_out, k, stride) conv+ReLU; ("res", c_out, stride) basic residual block;
+# ("pool",) MaxPool 2x2 stride 2
+SMALL_CNNS: dict[str, tuple[tuple[int, int, int], tuple[tuple, ...]]] = {
+    "CNN 8ch 32px": (
+        (3, 32, 32),
+        (("conv", 8, 3, 1), ("conv", 8, 3, 1), ("conv", 16, 3, 2), ("conv", 16, 1, 1)),
+    ),
+    "CNN 16ch 64px": ((3, 64, 64), (("conv", 16, 3, 2), ("res", 16, 1), ("res", 32, 2), ("res", 32, 1))),
+    "CNN 32ch 128px": (
+        (3, 128, 128),
+        (("conv", 16, 3, 2), ("pool",), ("conv", 32, 3, 1), ("conv", 32, 1, 1), ("res", 32, 2)),
+    ),
+}
+
+
+def small_cnn(name: str, seed: int = 0) -> tuple[onnx.ModelProto, Weights]:
+    """The small-channel CNN ``SMALL_CNNS[name]``: x [batch, c, h, w] -> logits [batch, 10]."""
+    shape, layers = SMALL_CNNS[name]
+    g = _Graph(seed)
+    x, c = "x", shape[0]
+    for i, layer in enumerate(layers):
+        if layer[0] == "conv":
+            x = g.op("Relu", [_conv_bn(g, x, f"l{i}", c, layer[1], layer[2], layer[3])])
+            c = layer[1]
+        elif layer[0] == "res":
+            c_out, stride = layer[1], layer[2]
+            y = g.op("Relu", [_conv_bn(g, x, f"l{i}_c1", c, c_out, 3, stride)])
+            y = _conv_bn(g, y, f"l{i}_c2", c_out, c_out, 3, 1)
+            short = x if stride == 1 and c == c_out else _conv_bn(g, x, f"l{i}_proj", c, c_out, 1, stride)
+            x, c = g.op("Relu", [g.op("Add", [y, short])]), c_out
+        else:
+            x = g.op("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    flat = g.op("Flatten", [g.op("GlobalAveragePool", [x])], axis=1)
+    g.op(
+        "Gemm", [flat, g.weight("fc_w", 10, c, scale=1 / np.sqrt(c)), g.weight("fc_b", 10)], out="y", transB=1
+    )
+    model = g.model(
+        "small_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", *shape])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])],
+    )
+    return model, g.weights
+
+
+def small_cnn_numpy(x: np.ndarray, w: Weights, name: str) -> np.ndarray:
+    """The small-channel CNN ``SMALL_CNNS[name]`` in float32 numpy."""
+    c = x.shape[1]
+    for i, layer in enumerate(SMALL_CNNS[name][1]):
+        if layer[0] == "conv":
+            x = np.maximum(_np_conv(x, w[f"l{i}_w"], w[f"l{i}_b"], layer[3]), 0)
+            c = layer[1]
+        elif layer[0] == "res":
+            c_out, stride = layer[1], layer[2]
+            y = np.maximum(_np_conv(x, w[f"l{i}_c1_w"], w[f"l{i}_c1_b"], stride), 0)
+            y = _np_conv(y, w[f"l{i}_c2_w"], w[f"l{i}_c2_b"], 1)
+            same = stride == 1 and c == c_out
+            short = x if same else _np_conv(x, w[f"l{i}_proj_w"], w[f"l{i}_proj_b"], stride)
+            x, c = np.maximum(y + short, 0), c_out
+        else:
+            n, ch, h, wd = x.shape
+            x = x[:, :, : h // 2 * 2, : wd // 2 * 2].reshape(n, ch, h // 2, 2, wd // 2, 2).max(axis=(3, 5))
+    return x.mean(axis=(2, 3)) @ w["fc_w"].T + w["fc_b"]
+
+
+MOBILENET_INPUT = (16, 56, 56)
+MOBILENET_BLOCKS = ((16, 4, 1), (24, 4, 2), (24, 4, 1))  # (out channels, expansion, depthwise stride)
+
+
+def _conv_raw_bn(g: _Graph, x: str, name: str, c_in: int, c_out: int, k: int, stride: int, groups: int = 1):
+    """Conv (no bias) and an unfolded ``BatchNormalization`` (inference mode)."""
+    w = g.weight(f"{name}_w", c_out, c_in // groups, k, k, scale=float(np.sqrt(2 / (c_in // groups * k * k))))
+    bn = [
+        g.const((1 + 0.1 * g.rng.standard_normal(c_out)).astype(np.float32), f"{name}_gamma"),
+        g.const((0.1 * g.rng.standard_normal(c_out)).astype(np.float32), f"{name}_beta"),
+        g.const((0.1 * g.rng.standard_normal(c_out)).astype(np.float32), f"{name}_mean"),
+        g.const((1 + 0.1 * g.rng.random(c_out)).astype(np.float32), f"{name}_var"),
+    ]
+    pads = [k // 2] * 4
+    y = g.op("Conv", [x, w], kernel_shape=[k, k], strides=[stride, stride], pads=pads, group=groups)
+    return g.op("BatchNormalization", [y, *bn], epsilon=1e-5)
+
+
+def mobilenet(seed: int = 0) -> tuple[onnx.ModelProto, Weights]:
+    """MobileNetV2-style inverted residual blocks: x [batch, 16, 56, 56] -> [batch, 24, 28, 28]."""
+    g = _Graph(seed)
+    lo, hi = g.const(np.array(0, np.float32)), g.const(np.array(6, np.float32))
+    x, c = "x", MOBILENET_INPUT[0]
+    for i, (c_out, t, stride) in enumerate(MOBILENET_BLOCKS):
+        e = c * t
+        y = g.op("Clip", [_conv_raw_bn(g, x, f"b{i}_expand", c, e, 1, 1), lo, hi])
+        y = g.op("Clip", [_conv_raw_bn(g, y, f"b{i}_dw", e, e, 3, stride, groups=e), lo, hi])
+        y = _conv_raw_bn(g, y, f"b{i}_project", e, c_out, 1, 1)
+        last = i == len(MOBILENET_BLOCKS) - 1
+        if stride == 1 and c == c_out:
+            y = g.op("Add", [x, y], out="y" if last else None)
+        elif last:
+            y = g.op("Identity", [y], out="y")
+        x, c = y, c_out
+    h = MOBILENET_INPUT[1] // int(np.prod([s for _, _, s in MOBILENET_BLOCKS]))
+    model = g.model(
+        "mobilenet",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", *MOBILENET_INPUT])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", c, h, h])],
+    )
+    return model, g.weights
+
+
+def _np_conv_groups(x: np.ndarray, w: np.ndarray, stride: int, groups: int) -> np.ndarray:
+    """Grouped NCHW convolution (padding k//2), one im2col GEMM per group; depthwise as a sum of shifts."""
+    o, _, k, _ = w.shape
+    if groups == 1:
+        return _np_conv(x, w, np.zeros(o, np.float32), stride)
+    pad = k // 2
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n, c, h, wd = x.shape
+    oh, ow = (h + 2 * pad - k) // stride + 1, (wd + 2 * pad - k) // stride + 1
+    out = np.zeros((n, o, oh, ow), np.float32)
+    for dy in range(k):
+        for dx in range(k):
+            window = xp[:, :, dy : dy + stride * oh : stride, dx : dx + stride * ow : stride]
+            out += window * w[None, :, 0, dy, dx, None, None]
+    return out
+
+
+def mobilenet_numpy(x: np.ndarray, w: Weights) -> np.ndarray:
+    """The MobileNet-style blocks in float32 numpy."""
+
+    def conv_bn(x: np.ndarray, name: str, stride: int, groups: int = 1) -> np.ndarray:
+        y = _np_conv_groups(x, w[f"{name}_w"], stride, groups)
+        scale = w[f"{name}_gamma"] / np.sqrt(w[f"{name}_var"] + np.float32(1e-5))
+        return (y - w[f"{name}_mean"][:, None, None]) * scale[:, None, None] + w[f"{name}_beta"][
+            :, None, None
+        ]
+
+    c = x.shape[1]
+    for i, (c_out, t, stride) in enumerate(MOBILENET_BLOCKS):
+        y = np.clip(conv_bn(x, f"b{i}_expand", 1), 0, 6)
+        y = np.clip(conv_bn(y, f"b{i}_dw", stride, groups=c * t), 0, 6)
+        y = conv_bn(y, f"b{i}_project", 1)
+        x, c = (x + y if stride == 1 and c == c_out else y), c_out
+    return x
+
+
 # -- the benchmark set --------------------------------------------------------------------------------
 
 Builder = Callable[[], tuple[onnx.ModelProto, Weights]]
@@ -297,4 +447,18 @@ MODELS: dict[str, tuple[Builder, Reference, list[tuple[int, ...]]]] = {
         [(1, 16, GPT_D), (4, 128, GPT_D), (1, 32, GPT_D)],
     ),
     "ResNet-style CNN": (resnet, resnet_numpy, [(1, *RESNET_INPUT), (8, *RESNET_INPUT)]),
+    **{
+        name: (
+            lambda name=name: small_cnn(name),
+            lambda x, w, name=name: small_cnn_numpy(x, w, name),
+            [(1, *shape), (8, *shape)],
+        )
+        for name, (shape, _) in SMALL_CNNS.items()
+    },
+    "MobileNet-style blocks": (mobilenet, mobilenet_numpy, [(1, *MOBILENET_INPUT), (8, *MOBILENET_INPUT)]),
+    "GPT d=256 seq 1024": (
+        lambda: gpt(2, d=256, heads=4, ff=1024),
+        lambda x, w: gpt_numpy(x, w, 2, heads=4),
+        [(1, 1024, 256)],
+    ),
 }

@@ -9,7 +9,8 @@
   load-time parameter weights at load: ``relax-lift-load-time-params``), kernels scheduled
   (``relax-schedule-kernels``: matmuls, packed matmuls, convs, pooling, row reductions) |
 | ``relax-O2`` | + small or once-called private relax functions inlined (``relax-inline``), fusion
-  (``relax-fuse-ops`` / ``relax-fuse-kernels``), static memory planning, kernels split over threads
+  (``relax-fuse-ops`` / ``relax-fuse-kernels``; attention chains to flash-style ``relax.attention``:
+  ``relax-fuse-attention``), static memory planning, kernels split over threads
   (``relax-parallelize-kernels``, OpenMP) |
 | ``relax-O3`` | + other matmuls (and their bias) offloaded to OpenBLAS (``relax-dispatch-blas``) |
 
@@ -74,6 +75,7 @@ def relax_level(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
         *VERIFY,
         *fuse,
         *cleanup(opt_level),
+        *passes("relax-fuse-attention"),
         *pack,
         lift,
         *blas,

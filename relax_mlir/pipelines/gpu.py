@@ -19,6 +19,7 @@ from relax_mlir.transforms.gpu.target import DEFAULT_CHIP
 # What relax-O2 does only for the CPU: quantized matmuls fused, weights packed for CPU kernels, CPU schedules, OpenMP threads.
 CPU_ONLY = (
     "relax-fuse-dequantize-matmul",
+    "relax-fuse-attention",
     "relax-pack-weights",
     "relax-parallelize-kernels",
     "relax-schedule-kernels",

@@ -203,7 +203,8 @@ def vectorize_to_outer_products(extra_patterns: str = "") -> str:
     """Transform IR on a function handle ``%f`` whose contractions are tiled to static register tiles:
     canonicalize the loops, vectorize, hoist the accumulators out of the reduction loops (loop-invariant
     subsets), apply ``extra_patterns`` (pattern ops, one per line), then lower contractions to outer
-    products (FMAs). Shared by the matmul schedules."""
+    products (FMAs) and the multi-reductions of small static generics next to them (a softmax row block)
+    to reductions of rows. Shared by the matmul schedules."""
     extra = "".join(f"        {line.strip()}\n" for line in extra_patterns.strip().splitlines())
     extra_block = (
         f"""      transform.apply_patterns to %fv {{
@@ -228,6 +229,7 @@ def vectorize_to_outer_products(extra_patterns: str = "") -> str:
 {extra_block}      transform.apply_patterns to %fv {{
         transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
         transform.apply_patterns.vector.lower_outerproduct
+        transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
         transform.apply_patterns.canonicalization
       }} : !transform.any_op
 """

@@ -47,14 +47,20 @@ def _schedule(op: str, outer: tuple[int, ...], inner: tuple[int, ...], peel: tup
       }}"""
         for p in peel
     )
+    # Every op is tiled first, then each function holding one is vectorized once: vectorizing (and
+    # canonicalizing) a function while other matched ops of it wait would free those ops when patterns
+    # rewrite them (two static matmuls in one kernel, as in attention's blocks: a use after free).
     return f"""
     %ops{i} = transform.structured.match ops{{["{op}"]}} in %root : (!transform.any_op) -> !transform.any_op
+    %fs{i} = transform.get_parent_op %ops{i} {{deduplicate, isolated_from_above}} : (!transform.any_op) -> !transform.any_op
     transform.foreach %ops{i} : !transform.any_op {{
     ^bb0(%op: !transform.any_op):
-      %f = transform.get_parent_op %op {{isolated_from_above}} : (!transform.any_op) -> !transform.any_op
       %t{i}a, %l{i}a:{n} = transform.structured.tile_using_for %op tile_sizes {list(outer)} : {tile_type}
       %t{i}b, %l{i}b:{n} = transform.structured.tile_using_for %t{i}a tile_sizes {list(inner)} : {tile_type}
 {peels}
+    }}
+    transform.foreach %fs{i} : !transform.any_op {{
+    ^bb0(%f: !transform.any_op):
 {vectorize_to_outer_products()}    }}"""
 
 
