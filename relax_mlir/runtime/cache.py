@@ -49,6 +49,7 @@ IGNORED_ENV = frozenset(
     {
         "RELAX_MLIR_CACHE",
         "RELAX_MLIR_BLAS_THREADS",
+        "RELAX_MLIR_NUM_THREADS",  # its effect, the thread count of parallel kernels, is in the pipeline tag
         "RELAX_MLIR_TEST_OPT_LEVEL",
         "RELAX_MLIR_TEST_TARGET",
         "RELAX_MLIR_KEEP_MALLOC",
@@ -103,8 +104,6 @@ def cache_key(digest: str, pipeline: str, opt_level: int) -> str:
     env = sorted(
         (k, v) for k, v in os.environ.items() if k.startswith("RELAX_MLIR_") and k not in IGNORED_ENV
     )
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    env.append(("cores", str(cores)))  # the default thread count of parallel kernels
     h = hashlib.sha256()
     for part in (CACHE_VERSION, _toolchain(), digest, pipeline, str(opt_level), json.dumps(env)):
         h.update(part.encode())
