@@ -3,8 +3,8 @@
 The passes from the output of ``relax-lower-host`` to the LLVM dialect are ``pipelines/cpu.py``'s
 ``host-to-llvm``. ``object_parts()`` turns that into ELF objects for this machine: MLIR translates it to
 LLVM IR, which is split into ``PARTS`` modules that link together (``split_module``); llvmlite optimizes
-and emits each on a thread of its own (LLVM is most of a cold compile: 4 of the 12-layer LLM's 5.7 s at
-one thread). The compile cache (``cache.py``) keeps the objects on disk; ``runtime/loader.py`` links them.
+and emits them on as many threads as there are cores (LLVM is most of a cold compile: 4 of the 12-layer
+LLM's 5.7 s at one thread). The compile cache (``cache.py``) keeps the objects on disk; ``runtime/loader.py`` links them.
 ``object_code()`` makes one object (CUDA's host code).
 
 (MLIR's ExecutionEngine did the same in one call, with 30% more CPU time: 6.1 s against 4.7 s for the
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -37,7 +38,7 @@ def llvm_level(opt_level: int) -> int:
     return min(opt_level, 2)
 
 
-PARTS = 2  # LLVM compiles a module in this many parts, each on its own thread (the same on every machine)
+PARTS = 2  # LLVM compiles a module in this many parts (the same on every machine), on up to as many threads
 
 
 def object_code(llvm_module: ir.Module, opt_level: int) -> bytes:
@@ -48,7 +49,8 @@ def object_code(llvm_module: ir.Module, opt_level: int) -> bytes:
 
 def object_parts(llvm_module: ir.Module, opt_level: int, parts: int = PARTS) -> list[bytes]:
     """Compile an LLVM-dialect module to ELF objects for this machine's CPU (LLVM at ``llvm_level``): up to
-    ``parts`` objects, which link together (``split_module``), compiled on as many threads."""
+    ``parts`` objects, which link together (``split_module``), compiled on as many threads as there are
+    cores (the objects do not depend on that)."""
     missing = [name for name in external_functions(llvm_module) if not _resolvable(name)]
     if missing:  # the JIT linker aborts the process on a symbol it cannot resolve
         raise CompileError(
@@ -63,9 +65,10 @@ def object_parts(llvm_module: ir.Module, opt_level: int, parts: int = PARTS) -> 
     text = str(translate_module_to_llvmir(llvm_module.operation))
     level = llvm_level(opt_level)
     pieces = split_module(text, parts)
-    if len(pieces) == 1:
-        return [_compile(pieces[0], level)]
-    with ThreadPoolExecutor(len(pieces)) as pool:
+    threads = min(len(pieces), len(os.sched_getaffinity(0)))
+    if threads == 1:
+        return [_compile(piece, level) for piece in pieces]
+    with ThreadPoolExecutor(threads) as pool:  # the costliest parts first (split_module's order)
         return list(pool.map(_compile, pieces, [level] * len(pieces)))
 
 
@@ -104,8 +107,8 @@ _GLOBAL = re.compile(r'(@(?:"[^"]*"|[-\w$.]+)) = (?:(private|internal|external) 
 
 def split_module(text: str, parts: int) -> list[str]:
     """LLVM IR ``text`` as up to ``parts`` modules that link together: each defines a share of the
-    functions (balanced by lines; an internal function goes with the function that uses it) and declares
-    the rest; private globals are copied into each, others defined in the first and declared elsewhere.
+    functions (balanced by ``_cost``; an internal function goes with the function that uses it) and declares
+    the rest; private globals are copied into each, others defined in one and declared elsewhere.
     Anything this does not handle (aliases, appending or comdat globals, an internal function used by
     two parts) leaves the module whole."""
     lines = text.split("\n")
@@ -144,15 +147,18 @@ def split_module(text: str, parts: int) -> list[str]:
                 return [text]
             seen.add(owner[name])
     size = {name: 0 for name in owner}
+    cheap = _optnone_groups(lines)
     for name, _, a, b in functions:
-        size[owner[name]] += b - a
+        size[owner[name]] += _cost(lines, a, b, cheap)
+    roots = sorted((n for n in owner if owner[n] == n), key=lambda n: (-size[n], n))
+    parts = min(parts, len(roots))
+    if parts < 2:
+        return [text]
     load, part = [0] * parts, {}
-    for name in sorted((n for n in owner if owner[n] == n), key=lambda n: (-size[n], n)):
+    for name in roots:  # the costliest first, each to the cheapest part so far
         k = load.index(min(load))
         part[name] = k
         load[k] += size[name]
-    if min(load) == 0:
-        return [text]
     spans = {a: (b, part[owner[name]], internal) for name, internal, a, b in functions}
     out = []
     for k in range(parts):
@@ -176,7 +182,28 @@ def split_module(text: str, parts: int) -> list[str]:
             piece.append(line)
             i += 1
         out.append("\n".join(piece))
-    return out
+    return [out[k] for k in sorted(range(parts), key=lambda k: -load[k])]  # costliest first
+
+
+BRANCH_LINES = 150  # what a conditional branch (a loop, mostly) costs LLVM, in lines of straight code
+
+
+def _cost(lines: list[str], first: int, last: int, optnone: set[str]) -> int:
+    """An estimate of LLVM's time on the function at ``lines[first:last + 1]``: its lines (half of them for
+    optnone host code) and its conditional branches (loops, which LLVM unrolls and vectorizes; fitted to
+    the 12-layer LLM's functions, it follows their time twice as closely as lines alone)."""
+    group = re.search(r"(#\d+) \{$", lines[first])
+    cost = (last - first) // (2 if group is not None and group.group(1) in optnone else 1)
+    return cost + BRANCH_LINES * sum(line.lstrip().startswith("br i1") for line in lines[first:last])
+
+
+def _optnone_groups(lines: list[str]) -> set[str]:
+    """The attribute groups (``#N``) holding ``optnone``: LLVM compiles those functions without optimizing."""
+    return {
+        line.split(" ", 2)[1]
+        for line in lines
+        if line.startswith("attributes #") and re.search(r"\boptnone\b", line)
+    }
 
 
 def _declaration(define: str) -> str:

@@ -69,7 +69,8 @@ def test_split_keeps_internal_functions_with_their_user_and_defines_globals_once
     defines = [[line for line in p.splitlines() if line.startswith("define")] for p in (first, second)]
     assert sorted(len(d) for d in defines) == [1, 2]  # @entry alone; @twice with its @helper
     assert sum("@helper(" in line for d in defines for line in d) == 1
-    assert "@counter = global i64 5" in first and "@counter = external global i64" in second
+    assert sorted(p.count("@counter = global i64 5") for p in (first, second)) == [0, 1]
+    assert sorted(p.count("@counter = external global i64") for p in (first, second)) == [0, 1]
     assert all("@table = private" in p for p in (first, second))
     assert codegen.split_module(text, 1) == [text]
 
@@ -88,7 +89,7 @@ def test_a_compiled_model_is_stored_in_parts_and_runs_from_the_cache(
     warm = compile(bb.module, opt_level=2)
     assert not cold.stats.cache_hit and warm.stats.cache_hit
     metas = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
-    assert any(len(m.get("parts", [])) == 2 for m in metas)
+    assert any(len(m.get("parts", [])) >= 2 for m in metas)
     for n in (0, 1, 5, 300):
         x = np.random.default_rng(n).standard_normal((n, 64)).astype(np.float32)
         for exe in (cold, warm):
