@@ -4,10 +4,11 @@ Run: ``python bench/bench_compile.py`` (a few minutes). *cold*: first compile in
 ``$RELAX_MLIR_CACHE``; *recompile*: the same module again in that process; *warm*: a new process
 (which imports relax_mlir and builds the model first, untimed) compiling the same models on the same
 cache. Prints seconds per stage (``CompileStats.stages``) and checks each executable against numpy at
-the model's first benchmark shape. Issue 7's targets for the 4-layer GPT: cold <= 5 s, warm <= 0.3 s.
+the model's first benchmark shape. Issue 21's targets for the 4-layer GPT: cold <= 2 s, warm <= 0.1 s.
 Then the 12-layer LLM of ``bench_llm.py`` (``LanguageModel``: build and compile), cold and warm, wall and
 CPU seconds (the min of ``--repeat`` runs, default 1; on a busy machine CPU time is the steadier figure);
-issue 20's targets: cold <= 5 s, from the cache <= 0.5 s. ``--llm`` measures only the LLM.
+issue 20's targets: cold <= 5 s, from the cache <= 0.5 s. ``--llm`` measures only the LLM; ``--threads N``
+sets ``$RELAX_MLIR_NUM_THREADS`` (kernels are compiled for that many threads; default: the cores).
 The cache key covers relax_mlir's sources, so an edit while this runs makes the warm run miss (it
 says so); copy ``relax_mlir`` and ``bench`` elsewhere and run the copy to measure a tree in flux.
 """
@@ -42,9 +43,10 @@ def compile_all(again: bool) -> dict[str, dict[str, Any]]:
     for name, (build, reference, shapes) in perf_models.MODELS.items():
         model, weights = build()
         module = from_onnx(model)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         exe = relax_mlir.compile(module, opt_level=3)
-        row = {"s": time.perf_counter() - t, "hit": exe.stats.cache_hit, "stages": exe.stats.stages}
+        row = {"s": time.perf_counter() - t, "cpu_s": time.process_time() - c, "hit": exe.stats.cache_hit}
+        row["stages"] = exe.stats.stages
         if again:
             t = time.perf_counter()
             second = relax_mlir.compile(module, opt_level=3)
@@ -106,7 +108,10 @@ def run_llm(repeat: int) -> bool:
             capture_output=True, text=True, check=True, env=os.environ,
         )  # fmt: skip
         warm = json.loads(child.stdout.strip().splitlines()[-1])
-    print(f"{LLM} (bench_llm.py's config; {cpu_name()}, {os.cpu_count()} cores, min of {repeat})")
+    threads = os.environ.get("RELAX_MLIR_NUM_THREADS", "all cores")
+    print(
+        f"{LLM} (bench_llm.py's config; {cpu_name()}, {os.cpu_count()} cores, threads: {threads}, min of {repeat})"
+    )
     print(f"  cold      {cold['s']:7.3f} s  cpu {cold['cpu_s']:6.3f} s  ({_stages(cold['stages'])})")
     print(
         f"  warm      {warm['s']:7.3f} s  cpu {warm['cpu_s']:6.3f} s  (hit: {warm['hit']}; {_stages(warm['stages'])})"
@@ -132,6 +137,8 @@ def main() -> int:
         print(json.dumps(best([compile_llm() for _ in range(int(sys.argv[2]))])))
         return 0
     repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 1
+    if "--threads" in sys.argv:  # the children inherit it
+        os.environ["RELAX_MLIR_NUM_THREADS"] = sys.argv[sys.argv.index("--threads") + 1]
     if "--llm" in sys.argv:
         return 0 if run_llm(repeat) else 1
     with tempfile.TemporaryDirectory() as directory:
@@ -147,12 +154,16 @@ def main() -> int:
     for name, c in cold.items():
         w = warm[name]
         print(f"{name}")
-        print(f"  cold      {c['s']:7.3f} s  (hit: {c['hit']}; {_stages(c['stages'])})")
+        print(
+            f"  cold      {c['s']:7.3f} s  cpu {c['cpu_s']:6.3f} s  (hit: {c['hit']}; {_stages(c['stages'])})"
+        )
         print(f"  recompile {c['again_s']:7.3f} s  (hit: {c['again_hit']})")
-        print(f"  warm      {w['s']:7.3f} s  (hit: {w['hit']}; {_stages(w['stages'])})")
-    ok = cold[GPT4]["s"] <= 5 and warm[GPT4]["s"] <= 0.3 and warm[GPT4]["hit"]
+        print(
+            f"  warm      {w['s']:7.3f} s  cpu {w['cpu_s']:6.3f} s  (hit: {w['hit']}; {_stages(w['stages'])})"
+        )
+    ok = cold[GPT4]["s"] <= 2 and warm[GPT4]["s"] <= 0.1 and warm[GPT4]["hit"]
     print(
-        f"4-layer GPT: cold {cold[GPT4]['s']:.2f} s (<= 5), warm {warm[GPT4]['s']:.3f} s (<= 0.3): "
+        f"4-layer GPT: cold {cold[GPT4]['s']:.2f} s (<= 2), warm {warm[GPT4]['s']:.3f} s (<= 0.1): "
         f"{'met' if ok else 'NOT met'}"
     )
     ok = run_llm(repeat) and ok

@@ -129,6 +129,20 @@ def parse_options(pass_name: str, text: str) -> dict[str, str]:
 # Building pass managers
 
 
+def uses_pass(elements: str | list[PipelineElement], name: str) -> bool:
+    """Whether pipeline ``elements`` (or text) runs pass ``name``, at any nesting or inside a named
+    pipeline."""
+    for element in parse_pipeline(elements) if isinstance(elements, str) else elements:
+        if element.name == name:
+            return True
+        if element.name in PIPELINES and element.nested is None:
+            if uses_pass(PIPELINES[element.name][0], name):
+                return True
+        elif element.nested is not None and uses_pass(element.nested, name):
+            return True
+    return False
+
+
 def add_pipeline(pm: passmanager.PassManager, elements: list[PipelineElement]) -> None:
     """Add parsed pipeline elements to a module-anchored pass manager."""
     for element in elements:

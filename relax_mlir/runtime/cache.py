@@ -49,6 +49,7 @@ IGNORED_ENV = frozenset(
     {
         "RELAX_MLIR_CACHE",
         "RELAX_MLIR_BLAS_THREADS",
+        "RELAX_MLIR_NUM_THREADS",  # its effect, the thread count of parallel kernels, is in the pipeline tag
         "RELAX_MLIR_TEST_OPT_LEVEL",
         "RELAX_MLIR_TEST_TARGET",
         "RELAX_MLIR_KEEP_MALLOC",
@@ -103,8 +104,6 @@ def cache_key(digest: str, pipeline: str, opt_level: int) -> str:
     env = sorted(
         (k, v) for k, v in os.environ.items() if k.startswith("RELAX_MLIR_") and k not in IGNORED_ENV
     )
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    env.append(("cores", str(cores)))  # the default thread count of parallel kernels
     h = hashlib.sha256()
     for part in (CACHE_VERSION, _toolchain(), digest, pipeline, str(opt_level), json.dumps(env)):
         h.update(part.encode())
@@ -155,14 +154,21 @@ def _weights(meta: dict[str, Any]) -> np.ndarray | None:
     return memory
 
 
-def store(key: str, data: bytes, signatures: dict[str, Any], weights: list[Weight]) -> dict[str, Function]:
+def store(
+    key: str, data: bytes | list[bytes], signatures: dict[str, Any], weights: list[Weight]
+) -> dict[str, Function]:
     """Write entry ``key`` (the weights it points at, the object, then the metadata marking it complete)
     and return its functions, the weights mapped from the entry's file. Where the cache cannot be
-    written, warn and return functions whose weights live in memory.
+    written, warn and return functions whose weights live in memory. ``data``: an object, or objects that
+    link together (kept as one file, their sizes in the metadata).
 
     Weights files are named by their contents, so entries of one model (compiled with other options or
     other relax_mlir sources) share them, and one already there and intact is not written again."""
-    meta, memory = _store(key, data, {"signatures": signatures}, weights)
+    meta: dict[str, Any] = {"signatures": signatures}
+    if not isinstance(data, bytes):
+        meta["parts"] = [len(part) for part in data]
+        data = b"".join(data)
+    meta, memory = _store(key, data, meta, weights)
     return _link(data, meta, memory)
 
 
@@ -338,8 +344,19 @@ def _map(path: Path) -> np.ndarray:
 def _link(data: bytes, meta: dict[str, Any], memory: np.ndarray | None) -> dict[str, Function]:
     """Link the object, point its weight globals into ``memory`` (by ``meta["pointers"]``), wrap its
     functions (by ``meta["signatures"]``)."""
-    loaded = LoadedObject(data, pointers(meta, memory), memory)
+    loaded = LoadedObject(_parts(data, meta), pointers(meta, memory), memory)
     return {name: Function(name, sig, loaded) for name, sig in meta["signatures"].items()}
+
+
+def _parts(data: bytes, meta: dict[str, Any]) -> list[bytes]:
+    """The objects of an entry's object file, by the sizes in ``meta["parts"]`` (one when it has none)."""
+    sizes = meta.get("parts", [len(data)])
+    _expect(
+        isinstance(sizes, list) and all(_is_size(n) for n in sizes) and sum(sizes) == len(data),
+        "malformed object parts",
+    )
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [data[a : a + n] for a, n in zip(starts, sizes, strict=True)]
 
 
 def pointers(meta: dict[str, Any], memory: np.ndarray | None) -> dict[str, int]:

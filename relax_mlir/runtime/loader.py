@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 
@@ -50,13 +51,16 @@ def _target_machine() -> llvm.TargetMachine:
 class LoadedObject:
     """An object file linked into the process; symbols stay valid while this object lives."""
 
-    def __init__(self, data: bytes, pointers: dict[str, int] | None = None, memory: object = None) -> None:
-        """Link the ELF object ``data`` (it must be intact: LLVM crashes on a damaged object), then store
-        each address of ``pointers`` in the pointer global it names (weights kept outside the object, in
-        ``memory``, which lives as long as this object)."""
+    def __init__(
+        self, data: bytes | Sequence[bytes], pointers: dict[str, int] | None = None, memory: object = None
+    ) -> None:
+        """Link the ELF object ``data``, or several that link together (each must be intact: LLVM crashes on
+        a damaged object), then store each address of ``pointers`` in the pointer global it names (weights
+        kept outside the object, in ``memory``, which lives as long as this object)."""
         self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine())
         blas.prepare()  # once per process: OpenBLAS symbols global, its threads ($RELAX_MLIR_BLAS_THREADS)
-        self._engine.add_object_file(llvm.ObjectFileRef.from_data(data))
+        for part in [data] if isinstance(data, bytes) else data:
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(part))
         self._engine.finalize_object()
         self._memory = memory
         for symbol, value in (pointers or {}).items():

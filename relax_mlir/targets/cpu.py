@@ -23,9 +23,10 @@ from relax_mlir.transforms.parallelize import THREADS_ATTR, THREADS_ENV
 
 @dataclass
 class CpuObject:
-    """What a CPU build produces: the ELF object, the entry points' signatures, the weights taken out."""
+    """What a CPU build produces: ELF objects that link together, the entry points' signatures, the weights
+    taken out."""
 
-    data: bytes
+    data: list[bytes]
     signatures: dict[str, dict]
     weights: list[Any]
 
@@ -71,7 +72,7 @@ class CpuTarget(JitTarget):
         blobs = weights.externalize(llvm_module)
         stats.stages["weights"] = time.perf_counter() - t
         t = time.perf_counter()
-        data = codegen.object_code(llvm_module, opt_level)
+        data = codegen.object_parts(llvm_module, opt_level)
         stats.stages["llvm codegen"] = time.perf_counter() - t
         return CpuObject(data, signatures, blobs)
 

@@ -216,6 +216,7 @@ class FuseKernels:
         for f in fused:
             if _safe_to_fuse_loops(f):
                 f = _fuse_loops(f, kernel_pm)
+            _forward_copies(f)
             cleanup_pm.run(f)
             pin_results(f)
         _drop_unused(module, set(kernels))
@@ -263,6 +264,38 @@ def _fuse_loops(f: ir.Operation, pm: passmanager.PassManager) -> ir.Operation:
         return trial
     trial.erase()
     return f
+
+
+def _forward_copies(f: ir.Operation) -> None:
+    """Read the source of a ``linalg.copy`` into a ``tensor.empty`` (a member's copy into what became an
+    intermediate: a reshape's) where linalg ops only read the copy: the copy of the whole tensor, and its
+    buffer, are dropped (``reshape`` then ``permute_dims``, packing a weight, made a copy of it first)."""
+    copies: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "linalg.copy" and len(op.results) == 1:
+            copies.append(op)
+        return ir.WalkResult.ADVANCE
+
+    f.walk(visit)
+    for copy in copies:
+        source, init = copy.operands[0], copy.operands[1]
+        owner = init.owner
+        if source.type != init.type or not isinstance(owner, (ir.Operation, ir.OpView)):
+            continue
+        if owner.operation.name != "tensor.empty":
+            continue
+        uses = list(copy.results[0].uses)
+        if uses and all(_reads(u.owner, u.operand_number) for u in uses):
+            copy.results[0].replace_all_uses_with(source)
+
+
+def _reads(op: ir.Operation, index: int) -> bool:
+    """Whether operand ``index`` of ``op`` is an input of a linalg op (read, never written)."""
+    op = op.operation
+    return (
+        op.name.startswith("linalg.") and len(op.results) > 0 and index < len(op.operands) - len(op.results)
+    )
 
 
 def _safe_to_fuse_loops(f: ir.Operation) -> bool:

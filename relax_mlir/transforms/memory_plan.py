@@ -464,17 +464,20 @@ def check_plan(func: ir.Operation, kernels: Mapping[str, ir.FunctionType]) -> st
         s = storage_of(b.value.owner, b.value.result_number)
         if s < 0:
             continue
-        where = f"{b.value.get_name()} ({relax_type(b.value.type)})"
         if plan.skipped or b.reason:
-            return f"{where} is planned into storage {s} but cannot be ({plan.skipped or b.reason})"
+            return f"{_named(b)} is planned into storage {s} but cannot be ({plan.skipped or b.reason})"
         if s >= len(storages):
-            return f"{where} is planned into storage {s}, but the function has {len(storages)} storages"
+            return f"{_named(b)} is planned into storage {s}, but the function has {len(storages)} storages"
         if not prove_le(b.size, storages[s], plan.bounds):
-            return f"{where} needs {b.size} bytes, more than storage {s} holds ({storages[s]})"
-        for other in live.get(s, []):
-            if other.start <= b.end and b.start <= other.end:
-                return f"{where} and {other.value.get_name()} share storage {s} while both are live"
+            return f"{_named(b)} needs {b.size} bytes, more than storage {s} holds ({storages[s]})"
         live.setdefault(s, []).append(b)
+    for s, buffers in live.items():  # by start: a live range overlaps an earlier one iff the latest-ending
+        latest = None  # of those does not end before it starts (n log n; a pairwise check took seconds)
+        for b in sorted(buffers, key=lambda b: b.start):
+            if latest is not None and b.start <= latest.end:
+                return f"{_named(b)} and {latest.value.get_name()} share storage {s} while both are live"
+            if latest is None or b.end > latest.end:
+                latest = b
     nested = _nested_storage(func)
     if nested is not None:
         return f"{nested.get_name()} is defined inside a branch or loop body, where nothing is planned"
@@ -483,6 +486,10 @@ def check_plan(func: ir.Operation, kernels: Mapping[str, ir.FunctionType]) -> st
         if not e.free_symbols <= known:
             return f"storage {i} ({e}) uses symbols the parameters do not define"
     return None
+
+
+def _named(b: Buffer) -> str:
+    return f"{b.value.get_name()} ({relax_type(b.value.type)})"
 
 
 def _nested_storage(func: ir.Operation) -> ir.Value | None:

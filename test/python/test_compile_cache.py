@@ -420,3 +420,34 @@ def test_damaged_cuda_entry_is_rebuilt(private_cache: Path, damage: str) -> None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert compile(build(), target="cuda", opt_level=1).stats.cache_hit
+
+
+def test_thread_count_is_in_the_key_only_where_kernels_are_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """relax-O1 leaves kernels serial: any thread count hits. relax-O2 generates code for the count it
+    splits kernels over: the same count hits however it was chosen ($RELAX_MLIR_NUM_THREADS or the cores
+    available), another one misses."""
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.setenv("RELAX_MLIR_NUM_THREADS", "1")
+    assert not compile(build(), opt_level=1).stats.cache_hit
+    monkeypatch.setenv("RELAX_MLIR_NUM_THREADS", str(cores + 1))
+    assert compile(build(), opt_level=1).stats.cache_hit
+    monkeypatch.setenv("RELAX_MLIR_NUM_THREADS", str(cores))
+    assert not compile(build(), opt_level=2).stats.cache_hit
+    monkeypatch.delenv("RELAX_MLIR_NUM_THREADS")
+    exe = compile(build(), opt_level=2)
+    assert exe.stats.cache_hit
+    check(exe)
+    monkeypatch.setenv("RELAX_MLIR_NUM_THREADS", str(cores + 1))
+    assert not compile(build(), opt_level=2).stats.cache_hit
+
+
+def test_uses_pass_looks_into_named_and_nested_pipelines() -> None:
+    from relax_mlir.pipelines import load_passes
+    from relax_mlir.pipelines.registry import uses_pass
+
+    load_passes()
+    split = "relax-parallelize-kernels"
+    assert not uses_pass("relax-O1", split) and not uses_pass("relax-O1,host-to-llvm", split)
+    assert uses_pass("relax-O2", split) and uses_pass("cpu", split)
+    assert uses_pass("relax-verify,builtin.module(relax-parallelize-kernels{num-threads=2})", split)
+    assert uses_pass("func.func(buffer-loop-hoisting)", "buffer-loop-hoisting")
