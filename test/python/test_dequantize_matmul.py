@@ -188,19 +188,25 @@ def test_shape_deduction() -> None:
 
 
 @pytest.mark.parametrize("layout", ["q4_0", "q4f16_1", "q8_0"])
-def test_int8_activations(layout: str, threads: int) -> None:
+@pytest.mark.parametrize(("k", "scale_dtype"), [(96, np.float16), (64, np.float32), (256, np.float16)])
+def test_int8_activations(layout: str, k: int, scale_dtype: type, threads: int) -> None:
     """``activations=i8`` (the pass option): rows at decode (m <= 4) use int8 x on hosts with VNNI, and then
     equal the float64 product of the same quantized x (to f32 rounding); m > 4 and hosts without VNNI keep f32
-    activations. A q8_0 byte of -128 (outside llama.cpp's range, but storable) still counts as -128."""
-    rows, k = 37, 96
-    data, scales = random_weight(layout, rows, k)
+    activations. A q8_0 byte of -128 (outside llama.cpp's range, but storable) still counts as -128. The
+    4-bit layouts' superblocks (4 groups per 512-bit dot product, 2 per 256-bit) at 8, 2 and 3 groups (one
+    group per dot product: no superblock fits)."""
+    rows = 37
+    data, scales = random_weight(layout, rows, k, scale_dtype)
     if layout == "q8_0":
         data[0, :3] = -128
     module = build(["m", k], data, scales, layout, fused_op=False)
     texts: dict[str, str] = {}
     exe = compile(module, pipeline=pipeline(threads, "i8"), on_stage=texts.__setitem__)
-    int8 = host_vectors().dot is not None
+    vs = host_vectors()
+    int8 = vs.dot is not None
     assert ("vpdpbusd" in texts["host"]) == int8
+    if layout != "q8_0" and k == 256:
+        assert ("vpdpbusd.512" in texts["host"]) == (vs.dot512 is not None)
     w = dequantize(layout, data, scales)
     for m in ROWS_M:
         x = RNG.standard_normal((m, k), dtype=np.float32)
