@@ -120,23 +120,30 @@ def test_kernel_vs_numpy(layout: str, rows: int, k: int, threads: int) -> None:
         check(exe(x, data, scales), x.astype(np.float64) @ w.T)
 
 
-def test_threads_take_contiguous_blocks_of_chunks() -> None:
-    """On 2 threads, the 64 chunks of a 2048-row weight are one statically scheduled OpenMP loop (each thread
-    claims one contiguous block once): a dynamic schedule claims every chunk with a runtime call, which made
-    the 2-thread GEMV 2x slower than the 1-thread one."""
-    if libs.openmp_library() is None:
-        missing_toolchain("libomp.so.5 is not installed (scripts/install-system-deps.sh)")
-    data, scales = random_weight("q4_0", 2048, 64)
+@pytest.mark.parametrize("min_split", [0, None])
+def test_threads_take_contiguous_blocks_of_chunks(
+    min_split: int | None, threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunks of weight rows are one statically scheduled OpenMP loop (each thread claims one contiguous
+    block once: a dynamic schedule claims every chunk with a runtime call, which made the 2-thread GEMV 2x
+    slower than the 1-thread one), split only for calls of ``MIN_SPLIT_WORK`` multiply-adds or more: below,
+    all chunks run on the calling thread. Every split (always: 0; by size: the default) computes the same."""
+    if min_split is not None:
+        monkeypatch.setattr(dequantize_matmul_op, "MIN_SPLIT_WORK", min_split)
+    data, scales = random_weight("q4_0", 1029, 1024)
     texts: dict[str, str] = {}
     exe = compile(
-        build(["m", 64], data, scales, "q4_0"),
-        pipeline=pipeline(2),
+        build(["m", 1024], data, scales, "q4_0"),
+        pipeline=pipeline(threads),
         use_cache=False,
         on_stage=texts.__setitem__,
     )
-    assert "omp.wsloop" in texts["llvm"] and "schedule(" not in texts["llvm"]
-    x = RNG.standard_normal((1, 64), dtype=np.float32)
-    check(exe(x, data, scales), x.astype(np.float64) @ dequantize("q4_0", data, scales).T)
+    if threads > 1:
+        assert "omp.wsloop" in texts["llvm"] and "schedule(" not in texts["llvm"]
+    w = dequantize("q4_0", data, scales)
+    for m in (0, 1, 3, 4, 5):  # 4 and 5 rows: 4.2M and 5.3M multiply-adds, split by the default
+        x = RNG.standard_normal((m, 1024), dtype=np.float32)
+        check(exe(x, data, scales), x.astype(np.float64) @ w.T)
 
 
 @pytest.mark.parametrize("layout", ["q4_0", "q8_0", "q4f16_1"])

@@ -2,7 +2,8 @@
 once (made by ``relax-fuse-dequantize-matmul``; layouts as ``relax.dequantize``'s, issue 20 contract §1).
 
 The kernel splits the weight rows (the result's columns) into chunks of ``CHUNK`` rows, an ``scf.forall``
-that ``relax-lower-parallel`` runs on the module's threads. Per chunk, on the run-time row count ``m`` of
+that ``relax-lower-parallel`` runs on the module's threads (a contiguous block of chunks per thread); a call
+of fewer than ``MIN_SPLIT_WORK`` multiply-adds runs them all on the calling thread instead (one part). Per chunk, on the run-time row count ``m`` of
 ``x``:
 
 - ``m <= 4`` (decode, a GEMV): each group of 32 weights is unpacked in registers (integer nibble/byte
@@ -179,6 +180,10 @@ def host_vectors() -> VectorShape:
 
 
 CHUNK = 32  # weight rows per parallel chunk (and per f32 panel of the GEMM path)
+# Multiply-adds (m x rows x k) below which a call runs its chunks on the calling thread: waking an idle
+# OpenMP worker (libs.OPENMP_BLOCKTIME_MS = 0) costs ~40 us here, as long as a 2048x768 Q4_0 GEMV at batch 1
+# (~1.6M multiply-adds, 31-60 us); the 32000x768 LM head (25M) is split.
+MIN_SPLIT_WORK = 1 << 22
 MB = 4  # x rows per register block
 SMALL = 4  # m up to this takes the GEMV path ...
 GEMV_ROWS = (1, 4)  # ... in a variant for blocks of this many x rows (the first that holds m; fewer variants
@@ -692,9 +697,14 @@ class _Kernel:
         last = self.c(rows - 1)
         chunk = TensorType((None, None), "f32")
         cty = builtin_tensor(chunk)
-        c, shared = k.fresh("chunk"), KernelValue(k.fresh("shared"), o.type, o.mlir)
+        c, shared = k.fresh("part"), KernelValue(k.fresh("shared"), o.type, o.mlir)
         result = KernelValue(k.fresh("t"), o.type, o.mlir)
         quantized = self.quantize_x(x, m) if self.int8 else None
+        # parts: every chunk its own when the call is big enough to split, else one part of all chunks
+        work = self.t(f"arith.muli {m}, {self.c(rows * self.depth)} : index")
+        split = self.t(f"arith.cmpi uge, {work}, {self.c(MIN_SPLIT_WORK)} : index")
+        parts = self.t(f"arith.select {split}, {self.c(chunks)}, {self.c(1)} : index")
+        per_part = self.t(f"arith.select {split}, {self.c(1)}, {self.c(chunks)} : index")
 
         lead = o.rank - 1
         # (``o`` may be defined in a loop (``_rows_loop``): with one leading dim, its size is ``m``)
@@ -710,17 +720,22 @@ class _Kernel:
             and sum(1 for d in o.shape[:-1] if not (d is not None and d.is_const and d.value == 1)) <= 1
         )
 
-        def body() -> None:
-            n0 = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({c})")
+        def where(first: str, size: str) -> str:
+            return f"[{', '.join(['0'] * lead)}, {first}] [{', '.join([*lead_sizes, size])}] [{', '.join(['1'] * o.rank)}]"
+
+        def one_chunk(index: str, local: str, dest: KernelValue) -> KernelValue:
+            """Chunk ``index`` (weight rows from ``CHUNK * index``) computed into ``dest`` (the part) at
+            column ``local``."""
+            n0 = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({index})")
             nc = self.t(f"affine.min affine_map<(d0) -> ({CHUNK}, {rows} - d0)>({n0})")
-            # the chunk of ``o`` as [m, nc]: leading dims collapsed here, not on ``o`` itself, so that the
-            # kernel's result is the forall's (writing its destination in place)
-            where = f"[{', '.join(['0'] * lead)}, {n0}] [{', '.join([*lead_sizes, nc])}] [{', '.join(['1'] * o.rank)}]"
+            # the chunk as [m, nc]: leading dims collapsed here, not on ``o`` itself, so that the kernel's
+            # result is the forall's (writing its destination in place)
+            at = where(local, nc)
             if reduce:  # unit leading dims dropped by the slice itself ([b, 1, k] at decode): no reshape
-                whole = k.op(f"tensor.extract_slice {shared.name}{where} : {o.mlir} to {cty}", chunk)
+                whole = k.op(f"tensor.extract_slice {dest.name}{at} : {dest.mlir} to {cty}", chunk)
             else:
                 whole = k.op(
-                    f"tensor.extract_slice {shared.name}{where} : {o.mlir} to {builtin_tensor(part)}", part
+                    f"tensor.extract_slice {dest.name}{at} : {dest.mlir} to {builtin_tensor(part)}", part
                 )
             os_ = whole if lead == 1 or reduce else k.collapse(whole, [list(range(lead)), [lead]])
             if os_.mlir != cty:
@@ -811,15 +826,39 @@ class _Kernel:
                 r = k.expand(r, [list(range(lead)), [lead]], part.shape, [*lead_sizes, nc])
             if r.mlir != builtin_tensor(part) and not reduce:
                 r = k.op(f"tensor.cast {r.name} : {r.mlir} to {builtin_tensor(part)}", part)
+            return k.op(
+                f"tensor.insert_slice {r.name} into {dest.name}{at} : {r.mlir} into {dest.mlir}", dest
+            )
+
+        def body() -> None:
+            first = self.t(f"arith.muli {c}, {per_part} : index")
+            end = self.t(
+                f"arith.minui {self.t(f'arith.addi {first}, {per_part} : index')}, {self.c(chunks)} : index"
+            )
+            r0 = self.t(f"arith.muli {first}, {self.c(CHUNK)} : index")
+            stop = self.t(f"arith.muli {end}, {self.c(CHUNK)} : index")
+            stop = self.t(f"arith.minui {stop}, {self.c(rows)} : index")
+            size = self.t(f"arith.subi {stop}, {r0} : index")
+            span = where(r0, size)
+            mine = k.op(
+                f"tensor.extract_slice {shared.name}{span} : {o.mlir} to {builtin_tensor(part)}", part
+            )
+            count = self.t(f"arith.subi {end}, {first} : index")
+
+            def step(j: str, dest: KernelValue) -> KernelValue:
+                local = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({j})")
+                return one_chunk(self.t(f"arith.addi {first}, {j} : index"), local, dest)
+
+            done = k.loop(count, mine, step)
             k.emit(
                 "scf.forall.in_parallel {",
-                f"  tensor.parallel_insert_slice {r.name} into {shared.name}{where} : {r.mlir} into {o.mlir}",
+                f"  tensor.parallel_insert_slice {done.name} into {shared.name}{span} : {done.mlir} into {o.mlir}",
                 "}",
             )
 
         lines, _ = k.capture(body)
         k.emit(
-            f"{result.name} = scf.forall ({c}) in ({chunks}) shared_outs({shared.name} = {o.name}) -> ({o.mlir}) {{",
+            f"{result.name} = scf.forall ({c}) in ({parts}) shared_outs({shared.name} = {o.name}) -> ({o.mlir}) {{",
             *("  " + line for line in lines),
             "}",
         )
