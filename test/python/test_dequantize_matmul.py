@@ -8,12 +8,13 @@ import re
 
 import numpy as np
 import pytest
+from isolated import run_isolated
 from toolchains import missing_toolchain
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.ops import dequantize_matmul as dequantize_matmul_op
-from relax_mlir.dialects.ops.dequantize_matmul import VectorShape, host_vectors
+from relax_mlir.dialects.ops.dequantize_matmul import VectorShape, host_vectors, target_vectors
 from relax_mlir.errors import CompileError, InputError, ShapeError
 from relax_mlir.pipelines.cpu import LEVELS
 from relax_mlir.runtime import libs
@@ -278,3 +279,41 @@ def test_decode_shape_among_scheduled_kernels(rows: int) -> None:
         x = RNG.standard_normal((b, 1, 64), dtype=np.float32)
         e = np.exp(x - x.max(-1, keepdims=True))
         check(exe(x, data, scales), np.exp((e / e.sum(-1, keepdims=True)).astype(np.float64) @ w.T))
+
+
+AOT_CHILD = """
+import sys
+import relax_mlir.builder as rb
+from relax_mlir.dialects import relax as R
+from relax_mlir.targets import compile_library
+bb = rb.BlockBuilder()
+params = {"x": rb.tensor(["m", 256]), "d": rb.tensor([64, 128], "ui8"), "s": rb.tensor([64, 8], "f16")}
+with bb.function("main", params) as (x, d, s):
+    with bb.dataflow():
+        out = bb.emit_output(R.dequantize_matmul(x, d, s, "q4_0", "i8"))
+    bb.ret(out)
+compile_library(bb.module, sys.argv[1], target=sys.argv[2], emit="llvm")
+print(open(sys.argv[1]).read().count("vpdpbusd"))
+"""
+
+
+@pytest.mark.parametrize("target", ["aarch64", "x86_64"])
+def test_int8_activations_compile_for_other_targets(target: str, tmp_path) -> None:
+    """Ahead-of-time code is for another machine: its kernels use none of the host's VNNI instructions
+    (``target-features=portable``), so aarch64 and the portable x86-64 compile (the host's 512-bit
+    vpdpbusd made LLVM abort for aarch64) and int8 activations fall back to f32."""
+    code = AOT_CHILD.replace("sys.argv[1]", repr(str(tmp_path / "model.ll"))).replace(
+        "sys.argv[2]", repr(target)
+    )
+    out = run_isolated(code)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.last_line == "0"
+
+
+def test_target_features_choose_the_vectors() -> None:
+    """``convert-relax-to-linalg{target-features=...}``: the host's, portable (no dot product), or a list."""
+    assert target_vectors("host") == host_vectors()
+    assert target_vectors("portable") == VectorShape(8, 2)
+    avx512 = target_vectors("+avx512f,+avx512vl,+avx512vnni")
+    assert (avx512.lanes, avx512.dot512) == (16, "llvm.x86.avx512.vpdpbusd.512")
+    assert target_vectors("+avx2,+avxvnni,-avx512f") == VectorShape(8, 2, "llvm.x86.avxvnni.vpdpbusd.256")

@@ -29,8 +29,9 @@ activations stay f32.
 Vectors are ``VectorShape.lanes`` f32 wide: 16 when LLVM reports AVX-512 on the host, else 8 (AVX2 and
 others, with fewer accumulators for 16 registers). Rows past the end of a chunk or of ``x`` are clamped to
 the last one (their results are masked out of the write), so the inner loops hold no bounds checks.
-Both choices read the compiling host's CPU: code compiled for another machine (AOT, wasm32) is portable
-vector code with f32 activations, but ``activations = "i8"`` there would call the host's VNNI instructions.
+Both choices follow ``convert-relax-to-linalg``'s ``target-features``: the compiling host's CPU for
+``compile()``; ``portable`` for code compiled for another machine (AOT, wasm32): vector code that any LLVM
+target compiles, with f32 activations even where ``activations = "i8"``.
 """
 
 from __future__ import annotations
@@ -109,19 +110,20 @@ class DequantizeMatmulOp(RelaxOp):
             return [k.fill(k.constant(0, "f32"), out)]
         lead = x.rank - 1
         dynamic = sum(1 for d in x.shape[:-1] if d is None or not d.is_const)
+        vs = target_vectors(k.choices.get("target_features", "host"))
         if lead == 0:
             x2 = k.expand(x, [[0, 1]], [1, x.shape[0]])
             o2 = k.expand(out, [[0, 1]], [1, rows])
-            r = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"]).emit(
+            r = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"]).emit(
                 x2, data, scales, o2, k.dim(x2, 0)
             )
             return [k.collapse(r, [[0, 1]])]
         if dynamic <= 1:
             x2 = x if lead == 1 else k.collapse(x, [list(range(lead)), [lead]])
-            kernel = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"])
+            kernel = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"])
             return [kernel.emit(x2, data, scales, out, k.dim(x2, 0))]
         if lead == 2:
-            kernel = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"])
+            kernel = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"])
             return [
                 k.per_leading_row(x, out, lambda xs, os_, count: kernel.emit(xs, data, scales, os_, count))
             ]
@@ -161,14 +163,32 @@ class VectorShape:
 
 @functools.cache
 def host_vectors() -> VectorShape:
-    """16 lanes and 4 weight rows per block with AVX-512 (32 registers), else 8 lanes and 2 rows (AVX2's 16);
-    the int8 dot product of AVX512-VNNI (with VL) or AVX-VNNI if LLVM reports either on the host."""
+    """The vector shape for the compiling host's CPU features (``features_vectors``)."""
     try:
         import llvmlite.binding as llvm
 
-        features = llvm.get_host_cpu_features()
+        features = dict(llvm.get_host_cpu_features())
     except Exception:  # noqa: BLE001  (no llvmlite, or a host it cannot describe: portable vectors)
         features = {}
+    return features_vectors(features)
+
+
+def target_vectors(features: str) -> VectorShape:
+    """The vector shape for ``convert-relax-to-linalg``'s ``target-features``: ``host`` (the compiling
+    host's CPU, what ``compile()`` runs on), ``portable`` (no target-specific instruction: code that every
+    LLVM target compiles, e.g. AOT to aarch64 or to a CPU without VNNI) or an LLVM feature list
+    (``+avx512f,+avx512vl,+avx512vnni``)."""
+    if features == "host":
+        return host_vectors()
+    if features == "portable":
+        return features_vectors({})
+    flags = {f[1:]: f[0] == "+" for f in features.split(",") if f[:1] in "+-" and len(f) > 1}
+    return features_vectors(flags)
+
+
+def features_vectors(features: dict[str, bool]) -> VectorShape:
+    """16 lanes and 4 weight rows per block with AVX-512 (32 registers), else 8 lanes and 2 rows (AVX2's 16);
+    the int8 dot product of AVX512-VNNI (with VL) or AVX-VNNI if ``features`` (LLVM's names) has either."""
     dot = dot512 = None
     if features.get("avx512vnni", False) and features.get("avx512vl", False):
         dot, dot512 = "llvm.x86.avx512.vpdpbusd.256", "llvm.x86.avx512.vpdpbusd.512"
