@@ -32,7 +32,7 @@ from mlir import ir
 
 from relax_mlir.errors import CompileError, RelaxError
 from relax_mlir.pipelines.cpu import host_to_llvm, relax_level
-from relax_mlir.pipelines.data import Pipeline, without
+from relax_mlir.pipelines.data import P, Pipeline, replace, without
 from relax_mlir.runtime import capi
 from relax_mlir.runtime.toolchain import find_tool
 from relax_mlir.targets import steps
@@ -61,11 +61,16 @@ class Library:
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
 
+LEGALIZE = "convert-relax-to-linalg"
+
+
 def aot_pipeline(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
     """``relax-O<opt_level>`` without the passes that need the Python process (O3 is therefore O2);
-    ``vectors``: the vector registers to tile for, when not AVX-512's (``relax_level``)."""
+    ``vectors``: the vector registers to tile for, when not AVX-512's (``relax_level``). Kernels use no
+    instruction of the compiling host's CPU (``target-features=portable``): the code is for another machine."""
     check_opt_level(opt_level)
     level = relax_level(opt_level, vectors)
+    level = replace(level, LEGALIZE, [P(LEGALIZE, target_features="portable")])
     return without(level, *(p for p in PROCESS_PASSES if p in {e.name for e in level}))
 
 

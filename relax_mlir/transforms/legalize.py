@@ -50,6 +50,9 @@ class ConvertRelaxToLinalg:
 
     ops: str = ""
     conv: str = "im2col"
+    # the CPU whose instructions kernels may use: "host" (compile() runs there), "portable" (none beyond
+    # LLVM's generic vectors: AOT and other targets) or an LLVM feature list "+avx512f,+avx512vnni"
+    target_features: str = "host"
 
     def run(self, module: ir.Operation) -> None:
         selected = self._selected()
@@ -73,7 +76,9 @@ class ConvertRelaxToLinalg:
             if cls is None or not hasattr(cls, "lower") or (selected and cls.NAME not in selected):
                 continue
             try:
-                k, results = _write_kernel(cls, op, {"conv": self.conv})
+                k, results = _write_kernel(
+                    cls, op, {"conv": self.conv, "target_features": self.target_features}
+                )
             except RelaxError as e:
                 op.location.emit_error(f"'{op.name}' op cannot be lowered: {e}")
                 failed = True

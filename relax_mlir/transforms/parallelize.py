@@ -494,14 +494,6 @@ def _serial_path_for_one_chunk(forall: ir.Operation) -> None:
     serial.erase()
 
 
-def _constant(v: ir.Value) -> int:
-    """The value of an index constant, else -1."""
-    owner = v.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return -1
-    return ir.IntegerAttr(owner.attributes["value"]).value
-
-
 def _inline_loop_scope(scope: ir.Operation) -> None:
     """Inline the ``memref.alloca_scope`` convert-scf-to-openmp wraps each chunk in: it must stay a single
     block, which later loop lowering (``convert-scf-to-cf``) breaks. Its few iterations (chunks) make
@@ -516,9 +508,11 @@ def _inline_loop_scope(scope: ir.Operation) -> None:
 
 def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
     """Give ``omp.parallel`` min(threads, trip count) threads (one runs it on the calling thread, without
-    waking the pool); loops over several dims get a dynamic schedule (their chunks may be empty), and so do
-    loops of more chunks than threads (``dequantize_matmul``'s weight rows): a thread that the OS preempts on a
-    busy machine then delays only its current chunk, not a fixed share of the work."""
+    waking the pool); loops over several dims get a dynamic schedule (their chunks may be empty). A 1-D loop
+    of more chunks than threads (``dequantize_matmul``'s weight rows) keeps the static schedule: each thread
+    runs one contiguous block of chunks, claimed once. Dynamic dispatch claims each chunk with a runtime call
+    (Debian's libomp 14 even formats its debug-trace strings there): a 2048x768 Q4_0 GEMV at batch 1 on 2
+    threads took 132 us dynamic, 81 us static, 63 us on 1 thread (min of 2000 calls, loaded machine)."""
     nests = _ops_named(parallel, "omp.loop_nest")
     if len(nests) != 1 or len(parallel.operands) != 1:
         return
@@ -537,6 +531,6 @@ def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
         one, most = arith.constant(index, 1), arith.constant(index, threads)
         count = arith.maxui(arith.minui(trips, most), one)
         parallel.operands[0] = arith.index_cast(ir.IntegerType.get_signless(32), count)
-    if n > 1 or _constant(bounds[1]) > threads:
+    if n > 1:
         for wsloop in _ops_named(parallel, "omp.wsloop"):
             wsloop.attributes["schedule_kind"] = ir.Attribute.parse("#omp<schedulekind dynamic>")

@@ -8,12 +8,13 @@ import re
 
 import numpy as np
 import pytest
+from isolated import run_isolated
 from toolchains import missing_toolchain
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.dialects.ops import dequantize_matmul as dequantize_matmul_op
-from relax_mlir.dialects.ops.dequantize_matmul import VectorShape, host_vectors
+from relax_mlir.dialects.ops.dequantize_matmul import VectorShape, host_vectors, target_vectors
 from relax_mlir.errors import CompileError, InputError, ShapeError
 from relax_mlir.pipelines.cpu import LEVELS
 from relax_mlir.runtime import libs
@@ -110,15 +111,39 @@ def test_kernel_vs_numpy(layout: str, rows: int, k: int, threads: int) -> None:
     exe = compile(
         build(["m", k], data, scales, layout), pipeline=pipeline(threads), on_stage=texts.__setitem__
     )
-    chunks = -(
-        -rows // 32
-    )  # chunks of weight rows: an OpenMP loop, scheduled dynamically when over the threads
+    chunks = -(-rows // 32)  # chunks of weight rows: an OpenMP loop, a contiguous block per thread
     llvm = texts.get("llvm")  # (no llvm stage on a cache hit)
     if threads > 1 and chunks > 1 and llvm is not None:
-        assert "omp.parallel" in llvm and ("schedule(dynamic)" in llvm) == (chunks > threads)
+        assert "omp.parallel" in llvm and "schedule(dynamic)" not in llvm
     w = dequantize(layout, data, scales)
     for m in ROWS_M:
         x = RNG.standard_normal((m, k), dtype=np.float32)
+        check(exe(x, data, scales), x.astype(np.float64) @ w.T)
+
+
+@pytest.mark.parametrize("min_split", [0, None])
+def test_threads_take_contiguous_blocks_of_chunks(
+    min_split: int | None, threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunks of weight rows are one statically scheduled OpenMP loop (each thread claims one contiguous
+    block once: a dynamic schedule claims every chunk with a runtime call, which made the 2-thread GEMV 2x
+    slower than the 1-thread one), split only for calls of ``MIN_SPLIT_WORK`` multiply-adds or more: below,
+    all chunks run on the calling thread. Every split (always: 0; by size: the default) computes the same."""
+    if min_split is not None:
+        monkeypatch.setattr(dequantize_matmul_op, "MIN_SPLIT_WORK", min_split)
+    data, scales = random_weight("q4_0", 1029, 1024)
+    texts: dict[str, str] = {}
+    exe = compile(
+        build(["m", 1024], data, scales, "q4_0"),
+        pipeline=pipeline(threads),
+        use_cache=False,
+        on_stage=texts.__setitem__,
+    )
+    if threads > 1:
+        assert "omp.wsloop" in texts["llvm"] and "schedule(" not in texts["llvm"]
+    w = dequantize("q4_0", data, scales)
+    for m in (0, 1, 3, 4, 5):  # 4 and 5 rows: 4.2M and 5.3M multiply-adds, split by the default
+        x = RNG.standard_normal((m, 1024), dtype=np.float32)
         check(exe(x, data, scales), x.astype(np.float64) @ w.T)
 
 
@@ -171,19 +196,25 @@ def test_shape_deduction() -> None:
 
 
 @pytest.mark.parametrize("layout", ["q4_0", "q4f16_1", "q8_0"])
-def test_int8_activations(layout: str, threads: int) -> None:
+@pytest.mark.parametrize(("k", "scale_dtype"), [(96, np.float16), (64, np.float32), (256, np.float16)])
+def test_int8_activations(layout: str, k: int, scale_dtype: type, threads: int) -> None:
     """``activations=i8`` (the pass option): rows at decode (m <= 4) use int8 x on hosts with VNNI, and then
     equal the float64 product of the same quantized x (to f32 rounding); m > 4 and hosts without VNNI keep f32
-    activations. A q8_0 byte of -128 (outside llama.cpp's range, but storable) still counts as -128."""
-    rows, k = 37, 96
-    data, scales = random_weight(layout, rows, k)
+    activations. A q8_0 byte of -128 (outside llama.cpp's range, but storable) still counts as -128. The
+    4-bit layouts' superblocks (4 groups per 512-bit dot product, 2 per 256-bit) at 8, 2 and 3 groups (one
+    group per dot product: no superblock fits)."""
+    rows = 37
+    data, scales = random_weight(layout, rows, k, scale_dtype)
     if layout == "q8_0":
         data[0, :3] = -128
     module = build(["m", k], data, scales, layout, fused_op=False)
     texts: dict[str, str] = {}
     exe = compile(module, pipeline=pipeline(threads, "i8"), on_stage=texts.__setitem__)
-    int8 = host_vectors().dot is not None
+    vs = host_vectors()
+    int8 = vs.dot is not None
     assert ("vpdpbusd" in texts["host"]) == int8
+    if layout != "q8_0" and k == 256:
+        assert ("vpdpbusd.512" in texts["host"]) == (vs.dot512 is not None)
     w = dequantize(layout, data, scales)
     for m in ROWS_M:
         x = RNG.standard_normal((m, k), dtype=np.float32)
@@ -248,3 +279,41 @@ def test_decode_shape_among_scheduled_kernels(rows: int) -> None:
         x = RNG.standard_normal((b, 1, 64), dtype=np.float32)
         e = np.exp(x - x.max(-1, keepdims=True))
         check(exe(x, data, scales), np.exp((e / e.sum(-1, keepdims=True)).astype(np.float64) @ w.T))
+
+
+AOT_CHILD = """
+import sys
+import relax_mlir.builder as rb
+from relax_mlir.dialects import relax as R
+from relax_mlir.targets import compile_library
+bb = rb.BlockBuilder()
+params = {"x": rb.tensor(["m", 256]), "d": rb.tensor([64, 128], "ui8"), "s": rb.tensor([64, 8], "f16")}
+with bb.function("main", params) as (x, d, s):
+    with bb.dataflow():
+        out = bb.emit_output(R.dequantize_matmul(x, d, s, "q4_0", "i8"))
+    bb.ret(out)
+compile_library(bb.module, sys.argv[1], target=sys.argv[2], emit="llvm")
+print(open(sys.argv[1]).read().count("vpdpbusd"))
+"""
+
+
+@pytest.mark.parametrize("target", ["aarch64", "x86_64"])
+def test_int8_activations_compile_for_other_targets(target: str, tmp_path) -> None:
+    """Ahead-of-time code is for another machine: its kernels use none of the host's VNNI instructions
+    (``target-features=portable``), so aarch64 and the portable x86-64 compile (the host's 512-bit
+    vpdpbusd made LLVM abort for aarch64) and int8 activations fall back to f32."""
+    code = AOT_CHILD.replace("sys.argv[1]", repr(str(tmp_path / "model.ll"))).replace(
+        "sys.argv[2]", repr(target)
+    )
+    out = run_isolated(code)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.last_line == "0"
+
+
+def test_target_features_choose_the_vectors() -> None:
+    """``convert-relax-to-linalg{target-features=...}``: the host's, portable (no dot product), or a list."""
+    assert target_vectors("host") == host_vectors()
+    assert target_vectors("portable") == VectorShape(8, 2)
+    avx512 = target_vectors("+avx512f,+avx512vl,+avx512vnni")
+    assert (avx512.lanes, avx512.dot512) == (16, "llvm.x86.avx512.vpdpbusd.512")
+    assert target_vectors("+avx2,+avxvnni,-avx512f") == VectorShape(8, 2, "llvm.x86.avxvnni.vpdpbusd.256")

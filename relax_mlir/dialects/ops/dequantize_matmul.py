@@ -2,7 +2,8 @@
 once (made by ``relax-fuse-dequantize-matmul``; layouts as ``relax.dequantize``'s, issue 20 contract §1).
 
 The kernel splits the weight rows (the result's columns) into chunks of ``CHUNK`` rows, an ``scf.forall``
-that ``relax-lower-parallel`` runs on the module's threads. Per chunk, on the run-time row count ``m`` of
+that ``relax-lower-parallel`` runs on the module's threads (a contiguous block of chunks per thread); a call
+of fewer than ``MIN_SPLIT_WORK`` multiply-adds runs them all on the calling thread instead (one part). Per chunk, on the run-time row count ``m`` of
 ``x``:
 
 - ``m <= 4`` (decode, a GEMV): each group of 32 weights is unpacked in registers (integer nibble/byte
@@ -18,14 +19,19 @@ to nearest even: llama.cpp's Q8_0, its numerics for Q4_0 and Q8_0 weights) and m
 signed ones with ``vpdpbusd`` (8 i32 lanes of 4 products each): a 4-bit layout's nibbles by x, started at
 the zero point's term; q8_0's magnitudes by x with the weights' signs (``vpsignb``). Then both scales apply
 in f32: about half the instructions per weight byte of the f32 path, for an activation rounding error of
-at most half a step (``max|x_group| / 254``) per element. Otherwise, and always for m > 4 (prefill),
+at most half a step (``max|x_group| / 254``) per element. The 4-bit layouts go further when the number of
+groups allows: a *superblock* of 4 groups (512-bit VNNI) or 2 (256-bit) is one load of packed bytes, whose
+low and high nibbles are each one ``vpdpbusd`` against x's bytes stored in the same order (4 i32 lanes per
+group, started at the zero point's term), then one FMA with both scales per lane: 2x faster than a
+dot product per group (2048x768 Q4_0 at batch 1, 1 thread: 63 -> 31 us). Otherwise, and always for m > 4 (prefill),
 activations stay f32.
 
 Vectors are ``VectorShape.lanes`` f32 wide: 16 when LLVM reports AVX-512 on the host, else 8 (AVX2 and
 others, with fewer accumulators for 16 registers). Rows past the end of a chunk or of ``x`` are clamped to
 the last one (their results are masked out of the write), so the inner loops hold no bounds checks.
-Both choices read the compiling host's CPU: code compiled for another machine (AOT, wasm32) is portable
-vector code with f32 activations, but ``activations = "i8"`` there would call the host's VNNI instructions.
+Both choices follow ``convert-relax-to-linalg``'s ``target-features``: the compiling host's CPU for
+``compile()``; ``portable`` for code compiled for another machine (AOT, wasm32): vector code that any LLVM
+target compiles, with f32 activations even where ``activations = "i8"``.
 """
 
 from __future__ import annotations
@@ -104,19 +110,20 @@ class DequantizeMatmulOp(RelaxOp):
             return [k.fill(k.constant(0, "f32"), out)]
         lead = x.rank - 1
         dynamic = sum(1 for d in x.shape[:-1] if d is None or not d.is_const)
+        vs = target_vectors(k.choices.get("target_features", "host"))
         if lead == 0:
             x2 = k.expand(x, [[0, 1]], [1, x.shape[0]])
             o2 = k.expand(out, [[0, 1]], [1, rows])
-            r = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"]).emit(
+            r = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"]).emit(
                 x2, data, scales, o2, k.dim(x2, 0)
             )
             return [k.collapse(r, [[0, 1]])]
         if dynamic <= 1:
             x2 = x if lead == 1 else k.collapse(x, [list(range(lead)), [lead]])
-            kernel = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"])
+            kernel = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"])
             return [kernel.emit(x2, data, scales, out, k.dim(x2, 0))]
         if lead == 2:
-            kernel = _Kernel(k, layout, rows, groups, host_vectors(), k.attrs["activations"])
+            kernel = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"])
             return [
                 k.per_leading_row(x, out, lambda xs, os_, count: kernel.emit(xs, data, scales, os_, count))
             ]
@@ -151,27 +158,52 @@ class VectorShape:
     dot: str | None = (
         None  # the LLVM intrinsic of vpdpbusd on 256 bits (u8 x s8 -> i32), when the host has one
     )
+    dot512: str | None = None  # ... on 512 bits (AVX512-VNNI)
 
 
 @functools.cache
 def host_vectors() -> VectorShape:
-    """16 lanes and 4 weight rows per block with AVX-512 (32 registers), else 8 lanes and 2 rows (AVX2's 16);
-    the int8 dot product of AVX512-VNNI (with VL) or AVX-VNNI if LLVM reports either on the host."""
+    """The vector shape for the compiling host's CPU features (``features_vectors``)."""
     try:
         import llvmlite.binding as llvm
 
-        features = llvm.get_host_cpu_features()
+        features = dict(llvm.get_host_cpu_features())
     except Exception:  # noqa: BLE001  (no llvmlite, or a host it cannot describe: portable vectors)
         features = {}
-    dot = None
+    return features_vectors(features)
+
+
+def target_vectors(features: str) -> VectorShape:
+    """The vector shape for ``convert-relax-to-linalg``'s ``target-features``: ``host`` (the compiling
+    host's CPU, what ``compile()`` runs on), ``portable`` (no target-specific instruction: code that every
+    LLVM target compiles, e.g. AOT to aarch64 or to a CPU without VNNI) or an LLVM feature list
+    (``+avx512f,+avx512vl,+avx512vnni``)."""
+    if features == "host":
+        return host_vectors()
+    if features == "portable":
+        return features_vectors({})
+    flags = {f[1:]: f[0] == "+" for f in features.split(",") if f[:1] in "+-" and len(f) > 1}
+    return features_vectors(flags)
+
+
+def features_vectors(features: dict[str, bool]) -> VectorShape:
+    """16 lanes and 4 weight rows per block with AVX-512 (32 registers), else 8 lanes and 2 rows (AVX2's 16);
+    the int8 dot product of AVX512-VNNI (with VL) or AVX-VNNI if ``features`` (LLVM's names) has either."""
+    dot = dot512 = None
     if features.get("avx512vnni", False) and features.get("avx512vl", False):
-        dot = "llvm.x86.avx512.vpdpbusd.256"
+        dot, dot512 = "llvm.x86.avx512.vpdpbusd.256", "llvm.x86.avx512.vpdpbusd.512"
     elif features.get("avxvnni", False):
         dot = "llvm.x86.avxvnni.vpdpbusd.256"
-    return VectorShape(16, 4, dot) if features.get("avx512f", False) else VectorShape(8, 2, dot)
+    if features.get("avx512f", False):
+        return VectorShape(16, 4, dot, dot512)
+    return VectorShape(8, 2, dot)
 
 
 CHUNK = 32  # weight rows per parallel chunk (and per f32 panel of the GEMM path)
+# Multiply-adds (m x rows x k) below which a call runs its chunks on the calling thread: waking an idle
+# OpenMP worker (libs.OPENMP_BLOCKTIME_MS = 0) costs ~40 us here, as long as a 2048x768 Q4_0 GEMV at batch 1
+# (~1.6M multiply-adds, 31-60 us); the 32000x768 LM head (25M) is split.
+MIN_SPLIT_WORK = 1 << 22
 MB = 4  # x rows per register block
 SMALL = 4  # m up to this takes the GEMV path ...
 GEMV_ROWS = (1, 4)  # ... in a variant for blocks of this many x rows (the first that holds m; fewer variants
@@ -188,6 +220,7 @@ class _Kernel:
         self.k, self.layout, self.rows, self.groups, self.vs = k, layout, rows, groups, vs
         # int8 dot products at decode, on hosts with VNNI
         self.int8 = activations == "i8" and vs.dot is not None
+        self.sb = self.superblock()
         self.depth = groups * GROUP
         self.lanes = vs.lanes
         self.vec = f"vector<{vs.lanes}xf32>"
@@ -316,10 +349,18 @@ class _Kernel:
         return self.accumulate(mb, nb, vec, step, dest, at)
 
     def accumulate(
-        self, mb: int, nb: int, vec: str, step: Any, dest: KernelValue, at: tuple[str, str]
+        self,
+        mb: int,
+        nb: int,
+        vec: str,
+        step: Any,
+        dest: KernelValue,
+        at: tuple[str, str],
+        trips: int | None = None,
     ) -> KernelValue:
-        """The k loop of an [mb, nb] block of ``vec`` accumulators (``step(g, accs) -> accs`` emits one group),
-        their horizontal sums written into ``dest`` at ``at`` (masked at its bounds)."""
+        """The k loop of an [mb, nb] block of ``vec`` accumulators (``step(g, accs) -> accs`` emits one group,
+        or one of ``trips`` superblocks), their horizontal sums written into ``dest`` at ``at`` (masked at its
+        bounds)."""
         k = self.k
         zero = self.t(f"arith.constant dense<0.0> : {vec}")
         accs = [k.fresh("acc") for _ in range(mb * nb)]
@@ -329,7 +370,7 @@ class _Kernel:
         types = ", ".join([vec] * len(accs))
         iters = ", ".join(f"{a} = {zero}" for a in accs)
         k.emit(
-            f"{results}:{len(accs)} = scf.for {g} = {self.c(0)} to {self.c(self.groups)} step {self.c(1)} "
+            f"{results}:{len(accs)} = scf.for {g} = {self.c(0)} to {self.c(trips or self.groups)} step {self.c(1)} "
             f"iter_args({iters}) -> ({types}) {{",
             *("  " + line for line in lines),
             f"  scf.yield {', '.join(new)} : {types}",
@@ -411,9 +452,10 @@ class _Kernel:
         k, groups = self.k, self.groups
         zero_point = LAYOUTS[self.layout][2]  # 0 for q8_0: the dot products start at 0
         rows = self.t(f"arith.minui {m}, {self.c(SMALL)} : index")
+        per = 4 if self.sb else 1  # superblocks: x scales and offsets per i32 lane of the dot products
         q_t = TensorType((None, as_expr(groups * GROUP)), "i8")
-        d_t = TensorType((None, as_expr(groups)), "f32")
-        o_t = TensorType((None, as_expr(groups * 8)), "i32")
+        d_t = TensorType((None, as_expr(groups * per)), "f32")
+        o_t = TensorType((None, as_expr(groups * (per if self.sb else 8))), "i32")
         inits = [k.op(f"tensor.empty({rows}) : {builtin_tensor(t)}", t) for t in (q_t, d_t, o_t)]
         v32, i32v = "vector<32xf32>", "vector<32xi32>"
 
@@ -438,6 +480,8 @@ class _Kernel:
                     f"vector.shuffle {qi}, {qi} [{', '.join(map(str, self.order()))}] : {i32v}, {i32v}"
                 )
             q8 = self.t(f"arith.trunci {qi} : {i32v} to vector<32xi8>")
+            if self.sb:
+                return self.store_superblock_x(i, g, q8, d, qi, (q_acc, d_acc, o_acc))
             q_acc = k.op(
                 f"vector.transfer_write {q8}, {q_acc.name}[{i}, {col}] {{in_bounds = [true]}} : "
                 f"vector<32xi8>, {q_acc.mlir}",
@@ -486,6 +530,131 @@ class _Kernel:
             "}",
         )
         return [KernelValue(f"{name}#{i}", v.type, v.mlir) for i, v in enumerate(inits)]
+
+    def superblock(self) -> int:
+        """Groups per int8 dot product of a 4-bit layout's decode path: 4 on 512 bits, 2 on 256 (the
+        number of groups must be a multiple); 0: one group per dot product (``block_i8``)."""
+        if not self.int8 or self.layout == "q8_0":
+            return 0
+        for count, dot in ((4, self.vs.dot512), (2, self.vs.dot)):
+            if dot is not None and self.groups % count == 0:
+                return count
+        return 0
+
+    def store_superblock_x(
+        self, i: str, g: str, q8: str, d: str, qi: str, accs: tuple[KernelValue, ...]
+    ) -> list[KernelValue]:
+        """Write group ``g`` of quantized x row ``i`` for ``block_sb``: in superblock ``g / S`` (S = ``sb``
+        groups), its 16 low-nibble partners at byte ``16 * (g % S)`` and its high ones ``16 * S`` later; its
+        scale and ``-zero * sum`` of each dot-product lane's 8 bytes (4 low, 4 high) at lanes ``4g..4g+3``."""
+        k, sb = self.k, self.sb
+        q_acc, d_acc, o_acc = accs
+        v16, v4 = "vector<16xi8>", "vector<4xi32>"
+        lo_col = self.t(
+            f"affine.apply affine_map<(d0) -> ((d0 floordiv {sb}) * {32 * sb} + (d0 mod {sb}) * 16)>({g})"
+        )
+        hi_col = self.t(f"affine.apply affine_map<(d0) -> (d0 + {16 * sb})>({lo_col})")
+        for half, col in ((0, lo_col), (1, hi_col)):
+            part = self.t(
+                f"vector.extract_strided_slice {q8} {{offsets = [{16 * half}], sizes = [16], strides = [1]}} "
+                f": vector<32xi8> to {v16}"
+            )
+            q_acc = k.op(
+                f"vector.transfer_write {part}, {q_acc.name}[{i}, {col}] {{in_bounds = [true]}} : "
+                f"{v16}, {q_acc.mlir}",
+                q_acc,
+            )
+        col4 = self.t(f"affine.apply affine_map<(d0) -> (d0 * 4)>({g})")
+        dv = self.t(f"vector.broadcast {d} : f32 to vector<4xf32>")
+        d_acc = k.op(
+            f"vector.transfer_write {dv}, {d_acc.name}[{i}, {col4}] {{in_bounds = [true]}} : "
+            f"vector<4xf32>, {d_acc.mlir}",
+            d_acc,
+        )
+        # lane r sums bytes 4r..4r+3 of each half: values order()[4r..4r+3] and order()[16+4r..16+4r+3]
+        i32v = "vector<32xi32>"
+        total = None
+        for half in (0, 16):
+            for b in range(4):
+                idx = ", ".join(str(half + 4 * r + b) for r in range(4))
+                part = self.t(f"vector.shuffle {qi}, {qi} [{idx}] : {i32v}, {i32v}")
+                total = part if total is None else self.t(f"arith.addi {total}, {part} : {v4}")
+        zero_point = LAYOUTS[self.layout][2]
+        start = self.t(f"arith.muli {total}, {self.t(f'arith.constant dense<{-zero_point}> : {v4}')} : {v4}")
+        o_acc = k.op(
+            f"vector.transfer_write {start}, {o_acc.name}[{i}, {col4}] {{in_bounds = [true]}} : "
+            f"{v4}, {o_acc.mlir}",
+            o_acc,
+        )
+        return [q_acc, d_acc, o_acc]
+
+    def block_sb(
+        self,
+        quantized: tuple[KernelValue, KernelValue, KernelValue],
+        xrows: list[str],
+        data: KernelValue,
+        scales: KernelValue,
+        wrows: list[str],
+        dest: KernelValue,
+        at: tuple[str, str],
+    ) -> KernelValue:
+        """``block_i8`` over superblocks of ``sb`` groups of a 4-bit layout: per weight row, one load of
+        ``16 * sb`` bytes, their low and high nibbles each one dot product (``4 * sb`` i32 lanes, 4 per
+        group) with x's bytes in the same order, then per lane both scales in f32."""
+        xq, dx, off = quantized
+        sb = self.sb
+        lanes, nbytes = 4 * sb, 16 * sb
+        vec, ivec, bvec = f"vector<{lanes}xf32>", f"vector<{lanes}xi32>", f"vector<{nbytes}xi8>"
+        dot = self.vs.dot512 if sb == 4 else self.vs.dot
+        callee = self.k.declare(dot, (ivec, bvec, bvec), ivec)  # type: ignore[arg-type]
+        signature = f"({ivec}, {bvec}, {bvec}) -> {ivec}"
+        nb = len(wrows)
+        expand = ", ".join(str(i // 4) for i in range(lanes))
+
+        def read(t: KernelValue, r: str, col: str, ty: str, pad: str) -> str:
+            return self.t(
+                f"vector.transfer_read {t.name}[{r}, {col}], {pad} {{in_bounds = [true]}} : {t.mlir}, {ty}"
+            )
+
+        def step(s: str, accs: list[str]) -> list[str]:
+            xcol = self.t(f"affine.apply affine_map<(d0) -> (d0 * {32 * sb})>({s})")
+            xcol_hi = self.t(f"affine.apply affine_map<(d0) -> (d0 * {32 * sb} + {16 * sb})>({s})")
+            lcol = self.t(f"affine.apply affine_map<(d0) -> (d0 * {lanes})>({s})")
+            xs = [
+                (
+                    read(xq, r, xcol, bvec, self.izero("i8")),
+                    read(xq, r, xcol_hi, bvec, self.izero("i8")),
+                    read(off, r, lcol, ivec, self.izero("i32")),
+                    read(dx, r, lcol, vec, self.fconst(0.0)),
+                )
+                for r in xrows
+            ]
+            new = list(accs)
+            for j in range(nb):
+                if self.layout == "q4_0":
+                    col = self.t(f"affine.apply affine_map<(d0) -> (d0 * {nbytes})>({s})")
+                    b = read(data, wrows[j], col, bvec, self.izero("i8"))
+                else:  # q4f16_1: 4 words per group
+                    col = self.t(f"affine.apply affine_map<(d0) -> (d0 * {4 * sb})>({s})")
+                    w = read(data, wrows[j], col, f"vector<{4 * sb}xi32>", self.izero("i32"))
+                    b = self.t(f"vector.bitcast {w} : vector<{4 * sb}xi32> to {bvec}")
+                lo = self.t(f"arith.andi {b}, {self.t(f'arith.constant dense<15> : {bvec}')} : {bvec}")
+                hi = self.t(f"arith.shrui {b}, {self.t(f'arith.constant dense<4> : {bvec}')} : {bvec}")
+                scol = self.t(f"affine.apply affine_map<(d0) -> (d0 * {sb})>({s})")
+                zero = self.t(f"arith.constant 0.0 : {scales.dtype}")
+                sv = read(scales, wrows[j], scol, f"vector<{sb}x{scales.dtype}>", zero)
+                if scales.dtype == "f16":
+                    sv = self.t(f"arith.extf {sv} : vector<{sb}xf16> to vector<{sb}xf32>")
+                ws = self.t(f"vector.shuffle {sv}, {sv} [{expand}] : vector<{sb}xf32>, vector<{sb}xf32>")
+                for i, (xlo, xhi, o, d) in enumerate(xs):
+                    p = self.t(f"func.call {callee}({o}, {lo}, {xlo}) : {signature}")
+                    p = self.t(f"func.call {callee}({p}, {hi}, {xhi}) : {signature}")
+                    f = self.t(f"arith.sitofp {p} : {ivec} to {vec}")
+                    both = self.t(f"arith.mulf {ws}, {d} : {vec}")
+                    new[i * nb + j] = self.t(f"vector.fma {f}, {both}, {new[i * nb + j]} : {vec}")
+            return new
+
+        return self.accumulate(len(xrows), nb, vec, step, dest, at, trips=self.groups // sb)
 
     def block_i8(
         self,
@@ -548,9 +717,14 @@ class _Kernel:
         last = self.c(rows - 1)
         chunk = TensorType((None, None), "f32")
         cty = builtin_tensor(chunk)
-        c, shared = k.fresh("chunk"), KernelValue(k.fresh("shared"), o.type, o.mlir)
+        c, shared = k.fresh("part"), KernelValue(k.fresh("shared"), o.type, o.mlir)
         result = KernelValue(k.fresh("t"), o.type, o.mlir)
         quantized = self.quantize_x(x, m) if self.int8 else None
+        # parts: every chunk its own when the call is big enough to split, else one part of all chunks
+        work = self.t(f"arith.muli {m}, {self.c(rows * self.depth)} : index")
+        split = self.t(f"arith.cmpi uge, {work}, {self.c(MIN_SPLIT_WORK)} : index")
+        parts = self.t(f"arith.select {split}, {self.c(chunks)}, {self.c(1)} : index")
+        per_part = self.t(f"arith.select {split}, {self.c(1)}, {self.c(chunks)} : index")
 
         lead = o.rank - 1
         # (``o`` may be defined in a loop (``_rows_loop``): with one leading dim, its size is ``m``)
@@ -566,17 +740,22 @@ class _Kernel:
             and sum(1 for d in o.shape[:-1] if not (d is not None and d.is_const and d.value == 1)) <= 1
         )
 
-        def body() -> None:
-            n0 = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({c})")
+        def where(first: str, size: str) -> str:
+            return f"[{', '.join(['0'] * lead)}, {first}] [{', '.join([*lead_sizes, size])}] [{', '.join(['1'] * o.rank)}]"
+
+        def one_chunk(index: str, local: str, dest: KernelValue) -> KernelValue:
+            """Chunk ``index`` (weight rows from ``CHUNK * index``) computed into ``dest`` (the part) at
+            column ``local``."""
+            n0 = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({index})")
             nc = self.t(f"affine.min affine_map<(d0) -> ({CHUNK}, {rows} - d0)>({n0})")
-            # the chunk of ``o`` as [m, nc]: leading dims collapsed here, not on ``o`` itself, so that the
-            # kernel's result is the forall's (writing its destination in place)
-            where = f"[{', '.join(['0'] * lead)}, {n0}] [{', '.join([*lead_sizes, nc])}] [{', '.join(['1'] * o.rank)}]"
+            # the chunk as [m, nc]: leading dims collapsed here, not on ``o`` itself, so that the kernel's
+            # result is the forall's (writing its destination in place)
+            at = where(local, nc)
             if reduce:  # unit leading dims dropped by the slice itself ([b, 1, k] at decode): no reshape
-                whole = k.op(f"tensor.extract_slice {shared.name}{where} : {o.mlir} to {cty}", chunk)
+                whole = k.op(f"tensor.extract_slice {dest.name}{at} : {dest.mlir} to {cty}", chunk)
             else:
                 whole = k.op(
-                    f"tensor.extract_slice {shared.name}{where} : {o.mlir} to {builtin_tensor(part)}", part
+                    f"tensor.extract_slice {dest.name}{at} : {dest.mlir} to {builtin_tensor(part)}", part
                 )
             os_ = whole if lead == 1 or reduce else k.collapse(whole, [list(range(lead)), [lead]])
             if os_.mlir != cty:
@@ -589,11 +768,13 @@ class _Kernel:
                 # rows past m (2 or 3 rows in a block of 4) repeat the last one; their results are not written
                 last_row = self.t(f"arith.subi {m}, {self.c(1)} : index")
                 xrows = [self.imin(self.c(i), last_row) if i else self.c(0) for i in range(mb)]
+                # superblocks of 512 bits hold 4 x rows' operands in registers: fewer weight rows per block
+                nb = self.vs.nb // 2 if self.sb == 4 and mb > 1 else self.vs.nb
 
                 def nblock(nb_: str, acc: KernelValue) -> KernelValue:
-                    wrows = [
-                        wrow(self.t(f"arith.addi {nb_}, {self.c(j)} : index")) for j in range(self.vs.nb)
-                    ]
+                    wrows = [wrow(self.t(f"arith.addi {nb_}, {self.c(j)} : index")) for j in range(nb)]
+                    if quantized is not None and self.sb:
+                        return self.block_sb(quantized, xrows, data, scales, wrows, acc, (self.c(0), nb_))
                     if quantized is not None:
                         return self.block_i8(quantized, xrows, data, scales, wrows, acc, (self.c(0), nb_))
                     return self.block(
@@ -605,7 +786,7 @@ class _Kernel:
                         (self.c(0), nb_),
                     )
 
-                return self.k.loop(nc, os_, nblock, step=self.vs.nb).name
+                return self.k.loop(nc, os_, nblock, step=nb).name
 
             def gemm() -> str:
                 panel_t = TensorType((as_expr(CHUNK), as_expr(self.depth)), "f32")
@@ -665,15 +846,39 @@ class _Kernel:
                 r = k.expand(r, [list(range(lead)), [lead]], part.shape, [*lead_sizes, nc])
             if r.mlir != builtin_tensor(part) and not reduce:
                 r = k.op(f"tensor.cast {r.name} : {r.mlir} to {builtin_tensor(part)}", part)
+            return k.op(
+                f"tensor.insert_slice {r.name} into {dest.name}{at} : {r.mlir} into {dest.mlir}", dest
+            )
+
+        def body() -> None:
+            first = self.t(f"arith.muli {c}, {per_part} : index")
+            end = self.t(
+                f"arith.minui {self.t(f'arith.addi {first}, {per_part} : index')}, {self.c(chunks)} : index"
+            )
+            r0 = self.t(f"arith.muli {first}, {self.c(CHUNK)} : index")
+            stop = self.t(f"arith.muli {end}, {self.c(CHUNK)} : index")
+            stop = self.t(f"arith.minui {stop}, {self.c(rows)} : index")
+            size = self.t(f"arith.subi {stop}, {r0} : index")
+            span = where(r0, size)
+            mine = k.op(
+                f"tensor.extract_slice {shared.name}{span} : {o.mlir} to {builtin_tensor(part)}", part
+            )
+            count = self.t(f"arith.subi {end}, {first} : index")
+
+            def step(j: str, dest: KernelValue) -> KernelValue:
+                local = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({j})")
+                return one_chunk(self.t(f"arith.addi {first}, {j} : index"), local, dest)
+
+            done = k.loop(count, mine, step)
             k.emit(
                 "scf.forall.in_parallel {",
-                f"  tensor.parallel_insert_slice {r.name} into {shared.name}{where} : {r.mlir} into {o.mlir}",
+                f"  tensor.parallel_insert_slice {done.name} into {shared.name}{span} : {done.mlir} into {o.mlir}",
                 "}",
             )
 
         lines, _ = k.capture(body)
         k.emit(
-            f"{result.name} = scf.forall ({c}) in ({chunks}) shared_outs({shared.name} = {o.name}) -> ({o.mlir}) {{",
+            f"{result.name} = scf.forall ({c}) in ({parts}) shared_outs({shared.name} = {o.name}) -> ({o.mlir}) {{",
             *("  " + line for line in lines),
             "}",
         )
