@@ -82,6 +82,35 @@ def test_conv2d_kernels(case: str, level: int) -> None:
         assert "tensor<6x1x1x7x" not in host
 
 
+# x shape (n symbolic), weight, strides, pads (top, left, bottom, right), dilation, the im2col columns'
+# type of one block of output rows (MIN_BLOCK_COLUMNS = 256 pixels: several blocks per image)
+BLOCKED = {
+    # OH 18 x OW 64: 3 blocks of 6 rows; asymmetric and dilated, the first block starts in the padding
+    "3x3-dilated": ((4, 20, 64), (6, 4, 3, 3), (1, 1), (2, 1, 0, 3), (2, 2), "tensor<4x3x3x6x64xf32>"),
+    # OH 20 x OW 65 (odd): 5 blocks of 4 rows, strided rows
+    "3x3-s2-odd": ((3, 40, 130), (5, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), "tensor<3x3x3x4x65xf32>"),
+    # OH 12 x OW 64: 3 blocks of 4 input rows multiplied in place (no columns)
+    "1x1": ((8, 12, 64), (5, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), "tensor<8x4x64xf32>"),
+}
+
+
+@pytest.mark.parametrize("case", list(BLOCKED))
+def test_conv2d_row_blocks(case: str) -> None:
+    """Each image is split into blocks of output rows, each block one iteration of the kernel's parallel
+    loop (so batch 1 runs on several threads) with its own padded rows and columns."""
+    (c, h, w_), wshape, strides, pads, dilation, cols = BLOCKED[case]
+    exe, host = compiled(
+        {"x": rb.tensor(["n", c, h, w_]), "w": rb.tensor(list(wshape))},
+        lambda x, w: R.conv2d(x, w, strides, pads, dilation),
+        2,
+    )
+    w = rand(wshape, low=-1, high=1)
+    for n in (0, 1, 2):
+        x = rand((n, c, h, w_), low=-1, high=1)
+        np.testing.assert_allclose(exe(x, w), conv2d_ref(x, w, strides, pads, dilation, 1), **TOL)
+    assert cols in host and "arith.remui" in host
+
+
 def test_conv1d_symbolic_length() -> None:
     exe, host = compiled(
         {"x": rb.tensor(["n", 6, "l"]), "w": rb.tensor([10, 6, 5])}, lambda x, w: R.conv1d(x, w, 2, 2), 1
