@@ -125,7 +125,8 @@ def test_conv1d_symbolic_length() -> None:
 
 @pytest.mark.parametrize("level", [2, 3])
 def test_conv_bias_relu_residual(level: int) -> None:
-    """The CNN's block: conv + bias, ReLU, conv + bias + residual, ReLU (epilogues fuse at O2+)."""
+    """The CNN's block: conv + bias, ReLU, conv + bias + residual, ReLU (epilogues fuse at O2+, into the
+    conv's parallel loop: ``transforms/fuse_epilogue.py``)."""
     c = 16
 
     def block(x, w1, b1, w2, b2):  # noqa: ANN001, ANN202
@@ -139,7 +140,7 @@ def test_conv_bias_relu_residual(level: int) -> None:
         "w2": rb.tensor([c, c, 3, 3]),
         "b2": rb.tensor([c, 1, 1]),
     }
-    exe, _ = compiled(params, block, level)
+    exe, host = compiled(params, block, level)
     w1, w2 = rand((c, c, 3, 3), low=-0.3, high=0.3), rand((c, c, 3, 3), low=-0.2, high=0.2)
     b1, b2 = rand((c, 1, 1), low=-1, high=1), rand((c, 1, 1), low=-0.5, high=0.5)
     for n in (1, 3):
@@ -147,6 +148,10 @@ def test_conv_bias_relu_residual(level: int) -> None:
         y = np.maximum(conv2d_ref(x, w1, (1, 1), (1, 1, 1, 1), (1, 1), 1) + b1, 0)
         want = np.maximum(conv2d_ref(y, w2, (1, 1), (1, 1, 1, 1), (1, 1), 1) + b2 + x, 0)
         np.testing.assert_allclose(exe(x, w1, b1, w2, b2), want, **TOL)
+    # each epilogue runs inside its conv's loop over row blocks (one loop per kernel, vectorized on the
+    # block: no linalg op left), the bias read once per row and broadcast (no broadcasting transfer_read)
+    assert host.count("scf.forall (") == 2 and "linalg.generic" not in host
+    assert "permutation_map" not in host and "tensor.extract %" in host
 
 
 @pytest.mark.parametrize("level", [1, 3])

@@ -332,7 +332,7 @@ def _im2col_conv(
         rows_in = x.shape[2] + top + bottom  # type: ignore[operator]
     else:
         rows_in = (rows - 1) * strides[0] + (kh.value - 1) * dilation[0] + 1
-    block = TensorType((f, rows, ow), out.dtype)
+    block = TensorType((as_expr(1), f, rows, ow), out.dtype)  # not rank-reduced: epilogues fuse into it
     line = TensorType((as_expr(1), as_expr(1), ow), x.dtype)
     f_s, oh_s, ow_s = k.sizes(out)[1:]
     rows_s = oh_s if whole else str(rows.value)
@@ -407,16 +407,17 @@ def _im2col_conv(
         o_b = k.op(
             f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
         )
-        o2 = k.collapse(_fill(k, zero, o_b), [[0], [1, 2]])
+        o2 = k.collapse(_fill(k, zero, o_b), [[0, 1], [2, 3]])
         r2 = k.op(
             f"linalg.matmul ins({w2.name}, {cols2.name} : {w2.mlir}, {cols2.mlir}) "
             f"outs({o2.name} : {o2.mlir}) -> {o2.mlir}",
             o2,
         )
         sizes = [
-            None if d is not None and d.is_const else v for d, v in zip(block.shape, (f_s, rows_s, ow_s))
+            None if d is not None and d.is_const else v
+            for d, v in zip(block.shape, ("1", f_s, rows_s, ow_s), strict=True)
         ]
-        return k.expand(r2, [[0], [1, 2]], block.shape, sizes), where
+        return k.expand(r2, [[0, 1], [2, 3]], block.shape, sizes), where
 
     upper = k.scalar(f"arith.muli {k.dim(out, 0)}, {blocks}", "index")
     return _forall(k, upper, out, one_block)
