@@ -143,7 +143,7 @@ def test_conv_bias_relu_residual(level: int) -> None:
     exe, host = compiled(params, block, level)
     w1, w2 = rand((c, c, 3, 3), low=-0.3, high=0.3), rand((c, c, 3, 3), low=-0.2, high=0.2)
     b1, b2 = rand((c, 1, 1), low=-1, high=1), rand((c, 1, 1), low=-0.5, high=0.5)
-    for n in (1, 3):
+    for n in (0, 1, 3):
         x = rand((n, c, 12, 12), low=-1, high=1)
         y = np.maximum(conv2d_ref(x, w1, (1, 1), (1, 1, 1, 1), (1, 1), 1) + b1, 0)
         want = np.maximum(conv2d_ref(y, w2, (1, 1), (1, 1, 1, 1), (1, 1), 1) + b2 + x, 0)
@@ -152,6 +152,23 @@ def test_conv_bias_relu_residual(level: int) -> None:
     # block: no linalg op left), the bias read once per row and broadcast (no broadcasting transfer_read)
     assert host.count("scf.forall (") == 2 and "linalg.generic" not in host
     assert "permutation_map" not in host and "tensor.extract %" in host
+
+
+def test_conv_result_used_twice() -> None:
+    """A conv result read by its epilogue and also returned stays in its own buffer (not fused into the
+    loop, which would overwrite it), at odd sizes and an empty batch."""
+    exe, _ = compiled(
+        {"x": rb.tensor(["n", 3, 9, 33]), "w": rb.tensor([5, 3, 3, 3]), "b": rb.tensor([5, 1, 1])},
+        lambda x, w, b: (lambda y: (R.relu(R.add(y, b)), y))(R.conv2d(x, w, 1, 1)),
+        2,
+    )
+    w, b = rand((5, 3, 3, 3), low=-1, high=1), rand((5, 1, 1), low=-1, high=1)
+    for n in (0, 1, 2):
+        x = rand((n, 3, 9, 33), low=-1, high=1)
+        y = conv2d_ref(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+        got = exe(x, w, b)
+        np.testing.assert_allclose(got[0], np.maximum(y + b, 0), **TOL)
+        np.testing.assert_allclose(got[1], y, **TOL)
 
 
 @pytest.mark.parametrize("level", [1, 3])
