@@ -251,23 +251,25 @@ def _padded_rows(
 
 def _forall(
     k: KernelBuilder,
-    upper: str,
+    uppers: Sequence[str],
     init: KernelValue,
-    body: Callable[[str, KernelValue], tuple[KernelValue, str]],
+    body: Callable[[list[str], KernelValue], tuple[KernelValue, str]],
 ) -> KernelValue:
-    """``scf.forall`` over ``upper`` independent iterations sharing ``init``.
+    """``scf.forall`` over ``uppers`` (one loop dim each) of independent iterations sharing ``init``.
 
-    ``body(iv, shared)`` emits one iteration and returns its part and where it goes in ``shared``
+    ``body(ivs, shared)`` emits one iteration and returns its part and where it goes in ``shared``
     (``[offsets] [sizes] [strides]``), written back with ``tensor.parallel_insert_slice``, which
     bufferizes in place. (An ``scf.for`` would need a ``tensor.insert_slice`` that the schedules'
     vectorization turns into a whole-part vector read and write, unrolled at compile time.)
-    ``relax-lower-parallel`` runs the iterations on OpenMP threads when kernels are parallel.
+    ``relax-lower-parallel`` runs the iterations on OpenMP threads when kernels are parallel (with a
+    dynamic schedule for several dims, so that a preempted thread delays only its current iteration).
     """
-    iv, shared = k.fresh("iv"), KernelValue(k.fresh("o"), init.type, init.mlir)
-    lines, (part, where) = k.capture(lambda: body(iv, shared))
+    ivs, shared = [k.fresh("iv") for _ in uppers], KernelValue(k.fresh("o"), init.type, init.mlir)
+    lines, (part, where) = k.capture(lambda: body(ivs, shared))
     result = KernelValue(k.fresh("t"), init.type, init.mlir)
     k.emit(
-        f"{result.name} = scf.forall ({iv}) in ({upper}) shared_outs({shared.name} = {init.name}) "
+        f"{result.name} = scf.forall ({', '.join(ivs)}) in ({', '.join(uppers)}) "
+        f"shared_outs({shared.name} = {init.name}) "
         f"-> ({init.mlir}) {{",
         *("  " + line for line in lines),
         "  scf.forall.in_parallel {",
@@ -388,9 +390,8 @@ def _im2col_conv(
     if blocks is None:
         blocks = k.const(1 if whole else oh.value // rows.value)  # type: ignore[union-attr]
 
-    def one_block(iv: str, shared: KernelValue) -> tuple[KernelValue, str]:
-        n = k.scalar(f"arith.divui {iv}, {blocks}", "index")
-        b = k.scalar(f"arith.remui {iv}, {blocks}", "index")
+    def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n, b = ivs
         r0 = c0 if whole else k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows_s})>({b})")
         x_b = _padded_rows(k, x, n, r0, rows_in, pads, strides[0], zero)
         if pointwise:  # the input rows are the columns [C, rows*OW]
@@ -419,8 +420,7 @@ def _im2col_conv(
         ]
         return k.expand(r2, [[0, 1], [2, 3]], block.shape, sizes), where
 
-    upper = k.scalar(f"arith.muli {k.dim(out, 0)}, {blocks}", "index")
-    return _forall(k, upper, out, one_block)
+    return _forall(k, [k.dim(out, 0), blocks], out, one_block)
 
 
 @relax_op
