@@ -4,7 +4,9 @@ Runs after ``convert-relax-to-linalg`` (which copies ``relax.fusion_group`` from
 the calls) and before ``relax-lower-host``. For each group, the members' calls become one
 ``relax.call_tir @fused_<ops>_<n>`` whose kernel calls the members' kernels in order; the calls are
 inlined and ``linalg-fuse-elementwise-ops`` (+ canonicalize, cse) merges the elementwise loops, so
-intermediates that fuse disappear and the others become ``tensor.empty`` inside the kernel.
+intermediates that fuse disappear and the others become ``tensor.empty`` inside the kernel. Elementwise
+ops that consume a member's own ``scf.forall`` (the convolution's row blocks) then move into that loop
+(``fuse_epilogue.py``).
 
 The fused kernel takes the group's external inputs (tensors, then prim values), an index argument
 for every symbol its intermediates' sizes need that it cannot read from a dim of its tensors

@@ -2,7 +2,8 @@
 
 Lowering: without groups and with a constant kernel size, the convolution is im2col + one
 ``linalg.matmul`` per block of output rows (``_im2col_conv``, in an ``scf.forall`` over images x blocks,
-so that even one image runs on several threads), which the matmul schedule tiles and vectorizes
+so that even one image runs on several threads), which the matmul schedule tiles and vectorizes, and
+into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue (``transforms/fuse_epilogue.py``)
 (``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips it: the loop would run on the host).
 Otherwise the result is zero-filled, the input is zero-padded with ``tensor.pad`` and one
 named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw`` (groups = 1, symbolic
