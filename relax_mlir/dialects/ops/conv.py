@@ -283,18 +283,20 @@ def _forall(
 
 MIN_BLOCK_COLUMNS = 256  # output pixels per row block of a convolution (the matmul's n), at least ...
 MIN_SPLIT_COLUMNS = 32  # ... or, for a small image, at least one register tile's width, in two or more blocks
+MIN_SPLIT_WORK = 1 << 18  # multiply-adds per image below which it stays one block (a fork costs more)
 
 
-def _block_rows(oh: Expr | None, ow: Expr | None) -> Expr:
+def _block_rows(oh: Expr | None, ow: Expr | None, work: int) -> Expr:
     """Output rows per block of an im2col convolution: the fewest that divide ``oh`` and give at least
     ``MIN_BLOCK_COLUMNS`` pixels, so that blocks run on several threads and their columns stay in cache;
     for a smaller image the most that still split it, down to ``MIN_SPLIT_COLUMNS`` pixels (so that batch
-    1 uses several threads). All of ``oh`` when a dim is dynamic (one dynamic: the whole image; both: one
-    row, as ``memref.expand_shape`` of one dim into two dynamic ones aborts MLIR 22)."""
+    1 uses several threads). All of ``oh`` for an image of less than ``MIN_SPLIT_WORK`` multiply-adds
+    (``work``, 0 if unknown) or when a dim is dynamic (one dynamic: the whole image; both: one row, as
+    ``memref.expand_shape`` of one dim into two dynamic ones aborts MLIR 22)."""
     static = [d is not None and d.is_const for d in (oh, ow)]
     if not any(static):
         return as_expr(1)
-    if not all(static):
+    if not all(static) or work < MIN_SPLIT_WORK:
         return oh  # type: ignore[return-value]
     h, w = oh.value, ow.value  # type: ignore[union-attr]
     divisors = [r for r in range(1, h) if h % r == 0]
@@ -328,7 +330,9 @@ def _im2col_conv(
     kh, kw = w.shape[2:]
     oh, ow = out.shape[2:]
     assert kh is not None and kw is not None and kh.is_const and kw.is_const
-    rows = _block_rows(oh, ow)
+    static = all(d is not None and d.is_const for d in (c, f, oh, ow))
+    work = c.value * f.value * kh.value * kw.value * oh.value * ow.value if static else 0  # type: ignore[union-attr]
+    rows = _block_rows(oh, ow, work)
     whole = rows == oh
     top, _, bottom, _ = pads
     if whole:  # also when oh is dynamic: rows may then be 0
