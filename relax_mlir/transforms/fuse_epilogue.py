@@ -5,8 +5,9 @@ images x row blocks) is followed, in a fused kernel, by the group's elementwise 
 residual add) as ``linalg.generic`` ops over the whole result. ``fuse_epilogues`` moves each such generic
 into the loop: it runs on the block the iteration just computed (in cache; the schedules vectorize it
 with the block's static shape) and writes into the epilogue's destination, instead of another pass over
-memory in a second parallel loop. Never fuses when unsure: a loop or generic that does not match every
-condition is left as it is.
+memory in a second parallel loop. The loop's shared output must start as a ``tensor.empty`` (then
+nothing depends on its contents, and it can start as the epilogue's destination instead). Never fuses
+when unsure: a loop or generic that does not match every condition is left as it is.
 """
 
 from __future__ import annotations
@@ -103,6 +104,9 @@ def _fuse(forall: ir.Operation, generic: ir.Operation) -> bool:
         return False
     payload = generic.regions[0].blocks[0]
     if next(iter(payload.arguments[-1].uses), None) is not None:  # reads its destination
+        return False
+    init = forall.operands[len(forall.operands) - 1].owner
+    if isinstance(init, ir.Block) or init.name != "tensor.empty":  # its contents would change
         return False
     body = forall.regions[0].blocks[0]
     terminator = list(body.operations)[-1].operation
