@@ -4,7 +4,9 @@ Runs after ``convert-relax-to-linalg`` (which copies ``relax.fusion_group`` from
 the calls) and before ``relax-lower-host``. For each group, the members' calls become one
 ``relax.call_tir @fused_<ops>_<n>`` whose kernel calls the members' kernels in order; the calls are
 inlined and ``linalg-fuse-elementwise-ops`` (+ canonicalize, cse) merges the elementwise loops, so
-intermediates that fuse disappear and the others become ``tensor.empty`` inside the kernel.
+intermediates that fuse disappear and the others become ``tensor.empty`` inside the kernel. Elementwise
+ops that consume a member's own ``scf.forall`` (the convolution's row blocks) then move into that loop
+(``fuse_epilogue.py``).
 
 The fused kernel takes the group's external inputs (tensors, then prim values), an index argument
 for every symbol its intermediates' sizes need that it cannot read from a dim of its tensors
@@ -26,6 +28,7 @@ from relax_mlir.dialects.ops.structural import call_tir
 from relax_mlir.dialects.registry import op_class
 from relax_mlir.dialects.types import PrimType, TensorType, relax_type
 from relax_mlir.lowering.kernel import KernelBuilder, KernelValue
+from relax_mlir.transforms.fuse_epilogue import fuse_epilogues
 from relax_mlir.transforms.fuse_ops import GROUP_ATTR, hoistable
 from relax_mlir.transforms.registry import register_pass
 
@@ -217,6 +220,7 @@ class FuseKernels:
             if _safe_to_fuse_loops(f):
                 f = _fuse_loops(f, kernel_pm)
             _forward_copies(f)
+            fuse_epilogues(f)
             cleanup_pm.run(f)
             pin_results(f)
         _drop_unused(module, set(kernels))
@@ -322,12 +326,13 @@ def _safe_to_fuse_loops(f: ir.Operation) -> bool:
 
 
 def _tied_init(v: ir.Value) -> tuple[ir.Operation, int] | None:
-    """The linalg op that produced ``v`` and the index of the destination operand tied to it."""
+    """The linalg op or ``scf.forall`` (its shared outputs) that produced ``v`` and the index of the
+    destination operand tied to it (both have their destinations last, one per result)."""
     owner = v.owner
     if not isinstance(owner, (ir.Operation, ir.OpView)):
         return None
     op = owner.operation
-    if not op.name.startswith("linalg.") or not len(op.results):
+    if not (op.name.startswith("linalg.") or op.name == "scf.forall") or not len(op.results):
         return None
     r = ir.OpResult(v).result_number
     return op, len(op.operands) - len(op.results) + r

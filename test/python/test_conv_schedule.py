@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -82,6 +83,36 @@ def test_conv2d_kernels(case: str, level: int) -> None:
         assert "tensor<6x1x1x7x" not in host
 
 
+# x shape (n symbolic), weight, strides, pads (top, left, bottom, right), dilation, the im2col columns'
+# type of one block of output rows (MIN_BLOCK_COLUMNS = 256 pixels: several blocks per image; each image
+# has at least MIN_SPLIT_WORK multiply-adds, smaller ones are one block)
+BLOCKED = {
+    # OH 18 x OW 64: 3 blocks of 6 rows; asymmetric and dilated, the first block starts in the padding
+    "3x3-dilated": ((4, 20, 64), (8, 4, 3, 3), (1, 1), (2, 1, 0, 3), (2, 2), "tensor<4x3x3x6x64xf32>"),
+    # OH 20 x OW 65 (odd): 5 blocks of 4 rows, strided rows
+    "3x3-s2-odd": ((3, 40, 130), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), "tensor<3x3x3x4x65xf32>"),
+    # OH 12 x OW 64: 3 blocks of 4 input rows multiplied in place (no columns)
+    "1x1": ((16, 12, 64), (24, 16, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), "tensor<16x4x64xf32>"),
+}
+
+
+@pytest.mark.parametrize("case", list(BLOCKED))
+def test_conv2d_row_blocks(case: str) -> None:
+    """Each image is split into blocks of output rows, each block one iteration of the kernel's parallel
+    loop (so batch 1 runs on several threads) with its own padded rows and columns."""
+    (c, h, w_), wshape, strides, pads, dilation, cols = BLOCKED[case]
+    exe, host = compiled(
+        {"x": rb.tensor(["n", c, h, w_]), "w": rb.tensor(list(wshape))},
+        lambda x, w: R.conv2d(x, w, strides, pads, dilation),
+        2,
+    )
+    w = rand(wshape, low=-1, high=1)
+    for n in (0, 1, 2):
+        x = rand((n, c, h, w_), low=-1, high=1)
+        np.testing.assert_allclose(exe(x, w), conv2d_ref(x, w, strides, pads, dilation, 1), **TOL)
+    assert cols in host and re.search(r"scf\.forall \(%\w+, %\w+\) in", host)  # images x row blocks
+
+
 def test_conv1d_symbolic_length() -> None:
     exe, host = compiled(
         {"x": rb.tensor(["n", 6, "l"]), "w": rb.tensor([10, 6, 5])}, lambda x, w: R.conv1d(x, w, 2, 2), 1
@@ -96,7 +127,8 @@ def test_conv1d_symbolic_length() -> None:
 
 @pytest.mark.parametrize("level", [2, 3])
 def test_conv_bias_relu_residual(level: int) -> None:
-    """The CNN's block: conv + bias, ReLU, conv + bias + residual, ReLU (epilogues fuse at O2+)."""
+    """The CNN's block: conv + bias, ReLU, conv + bias + residual, ReLU (epilogues fuse at O2+, into the
+    conv's parallel loop: ``transforms/fuse_epilogue.py``)."""
     c = 16
 
     def block(x, w1, b1, w2, b2):  # noqa: ANN001, ANN202
@@ -110,14 +142,35 @@ def test_conv_bias_relu_residual(level: int) -> None:
         "w2": rb.tensor([c, c, 3, 3]),
         "b2": rb.tensor([c, 1, 1]),
     }
-    exe, _ = compiled(params, block, level)
+    exe, host = compiled(params, block, level)
     w1, w2 = rand((c, c, 3, 3), low=-0.3, high=0.3), rand((c, c, 3, 3), low=-0.2, high=0.2)
     b1, b2 = rand((c, 1, 1), low=-1, high=1), rand((c, 1, 1), low=-0.5, high=0.5)
-    for n in (1, 3):
+    for n in (0, 1, 3):
         x = rand((n, c, 12, 12), low=-1, high=1)
         y = np.maximum(conv2d_ref(x, w1, (1, 1), (1, 1, 1, 1), (1, 1), 1) + b1, 0)
         want = np.maximum(conv2d_ref(y, w2, (1, 1), (1, 1, 1, 1), (1, 1), 1) + b2 + x, 0)
         np.testing.assert_allclose(exe(x, w1, b1, w2, b2), want, **TOL)
+    # each epilogue runs inside its conv's loop over row blocks (one loop per kernel, vectorized on the
+    # block: no linalg op left), the bias read once per row and broadcast (no broadcasting transfer_read)
+    assert host.count("scf.forall (") == 2 and "linalg.generic" not in host
+    assert "permutation_map" not in host and "tensor.extract %" in host
+
+
+def test_conv_result_used_twice() -> None:
+    """A conv result read by its epilogue and also returned stays in its own buffer (not fused into the
+    loop, which would overwrite it), at odd sizes and an empty batch."""
+    exe, _ = compiled(
+        {"x": rb.tensor(["n", 3, 9, 33]), "w": rb.tensor([5, 3, 3, 3]), "b": rb.tensor([5, 1, 1])},
+        lambda x, w, b: (lambda y: (R.relu(R.add(y, b)), y))(R.conv2d(x, w, 1, 1)),
+        2,
+    )
+    w, b = rand((5, 3, 3, 3), low=-1, high=1), rand((5, 1, 1), low=-1, high=1)
+    for n in (0, 1, 2):
+        x = rand((n, 3, 9, 33), low=-1, high=1)
+        y = conv2d_ref(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+        got = exe(x, w, b)
+        np.testing.assert_allclose(got[0], np.maximum(y + b, 0), **TOL)
+        np.testing.assert_allclose(got[1], y, **TOL)
 
 
 @pytest.mark.parametrize("level", [1, 3])

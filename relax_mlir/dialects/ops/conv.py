@@ -1,9 +1,11 @@
 """Convolutions (NCW/NCHW inputs, OIW/OIHW weights) and the sliding-window arithmetic pooling shares.
 
-Lowering: the result is zero-filled. Without groups and with a constant kernel size, the convolution is
-im2col + one ``linalg.matmul`` per image (``_im2col_conv``, in an ``scf.forall`` over the images), which
-the matmul schedule tiles and vectorizes (``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips
-it: the loop over images would run on the host). Otherwise the input is zero-padded with ``tensor.pad`` and one
+Lowering: without groups and with a constant kernel size, the convolution is im2col + one
+``linalg.matmul`` per block of output rows (``_im2col_conv``, in an ``scf.forall`` over images x blocks,
+so that even one image runs on several threads), which the matmul schedule tiles and vectorizes, and
+into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue (``transforms/fuse_epilogue.py``)
+(``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips it: the loop would run on the host).
+Otherwise the result is zero-filled, the input is zero-padded with ``tensor.pad`` and one
 named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw`` (groups = 1, symbolic
 kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel per group), else
 ``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups; ``transforms/schedules/conv.py`` tiles
@@ -149,16 +151,17 @@ class ConvOp(RelaxOp):
             out = k.expand(out, [[0], [1], [2, 3]], (*out.shape[:2], 1, out.shape[2]))
             strides, dilation, pads = [1, *strides], [1, *dilation], [0, pads[0], 0, pads[1]]
         zero = k.constant(0.0, x.dtype)
+        empty = any(d.is_const and d.value == 0 for d in (*x.shape, *w.shape))
+        im2col = k.choices.get("conv", "im2col") == "im2col"
+        if not empty and im2col and groups == 1 and all(d is not None and d.is_const for d in w.shape[2:]):
+            r = _im2col_conv(k, x, w, out, strides, dilation, pads, zero)
+            return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
         acc = _fill(k, zero, out)
-        if any(d.is_const and d.value == 0 for d in (*x.shape, *w.shape)):
+        if empty:
             # no products to sum (empty image, channels or window): the zeros are the result; slicing
             # an empty dim would also fail MLIR 22's extract_slice verifier (offset 0 >= size 0)
             return [k.collapse(acc, [[0], [1], [2, 3]]) if sp == 1 else acc]
         attrs = _window_attrs(strides, dilation)
-        im2col = k.choices.get("conv", "im2col") == "im2col"
-        if im2col and groups == 1 and all(d is not None and d.is_const for d in w.shape[2:]):
-            r = _im2col_conv(k, x, w, acc, strides, dilation, pads, zero)
-            return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
         xp = _pad(k, x, [0, 0, pads[0], pads[1]], [0, 0, pads[2], pads[3]], zero)
         if groups == 1:
             r = _named(k, "linalg.conv_2d_nchw_fchw", attrs, [xp, w], acc)
@@ -177,49 +180,64 @@ class ConvOp(RelaxOp):
         return [r]
 
 
-def _padded_image(k: KernelBuilder, x: KernelValue, n: str, pads: Sequence[int], zero: str) -> KernelValue:
-    """Image ``n`` of ``x`` [N, C, H, W] as [C, H + pads, W + pads]: per channel, a zero fill, then one copy
-    per input row.
+def _padded_rows(
+    k: KernelBuilder,
+    x: KernelValue,
+    n: str,
+    r0: str,
+    rows_in: Expr,
+    pads: Sequence[int],
+    stride: int,
+    zero: str,
+) -> KernelValue:
+    """Rows ``r0 * stride`` .. ``+ rows_in`` of image ``n`` of ``x`` [N, C, H, W] after zero padding, as
+    [C, rows_in, W + left + right]: a view of ``x`` without padding, else a zero fill and one copy per
+    input row that falls inside the block.
 
     (``tensor.pad`` of the whole batch bufferizes to a ``memref.copy`` into a strided view, which runs
     as a slow generic loop; rows of static width are vectorized by the schedules.)
     """
     c, h, w = x.shape[1:]
-    image = TensorType((c, h, w), x.dtype)
     c_s, h_s, w_s = k.sizes(x)[1:]
+    top, left, bottom, right = pads
+    (rin_s,) = k.mixed([rows_in])
+    if not any(pads):
+        block = TensorType((c, rows_in, w), x.dtype)
+        y0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {stride})>({r0})")
+        return k.op(
+            f"tensor.extract_slice {x.name}[{n}, 0, {y0}, 0] [1, {c_s}, {rin_s}, {w_s}] [1, 1, 1, 1] : "
+            f"{x.mlir} to {builtin_tensor(block)}",
+            block,
+        )
+    image = TensorType((c, h, w), x.dtype)
     x_n = k.op(
         f"tensor.extract_slice {x.name}[{n}, 0, 0, 0] [1, {c_s}, {h_s}, {w_s}] [1, 1, 1, 1] : "
         f"{x.mlir} to {builtin_tensor(image)}",
         image,
     )
-    top, left, bottom, right = pads
-    if not any(pads):
-        return x_n
-    hp, wp = h + top + bottom, w + left + right  # type: ignore[operator]
-    padded = k.empty((c, hp, wp), x.dtype)
-    plane = TensorType((as_expr(1), hp, wp), x.dtype)
+    wp = w + left + right  # type: ignore[operator]
+    padded = k.fill(zero, k.empty((c, rows_in, wp), x.dtype))
     line = TensorType((as_expr(1), as_expr(1), w), x.dtype)
-    hp_s, wp_s = k.mixed([hp, wp])
+    # block rows [lo, hi) hold input rows; the others are padding
+    rin, h_i = k.index(rows_in), k.dim(x, 2)
+    lo = k.typed(f"affine.max affine_map<(d0) -> (0, {top} - d0 * {stride})>({r0})")
+    hi = k.typed(
+        f"affine.min affine_map<(d0)[s0, s1] -> (s1, s0 + {top} - d0 * {stride})>({r0})[{h_i}, {rin}]"
+    )
+    count = k.typed(f"affine.max affine_map<(d0, d1) -> (0, d1 - d0)>({lo}, {hi})")
 
     def channel(ci: str, padded: KernelValue) -> KernelValue:
-        where = f"[{ci}, 0, 0] [1, {hp_s}, {wp_s}] [1, 1, 1]"
-        part = k.op(
-            f"tensor.extract_slice {padded.name}{where} : {padded.mlir} to {builtin_tensor(plane)}", plane
-        )
-        zeroed = k.fill(zero, part)
-        padded = k.op(
-            f"tensor.insert_slice {zeroed.name} into {padded.name}{where} : {zeroed.mlir} into {padded.mlir}",
-            padded,
-        )
-
-        def row(r: str, padded: KernelValue) -> KernelValue:
+        def row(j: str, padded: KernelValue) -> KernelValue:
+            y = k.typed(
+                f"affine.apply affine_map<(d0, d1, d2) -> (d0 * {stride} + d1 + d2 - {top})>({r0}, {lo}, {j})"
+            )
             src = k.op(
-                f"tensor.extract_slice {x_n.name}[{ci}, {r}, 0] [1, 1, {w_s}] [1, 1, 1] : "
+                f"tensor.extract_slice {x_n.name}[{ci}, {y}, 0] [1, 1, {w_s}] [1, 1, 1] : "
                 f"{x_n.mlir} to {builtin_tensor(line)}",
                 line,
             )
-            y = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {top})>({r})")
-            where = f"[{ci}, {y}, {left}] [1, 1, {w_s}] [1, 1, 1]"
+            i = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({lo}, {j})")
+            where = f"[{ci}, {i}, {left}] [1, 1, {w_s}] [1, 1, 1]"
             part = k.op(f"tensor.extract_slice {padded.name}{where} : {padded.mlir} to {src.mlir}", line)
             copied = k.copy(src, part)
             return k.op(
@@ -227,30 +245,32 @@ def _padded_image(k: KernelBuilder, x: KernelValue, n: str, pads: Sequence[int],
                 padded,
             )
 
-        return k.loop(k.dim(x, 2), padded, row)
+        return k.loop(count, padded, row)
 
     return k.loop(k.dim(x, 1), padded, channel)
 
 
 def _forall(
     k: KernelBuilder,
-    upper: str,
+    uppers: Sequence[str],
     init: KernelValue,
-    body: Callable[[str, KernelValue], tuple[KernelValue, str]],
+    body: Callable[[list[str], KernelValue], tuple[KernelValue, str]],
 ) -> KernelValue:
-    """``scf.forall`` over ``upper`` independent iterations sharing ``init``.
+    """``scf.forall`` over ``uppers`` (one loop dim each) of independent iterations sharing ``init``.
 
-    ``body(iv, shared)`` emits one iteration and returns its part and where it goes in ``shared``
+    ``body(ivs, shared)`` emits one iteration and returns its part and where it goes in ``shared``
     (``[offsets] [sizes] [strides]``), written back with ``tensor.parallel_insert_slice``, which
     bufferizes in place. (An ``scf.for`` would need a ``tensor.insert_slice`` that the schedules'
     vectorization turns into a whole-part vector read and write, unrolled at compile time.)
-    ``relax-lower-parallel`` runs the iterations on OpenMP threads when kernels are parallel.
+    ``relax-lower-parallel`` runs the iterations on OpenMP threads when kernels are parallel (with a
+    dynamic schedule for several dims, so that a preempted thread delays only its current iteration).
     """
-    iv, shared = k.fresh("iv"), KernelValue(k.fresh("o"), init.type, init.mlir)
-    lines, (part, where) = k.capture(lambda: body(iv, shared))
+    ivs, shared = [k.fresh("iv") for _ in uppers], KernelValue(k.fresh("o"), init.type, init.mlir)
+    lines, (part, where) = k.capture(lambda: body(ivs, shared))
     result = KernelValue(k.fresh("t"), init.type, init.mlir)
     k.emit(
-        f"{result.name} = scf.forall ({iv}) in ({upper}) shared_outs({shared.name} = {init.name}) "
+        f"{result.name} = scf.forall ({', '.join(ivs)}) in ({', '.join(uppers)}) "
+        f"shared_outs({shared.name} = {init.name}) "
         f"-> ({init.mlir}) {{",
         *("  " + line for line in lines),
         "  scf.forall.in_parallel {",
@@ -261,38 +281,69 @@ def _forall(
     return result
 
 
+MIN_BLOCK_COLUMNS = 256  # output pixels per row block of a convolution (the matmul's n), at least ...
+MIN_SPLIT_COLUMNS = 32  # ... or, for a small image, at least one register tile's width, in two or more blocks
+MIN_SPLIT_WORK = 1 << 18  # multiply-adds per image below which it stays one block (a fork costs more)
+
+
+def _block_rows(oh: Expr | None, ow: Expr | None, work: int) -> Expr:
+    """Output rows per block of an im2col convolution: the fewest that divide ``oh`` and give at least
+    ``MIN_BLOCK_COLUMNS`` pixels, so that blocks run on several threads and their columns stay in cache;
+    for a smaller image the most that still split it, down to ``MIN_SPLIT_COLUMNS`` pixels (so that batch
+    1 uses several threads). All of ``oh`` for an image of less than ``MIN_SPLIT_WORK`` multiply-adds
+    (``work``, 0 if unknown) or when a dim is dynamic (one dynamic: the whole image; both: one row, as
+    ``memref.expand_shape`` of one dim into two dynamic ones aborts MLIR 22)."""
+    static = [d is not None and d.is_const for d in (oh, ow)]
+    if not any(static):
+        return as_expr(1)
+    if not all(static) or work < MIN_SPLIT_WORK:
+        return oh  # type: ignore[return-value]
+    h, w = oh.value, ow.value  # type: ignore[union-attr]
+    divisors = [r for r in range(1, h) if h % r == 0]
+    rows = next((r for r in divisors if r * w >= MIN_BLOCK_COLUMNS), None)
+    if rows is None:
+        rows = next((r for r in reversed(divisors) if r * w >= MIN_SPLIT_COLUMNS), max(h, 1))
+    return as_expr(rows)
+
+
 def _im2col_conv(
     k: KernelBuilder,
     x: KernelValue,
     w: KernelValue,
-    acc: KernelValue,
+    out: KernelValue,
     strides: Sequence[int],
     dilation: Sequence[int],
     pads: Sequence[int],
     zero: str,
 ) -> KernelValue:
-    """``acc += conv(x, w)`` as im2col + one matmul per image: W [F, C*KH*KW] x cols [C*KH*KW, OH*OW].
+    """``out = conv(x, w)`` as im2col + one matmul per block of output rows: W [F, C*KH*KW] x cols
+    [C*KH*KW, rows*OW], in an ``scf.forall`` over images x blocks (``_block_rows``), so that one image
+    runs on several threads.
 
-    Each image (an ``scf.forall`` iteration) is padded on its own (``_padded_image``) and its ``cols``
-    [C, KH, KW, OH, OW] filled row by row, one row copy per kernel tap, so both stay in cache; the
-    schedules vectorize the copies when OW is static, and strided rows are one contiguous vector read
-    and a shuffle. A 1x1 stride-1 convolution without padding multiplies the image itself. The
-    contraction is a ``linalg.matmul`` that the matmul schedule tiles and vectorizes. When OH and OW are
-    both dynamic, each output row is its own matmul (``memref.expand_shape`` of one dim into two dynamic
-    ones aborts MLIR 22's expand-strided-metadata).
+    Each block pads the input rows it reads on its own (``_padded_rows``), zero-fills its part of ``out``
+    and fills its ``cols`` [C, KH, KW, rows, OW] row by row, one row copy per kernel tap, so all stay in
+    cache; the schedules vectorize the copies when OW is static, and strided rows are one contiguous
+    vector read and a shuffle. A 1x1 stride-1 convolution without padding multiplies the input rows
+    themselves. The contraction is a ``linalg.matmul`` that the matmul schedule tiles and vectorizes.
     """
-    c, f = x.shape[1], acc.shape[1]
+    c, f = x.shape[1], out.shape[1]
     kh, kw = w.shape[2:]
-    oh, ow = acc.shape[2:]
+    oh, ow = out.shape[2:]
     assert kh is not None and kw is not None and kh.is_const and kw.is_const
-    per_row = sum(1 for d in (oh, ow) if d is None or not d.is_const) > 1
-    rows = as_expr(1) if per_row else oh
-    block = TensorType((f, rows, ow), acc.dtype)
-    image = TensorType((f, oh, ow), acc.dtype)
+    static = all(d is not None and d.is_const for d in (c, f, oh, ow))
+    work = c.value * f.value * kh.value * kw.value * oh.value * ow.value if static else 0  # type: ignore[union-attr]
+    rows = _block_rows(oh, ow, work)
+    whole = rows == oh
+    top, _, bottom, _ = pads
+    if whole:  # also when oh is dynamic: rows may then be 0
+        rows_in = x.shape[2] + top + bottom  # type: ignore[operator]
+    else:
+        rows_in = (rows - 1) * strides[0] + (kh.value - 1) * dilation[0] + 1
+    block = TensorType((as_expr(1), f, rows, ow), out.dtype)  # not rank-reduced: epilogues fuse into it
     line = TensorType((as_expr(1), as_expr(1), ow), x.dtype)
-    f_s, oh_s, ow_s = k.sizes(acc)[1:]
-    rows_s = "1" if per_row else oh_s
-    pointwise = kh == 1 and kw == 1 and list(strides) == [1, 1] and not any(pads) and not per_row
+    f_s, oh_s, ow_s = k.sizes(out)[1:]
+    rows_s = oh_s if whole else str(rows.value)
+    pointwise = kh == 1 and kw == 1 and list(strides) == [1, 1] and not any(pads)
     w2 = k.collapse(w, [[0], [1, 2, 3]])
 
     # A strided row of static width: one contiguous vector read and a shuffle picking every stride-th
@@ -302,12 +353,12 @@ def _im2col_conv(
     c0, pad = k.const(0), k.constant(0.0, x.dtype)
 
     def strided_row(
-        x_n: KernelValue, ci: str, y: str, x0: int, at: Sequence[str], cols: KernelValue
+        x_b: KernelValue, ci: str, y: str, x0: int, at: Sequence[str], cols: KernelValue
     ) -> KernelValue:
         t = element(x.dtype)
         v = k.typed(
-            f"vector.transfer_read {x_n.name}[{ci}, {y}, {k.const(x0)}], {pad} {{in_bounds = [true]}} : "
-            f"{x_n.mlir}, vector<{span}x{t}>"
+            f"vector.transfer_read {x_b.name}[{ci}, {y}, {k.const(x0)}], {pad} {{in_bounds = [true]}} : "
+            f"{x_b.mlir}, vector<{span}x{t}>"
         )
         mask = ", ".join(str(strides[1] * e) for e in range(ow.value))  # type: ignore[union-attr]
         picked = k.typed(f"vector.shuffle {v}, {v} [{mask}] : vector<{span}x{t}>, vector<{span}x{t}>")
@@ -318,17 +369,17 @@ def _im2col_conv(
         )
         return KernelValue(written, cols.type, cols.mlir)
 
-    def fill_row(x_n: KernelValue, ci: str, r: str, y0: str, cols: KernelValue) -> KernelValue:
-        """Row ``r`` of every tap of channel ``ci`` in ``cols``, from input rows starting at ``y0``."""
+    def fill_row(x_b: KernelValue, ci: str, r: str, cols: KernelValue) -> KernelValue:
+        """Row ``r`` of every tap of channel ``ci`` in ``cols``, from the block's padded rows ``x_b``."""
         for i in range(kh.value):  # type: ignore[union-attr]
-            y = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {i * dilation[0]})>({y0})")
+            y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {strides[0]} + {i * dilation[0]})>({r})")
             for j in range(kw.value):  # type: ignore[union-attr]
                 if deinterleave:
-                    cols = strided_row(x_n, ci, y, j * dilation[1], [ci, k.const(i), k.const(j), r, c0], cols)
+                    cols = strided_row(x_b, ci, y, j * dilation[1], [ci, k.const(i), k.const(j), r, c0], cols)
                     continue
                 src = k.op(
-                    f"tensor.extract_slice {x_n.name}[{ci}, {y}, {j * dilation[1]}] [1, 1, {ow_s}] "
-                    f"[1, 1, {strides[1]}] : {x_n.mlir} to {builtin_tensor(line)}",
+                    f"tensor.extract_slice {x_b.name}[{ci}, {y}, {j * dilation[1]}] [1, 1, {ow_s}] "
+                    f"[1, 1, {strides[1]}] : {x_b.mlir} to {builtin_tensor(line)}",
                     line,
                 )
                 where = f"[{ci}, {i}, {j}, {r}, 0] [1, 1, 1, 1, {ow_s}] [1, 1, 1, 1, 1]"
@@ -340,52 +391,41 @@ def _im2col_conv(
                 )
         return cols
 
-    def one_block(x_n: KernelValue, r0: str, out: KernelValue) -> KernelValue:
-        """Output rows ``r0`` .. ``r0 + rows`` of one image: ``out`` [F, OH, OW], padded input ``x_n``."""
+    blocks = k.dim(out, 2) if rows == 1 and not (oh is not None and oh.is_const) else None
+    if blocks is None:
+        blocks = k.const(1 if whole else oh.value // rows.value)  # type: ignore[union-attr]
 
-        def channel(ci: str, cols: KernelValue) -> KernelValue:
-            def row(r: str, cols: KernelValue) -> KernelValue:
-                y0 = k.typed(f"affine.apply affine_map<(d0, d1) -> ((d0 + d1) * {strides[0]})>({r}, {r0})")
-                return fill_row(x_n, ci, r, y0, cols)
-
-            return k.loop(k.const(1) if per_row else k.dim(acc, 2), cols, row)
-
-        if pointwise:  # the image itself is the columns [C, H*W]
-            cols2 = k.collapse(x_n, [[0], [1, 2]])
+    def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n, b = ivs
+        r0 = c0 if whole else k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows_s})>({b})")
+        x_b = _padded_rows(k, x, n, r0, rows_in, pads, strides[0], zero)
+        if pointwise:  # the input rows are the columns [C, rows*OW]
+            cols2 = k.collapse(x_b, [[0], [1, 2]])
         else:
+            rows_count = k.index(rows) if not whole else k.dim(out, 2)
+
+            def channel(ci: str, cols: KernelValue) -> KernelValue:
+                return k.loop(rows_count, cols, lambda r, cols: fill_row(x_b, ci, r, cols))
+
             cols = k.loop(k.dim(x, 1), k.empty((c, kh, kw, rows, ow), x.dtype), channel)
             cols2 = k.collapse(cols, [[0, 1, 2], [3, 4]])
-        where = f"[0, {r0}, 0] [{f_s}, 1, {ow_s}] [1, 1, 1]"
-        o_n = out
-        if per_row:
-            o_n = k.op(
-                f"tensor.extract_slice {out.name}{where} : {out.mlir} to {builtin_tensor(block)}", block
-            )
-        o2 = k.collapse(o_n, [[0], [1, 2]])
+        where = f"[{n}, 0, {r0}, 0] [1, {f_s}, {rows_s}, {ow_s}] [1, 1, 1, 1]"
+        o_b = k.op(
+            f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
+        )
+        o2 = k.collapse(_fill(k, zero, o_b), [[0, 1], [2, 3]])
         r2 = k.op(
             f"linalg.matmul ins({w2.name}, {cols2.name} : {w2.mlir}, {cols2.mlir}) "
             f"outs({o2.name} : {o2.mlir}) -> {o2.mlir}",
             o2,
         )
         sizes = [
-            None if d is not None and d.is_const else v for d, v in zip(block.shape, (f_s, rows_s, ow_s))
+            None if d is not None and d.is_const else v
+            for d, v in zip(block.shape, ("1", f_s, rows_s, ow_s), strict=True)
         ]
-        r_n = k.expand(r2, [[0], [1, 2]], block.shape, sizes)
-        if not per_row:
-            return r_n
-        return k.op(
-            f"tensor.insert_slice {r_n.name} into {out.name}{where} : {r_n.mlir} into {out.mlir}", out
-        )
+        return k.expand(r2, [[0, 1], [2, 3]], block.shape, sizes), where
 
-    def one_image(n: str, out: KernelValue) -> tuple[KernelValue, str]:
-        x_n = _padded_image(k, x, n, pads, zero)
-        where = f"[{n}, 0, 0, 0] [1, {f_s}, {oh_s}, {ow_s}] [1, 1, 1, 1]"
-        o_img = k.op(f"tensor.extract_slice {out.name}{where} : {out.mlir} to {builtin_tensor(image)}", image)
-        if per_row:
-            return k.loop(k.dim(acc, 2), o_img, lambda r0, o: one_block(x_n, r0, o)), where
-        return one_block(x_n, k.const(0), o_img), where
-
-    return _forall(k, k.dim(acc, 0), acc, one_image)
+    return _forall(k, [k.dim(out, 0), blocks], out, one_block)
 
 
 @relax_op

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mlir import ir, passmanager
+from mlir.dialects import tensor, vector
 
 from relax_mlir.errors import PassError
 from relax_mlir.lowering.kernel import DESTINATIONS_ATTR
@@ -235,6 +236,44 @@ def vectorize_to_outer_products(extra_patterns: str = "") -> str:
 """
 
 
+def scalar_broadcast_reads(module: ir.Operation) -> int:
+    """Replace each ``vector.transfer_read`` of a tensor that reads one element and broadcasts it (a bias
+    per channel, read for a row of outputs: ``(d0, d1, d2) -> (d0, 0, 0)`` into ``vector<1x1x64xf32>``) by
+    ``tensor.extract`` + ``vector.broadcast``. ``convert-vector-to-scf`` would lower the read to one
+    scalar load per lane. Returns how many were replaced."""
+    reads: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "vector.transfer_read" and _reads_one_element(op):
+            reads.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    for op in reads:
+        source, *rest = list(op.operands)
+        rank = ir.RankedTensorType(source.type).rank
+        with ir.InsertionPoint(op), op.location:
+            scalar = tensor.ExtractOp(source, rest[:rank]).result
+            op.results[0].replace_all_uses_with(vector.BroadcastOp(op.results[0].type, scalar).result)
+        op.erase()
+    return len(reads)
+
+
+def _reads_one_element(op: ir.Operation) -> bool:
+    """Whether transfer_read ``op`` of a tensor, unmasked and in bounds, has a vector dim per map result
+    that is either a broadcast (result ``0``) or of size 1, with at least one broadcast."""
+    source = op.operands[0].type
+    if not isinstance(source, ir.RankedTensorType) or len(op.operands) != 2 + source.rank:
+        return False  # a mask operand, or not a tensor
+    m = ir.AffineMapAttr(op.attributes["permutation_map"]).value
+    shape = ir.VectorType(op.results[0].type).shape
+    results = [str(r) for r in m.results]
+    in_bounds = [ir.BoolAttr(b).value for b in ir.ArrayAttr(op.attributes["in_bounds"])]
+    if "0" not in results or not all(in_bounds):
+        return False
+    return all(r == "0" or n == 1 for r, n in zip(results, shape, strict=True))
+
+
 def _present_ops(root: ir.Operation, wanted: set[str]) -> set[str]:
     found: set[str] = set()
 
@@ -272,6 +311,7 @@ class ScheduleKernels:
             run_transform_script(module, "".join(s.body(f"_{i}", unit) for i, s in enumerate(active)))
         finally:
             unmark(module)
+        scalar_broadcast_reads(module)
         # canonicalization may fold a kernel's write into its destination away (an identity copy
         # becomes ``return %input``); the host relies on every result being in its destination
         for op in module.regions[0].blocks[0].operations:

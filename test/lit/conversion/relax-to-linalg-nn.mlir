@@ -80,22 +80,22 @@
 // CHECK:         %[[R:.*]] = tensor.collapse_shape %[[Y]] {{\[}}[0], [1, 2], [3], [4]] : tensor<?x4x?x?x?xf32> into tensor<?x?x?x?xf32>
 // CHECK:         return %[[R]]
 
-// A plain conv2d is im2col + linalg.matmul per image, in an scf.forall over images (dialects/ops/conv.py). With both output spatial
-// dims symbolic, each output row is its own matmul: W [16, 27] x cols [27, ow], stride-2 row copies.
+// A plain conv2d is im2col + linalg.matmul per block of output rows, in an scf.forall over images x row
+// blocks (dialects/ops/conv.py). With both output spatial dims symbolic, each block is one output row: its 3
+// padded input rows, W [16, 27] x cols [27, ow], stride-2 row copies, written into the destination's row.
 // CHECK-LABEL: func.func private @conv2d_0(%arg0: tensor<?x3x?x?xf32>, %arg1: tensor<16x3x3x3xf32>, %arg2: tensor<?x16x?x?xf32>)
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.0{{.*}} : f32
-// CHECK:         %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%arg2 : tensor<?x16x?x?xf32>)
 // CHECK:         %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x3x3x3xf32> into tensor<16x27xf32>
-// CHECK:         %[[R:.*]] = scf.forall (%{{.*}}) in (%{{.*}}) shared_outs(%{{.*}} = %[[ACC]]) -> (tensor<?x16x?x?xf32>)
-// CHECK:           tensor.empty(%{{.*}}, %{{.*}}) : tensor<3x?x?xf32>
-// CHECK:           linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x?x?xf32>)
+// CHECK:         %[[R:.*]] = scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}) shared_outs(%{{.*}} = %arg2) -> (tensor<?x16x?x?xf32>)
+// CHECK:           tensor.empty(%{{.*}}) : tensor<3x3x?xf32>
+// CHECK:           linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<3x3x?xf32>)
 // CHECK:           linalg.copy ins(%{{.*}} : tensor<1x1x?xf32>)
-// CHECK:           scf.for
-// CHECK:             tensor.empty(%{{.*}}) : tensor<3x3x3x1x?xf32>
-// CHECK-COUNT-9:     tensor.extract_slice %{{.*}} [1, 1, %{{.*}}] [1, 1, 2] : tensor<3x?x?xf32> to tensor<1x1x?xf32>
-// CHECK:             %[[COLS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4]] : tensor<3x3x3x1x?xf32> into tensor<27x?xf32>
-// CHECK:             linalg.matmul ins(%[[W]], %[[COLS]] : tensor<16x27xf32>, tensor<27x?xf32>) outs(%{{.*}} : tensor<16x?xf32>)
-// CHECK:           tensor.parallel_insert_slice
+// CHECK:           tensor.empty(%{{.*}}) : tensor<3x3x3x1x?xf32>
+// CHECK-COUNT-9:     tensor.extract_slice %{{.*}} [1, 1, %{{.*}}] [1, 1, 2] : tensor<3x3x?xf32> to tensor<1x1x?xf32>
+// CHECK:           %[[COLS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4]] : tensor<3x3x3x1x?xf32> into tensor<27x?xf32>
+// CHECK:           linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x16x1x?xf32>)
+// CHECK:           linalg.matmul ins(%[[W]], %[[COLS]] : tensor<16x27xf32>, tensor<27x?xf32>) outs(%{{.*}} : tensor<16x?xf32>)
+// CHECK:           tensor.parallel_insert_slice %{{.*}} : tensor<1x16x1x?xf32> into tensor<?x16x?x?xf32>
 // CHECK-NOT:     linalg.conv
 // CHECK:         return %[[R]]
 

@@ -1,35 +1,37 @@
 // RUN: relax-opt %s --pass-pipeline='builtin.module(relax-infer-shapes,convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels)' | FileCheck %s
 
-// A plain convolution is im2col + one matmul per image. An scf.forall over the (symbolic) images pads the
-// image per channel (one zero vector per channel plane, then one vector copy per input row; no tensor.pad of the whole
-// batch), fills the image's columns [C, KH, KW, OH, OW] row by row (one vector row copy per kernel
-// tap), then the matmul schedule tiles W [F, C*KH*KW] x cols [C*KH*KW, OH*OW] and vectorizes it to
-// FMAs (register tile sizes are the matmul schedule's); no scalar convolution loop nest is left.
+// A plain convolution is im2col + one matmul per block of output rows (here 4 blocks of 8 rows). An
+// scf.forall over the (symbolic) images x blocks zero-fills the block's padded input rows [C, 8 + 2, 34] (one
+// zero vector per row), copies the input rows it needs (one vector copy per row; no tensor.pad of the whole
+// batch), fills the block's columns [C, KH, KW, 8, OW] row by row (one vector row copy per kernel tap), then
+// the matmul schedule tiles W [F, C*KH*KW] x cols [C*KH*KW, 8*OW] and vectorizes it to FMAs (register tile
+// sizes are the matmul schedule's); no scalar convolution loop nest is left.
 // CHECK-LABEL: func.func private @conv2d_0(%arg0: tensor<?x8x32x32xf32>, %arg1: tensor<16x8x3x3xf32>, %arg2: tensor<?x16x32x32xf32>)
 // CHECK-NOT:     linalg.conv
 // CHECK-NOT:     tensor.pad
 // CHECK:         %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
-// CHECK:         scf.forall (%[[N:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x16x32x32xf32>)
-// CHECK:           tensor.empty() : tensor<8x34x34xf32>
+// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x16x32x32xf32>)
+// CHECK:           %[[R0:.*]] = affine.apply #{{.*}}(%[[B]])
+// CHECK:           tensor.empty() : tensor<8x10x34xf32>
+// CHECK:             vector.transfer_write %{{.*}} : vector<1x1x34xf32>, tensor<8x10x34xf32>
 // CHECK:           %[[XP:.*]] = scf.for %[[C0:.*]] = %c0 to %c8 step %c1
-// CHECK:             vector.transfer_write %{{.*}}, %{{.*}}[%[[C0]], %c0, %c0] {{.*}} : vector<1x34x34xf32>, tensor<8x34x34xf32>
-// CHECK:             scf.for %[[H:.*]] = %c0 to %c32 step %c1
-// CHECK:               vector.transfer_read %arg0[%[[N]], %[[C0]], %[[H]], %c0]{{.*}} : tensor<?x8x32x32xf32>, vector<1x1x32xf32>
-// CHECK:               vector.transfer_write {{.*}} : vector<1x1x32xf32>, tensor<8x34x34xf32>
-// CHECK:           tensor.empty() : tensor<8x3x3x32x32xf32>
+// CHECK:             scf.for
+// CHECK:               vector.transfer_read %arg0[%[[N]], %[[C0]], %{{.*}}, %c0]{{.*}} : tensor<?x8x32x32xf32>, vector<1x1x32xf32>
+// CHECK:               vector.transfer_write {{.*}} : vector<1x1x32xf32>, tensor<8x10x34xf32>
+// CHECK:           tensor.empty() : tensor<8x3x3x8x32xf32>
 // CHECK:           scf.for %[[C:.*]] = %c0 to %c8 step %c1
-// CHECK:             scf.for %[[R:.*]] = %c0 to %c32 step %c1
-// CHECK:               vector.transfer_read %[[XP]][%[[C]], %[[R]], %c0]{{.*}} : tensor<8x34x34xf32>, vector<1x1x32xf32>
-// CHECK:               vector.transfer_write %{{.*}}[%[[C]], %c0, %c0, %[[R]], %c0]{{.*}} : vector<1x1x32xf32>, tensor<8x3x3x32x32xf32>
-// CHECK-COUNT-8:       vector.transfer_write {{.*}} : vector<1x1x32xf32>, tensor<8x3x3x32x32xf32>
-// CHECK:           tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4]] : tensor<8x3x3x32x32xf32> into tensor<72x1024xf32>
+// CHECK:             scf.for %[[R:.*]] = %c0 to %c8 step %c1
+// CHECK:               vector.transfer_read %[[XP]][%[[C]], %{{.*}}, %c0]{{.*}} : tensor<8x10x34xf32>, vector<1x1x32xf32>
+// CHECK:               vector.transfer_write %{{.*}}[%[[C]], %c0, %c0, %[[R]], %c0]{{.*}} : vector<1x1x32xf32>, tensor<8x3x3x8x32xf32>
+// CHECK-COUNT-8:       vector.transfer_write {{.*}} : vector<1x1x32xf32>, tensor<8x3x3x8x32xf32>
+// CHECK:           tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4]] : tensor<8x3x3x8x32xf32> into tensor<72x256xf32>
 // CHECK:           scf.for
 // CHECK:             scf.for
 // CHECK:               scf.for
 // CHECK:                 vector.transfer_read %[[W]]{{.*}} : tensor<16x72xf32>, vector<{{[0-9]+}}x1xf32>
 // CHECK-COUNT-4:         vector.fma {{.*}} : vector<{{[0-9]+}}xf32>
 // CHECK:           scf.forall.in_parallel
-// CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], 0, 0, 0] [1, 16, 32, 32] [1, 1, 1, 1]
+// CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], 0, %[[R0]], 0] [1, 16, 8, 32] [1, 1, 1, 1]
 // CHECK-NOT:     linalg.conv
 // CHECK:         return
 func.func @conv(%x: !relax.tensor<["n", 8, 32, 32], f32>, %w: !relax.tensor<[16, 8, 3, 3], f32>) -> !relax.tensor<["n", 16, 32, 32], f32> {
