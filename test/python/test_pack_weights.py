@@ -77,6 +77,21 @@ def test_matmul_packed_op(rows: list, k: int, n: int, ms: list[tuple[int, ...]])
         np.testing.assert_allclose(exe(x, panels), x @ w, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize(("k", "n"), [(37, 100), (64, 288)])
+def test_matmul_packed_every_remainder(k: int, n: int) -> None:
+    """Every row count below two row blocks (each remainder r = m mod 8 has its own r-row register block),
+    odd k and n, and m = 0: numpy's numbers."""
+    w = rand(k, n)
+    panels = pack(w)
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["m", k]), "p": rb.tensor(list(panels.shape))}) as (x, p):
+        bb.ret(R.matmul_packed(x, p, n))
+    exe = compile(bb.module, opt_level=2)
+    for m in range(18):
+        x = rand(m, k)
+        np.testing.assert_allclose(exe(x, panels), x @ w, rtol=1e-4, atol=1e-3, err_msg=f"m = {m}")
+
+
 def test_onnx_gemm_transposed_weight() -> None:
     """Gemm(transB=1) from ONNX: the transposed constant is packed (relax-fold-constants, then this pass)."""
     k, n = 24, 37
