@@ -13,8 +13,9 @@ thread without entering OpenMP, and several in an ``omp.parallel`` of ``min(thre
 Kernel schedules (``relax-schedule-kernels``) run after this and match the tiled ops inside the loops.
 Ops a kernel already wraps in loops of its own stay outside the chunks (serial), except the packed-weight
 matmul's generics (marked ``relax.packed_matmul``, maybe inside the lowering's loop over a batch dim):
-they are split along the weight panels (independent columns; rows may be as few as 1), in chunks of
-whole register blocks (``PACKED_PANELS``), with their zero fill fused, by the same run-time rule.
+they are split along the weight panels (independent columns; rows may be as few as 1), in up to
+``CHUNKS_PER_THREAD`` chunks per thread of whole register blocks (``PACKED_CHUNK`` panels), with their zero
+fill fused, by the same run-time rule; a thread preempted on a busy machine then delays only one chunk.
 
 The thread count is the pass option ``num-threads``; 0 (the default) reads ``$RELAX_MLIR_NUM_THREADS``
 and otherwise uses the cores available to the process. With one thread the pass leaves kernels serial.
@@ -47,6 +48,8 @@ MIN_WORK = 1 << 18
 CONTRACTION_WEIGHT = 4
 _DYNAMIC = -(2**63)  # ShapedType::kDynamic in static bound lists
 MAX_TILED_DIMS = 2
+CHUNKS_PER_THREAD = 4  # chunks per thread of a packed matmul's panels (run by a dynamic schedule)
+PACKED_CHUNK = 8  # panels per chunk quantum: every packed register block's panel count divides it
 
 
 def default_threads() -> int:
@@ -262,10 +265,13 @@ class _Kernel:
         return counts
 
     def _panel_tile(self, panels: int, work: int | ir.Value) -> int | str:
-        """Panels per chunk of a packed matmul (a tile size): ``min(threads, blocks)`` chunks of whole
-        register blocks when the work reaches min-work, else all ``panels`` (one chunk)."""
-        blocks = -(-panels // PACKED_PANELS)
-        tile = -(-blocks // min(self.threads, blocks)) * PACKED_PANELS
+        """Panels per chunk of a packed matmul (a tile size): up to ``CHUNKS_PER_THREAD`` chunks per thread of
+        whole ``PACKED_CHUNK`` panels (a multiple of every register block's) when the work reaches min-work,
+        else all ``panels`` (one chunk). Several chunks per thread: on a busy machine a thread the OS
+        preempts delays only its current chunk, the others take the rest (``_fork_only_when_split``)."""
+        quantum = PACKED_CHUNK if panels >= 2 * PACKED_CHUNK else PACKED_PANELS
+        blocks = -(-panels // quantum)
+        tile = -(-blocks // min(CHUNKS_PER_THREAD * self.threads, blocks)) * quantum
         if isinstance(work, int) or tile >= panels:
             return min(tile, panels)
         big = arith.cmpi(arith.CmpIPredicate.uge, work, self._value(self.min_work))
@@ -517,8 +523,9 @@ def _inline_loop_scope(scope: ir.Operation) -> None:
 def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
     """Give ``omp.parallel`` min(threads, trip count) threads (one runs it on the calling thread, without
     waking the pool); loops over several dims get a dynamic schedule (their chunks may be empty), and so do
-    loops of more chunks than threads (``dequantize_matmul``'s weight rows): a thread that the OS preempts on a
-    busy machine then delays only its current chunk, not a fixed share of the work."""
+    loops of more chunks than threads (``dequantize_matmul``'s weight rows, the packed matmul's panels when
+    its row count is static, as at decode): a thread that the OS preempts on a busy machine then delays
+    only its current chunk, not a fixed share of the work."""
     nests = _ops_named(parallel, "omp.loop_nest")
     if len(nests) != 1 or len(parallel.operands) != 1:
         return
