@@ -60,7 +60,12 @@ def test_constant_weight_model(level: int, k: int, n: int) -> None:
         (["m"], 512, 2048, [(1,), (7,), (16,), (129,), (512,)]),
         (["m"], 31, 17, [(1,), (9,), (24,)]),
         ([5], 20, 64, [(5,)]),  # a static row count
-        (["b", "s"], 16, 50, [(1, 1), (2, 9), (3, 8)]),  # two symbols: one product per b
+        (
+            ["b", "s"],
+            16,
+            50,
+            [(1, 1), (2, 9), (3, 8), (4, 1), (3, 1), (0, 1), (2, 0)],
+        ),  # two symbols: one product per b (all b rows at once when s = 1)
         (["b", 2, "s"], 16, 32, [(2, 2, 3)]),  # more: an untiled generic
     ],
 )
