@@ -50,9 +50,18 @@ func.func @mp(%x: !relax.tensor<["m", 8], f32>, %p: !relax.tensor<[2, 8, 16], f3
 // -----
 
 // Two symbolic leading dims: one 2-D packed product per b (the destination expand_shape would need two
-// dynamic dims in one group).
+// dynamic dims in one group); when s is 1 (decode), one product on the b rows (views x[:, 0], out[:, 0]),
+// which reads the weights once, not b times.
 // CHECK-LABEL: func.func private @matmul_packed_0(
-// CHECK:         scf.for
+// CHECK:         %[[S:.*]] = tensor.dim %arg0, %c1
+// CHECK:         %[[ONE:.*]] = arith.cmpi eq, %[[S]], %c1
+// CHECK:         scf.if %[[ONE]] -> (tensor<?x?x32xf32>) {
+// CHECK:           tensor.extract_slice %arg0[0, 0, 0] [%{{.*}}, 1, 8] [1, 1, 1] : tensor<?x?x8xf32> to tensor<?x8xf32>
+// CHECK:           relax.packed_matmul = "main"
+// CHECK:           relax.packed_matmul = "rest1"
+// CHECK:           tensor.insert_slice %{{.*}} into %arg2[0, 0, 0] [%{{.*}}, 1, 32] [1, 1, 1] : tensor<?x32xf32> into tensor<?x?x32xf32>
+// CHECK:         } else {
+// CHECK:           scf.for
 // CHECK:           tensor.extract_slice %arg0[%{{.*}}, 0, 0] [1, %{{.*}}, 8] [1, 1, 1] : tensor<?x?x8xf32> to tensor<?x8xf32>
 // CHECK:           relax.packed_matmul = "main"
 // CHECK:           relax.packed_matmul = "rest1"
