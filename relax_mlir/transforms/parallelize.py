@@ -48,7 +48,7 @@ MIN_WORK = 1 << 18
 CONTRACTION_WEIGHT = 4
 _DYNAMIC = -(2**63)  # ShapedType::kDynamic in static bound lists
 MAX_TILED_DIMS = 2
-CHUNKS_PER_THREAD = 4  # chunks per thread of a packed matmul's panels (run by a dynamic schedule)
+CHUNKS_PER_THREAD = 2  # chunks per thread of a packed matmul's panels (run by a dynamic schedule)
 PACKED_CHUNK = 8  # panels per chunk quantum: every packed register block's panel count divides it
 
 

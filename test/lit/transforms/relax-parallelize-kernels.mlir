@@ -100,7 +100,7 @@ func.func private @tiny(%x: tensor<4x8xf32>, %out: tensor<4x8xf32>) -> tensor<4x
 }
 
 // The packed-weight matmul's generics (relax.packed_matmul), inside the loop over a batch dim that its
-// lowering emits: split along the weight panels (the rows may be a single one) in up to 4 chunks per thread
+// lowering emits: split along the weight panels (the rows may be a single one) in up to 2 chunks per thread
 // of 8 panels (a multiple of every register block), the zero fill fused. The chunk size is decided at run
 // time: 32 panels in 4 chunks of 8 when the work reaches min-work, else all 32 (one chunk, run on the
 // calling thread without OpenMP). Split once: the second run of the pass leaves the generic inside the
