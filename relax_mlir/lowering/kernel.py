@@ -680,8 +680,11 @@ class KernelBuilder:
         self, x: KernelValue, out: KernelValue, inner: Callable[[KernelValue, KernelValue, str], KernelValue]
     ) -> KernelValue:
         """For ``x`` [b, s, k] and ``out`` [b, s, n]: an ``scf.for`` over ``b`` writing, into each ``out[i]``,
-        ``inner(x[i], out[i], s)`` on the 2-D slices (``s``: the index value of their row count)."""
-        s, depth, n = x.shape[1], x.shape[2], out.shape[2]
+        ``inner(x[i], out[i], s)`` on the 2-D slices (``s``: the index value of their row count). When ``s``
+        is 1 at run time (decoding one token per sequence), one ``inner`` call on the ``b`` rows instead
+        (the views ``x[:, 0]`` and ``out[:, 0]``): a kernel that streams its weights once per call then
+        reads them once per step, not ``b`` times."""
+        b, s, depth, n = x.shape[0], x.shape[1], x.shape[2], out.shape[2]
         count = self.dim(x, 1)
         x_row = TensorType((s, depth), x.dtype)
         o_row = TensorType((s, n), out.dtype)
@@ -704,7 +707,40 @@ class KernelBuilder:
                 acc,
             )
 
-        return self.loop(self.dim(x, 0), out, body)
+        def one_row_each() -> KernelValue:
+            rows = self.dim(x, 0)
+            x_col, o_col = TensorType((b, depth), x.dtype), TensorType((b, n), out.dtype)
+            xs = self.op(
+                f"tensor.extract_slice {x.name}[0, 0, 0] [{rows}, 1, {depth}] [1, 1, 1] : {x.mlir} to "
+                f"{builtin_tensor(x_col)}",
+                x_col,
+            )
+            os_ = self.op(
+                f"tensor.extract_slice {out.name}[0, 0, 0] [{rows}, 1, {n}] [1, 1, 1] : {out.mlir} to "
+                f"{builtin_tensor(o_col)}",
+                o_col,
+            )
+            r = inner(xs, os_, rows)
+            return self.op(
+                f"tensor.insert_slice {r.name} into {out.name}[0, 0, 0] [{rows}, 1, {n}] [1, 1, 1] : "
+                f"{r.mlir} into {out.mlir}",
+                out,
+            )
+
+        single = self.typed(f"arith.cmpi eq, {count}, {self.const(1)} : index")
+        then_lines, then_value = self.capture(one_row_each)
+        else_lines, else_value = self.capture(lambda: self.loop(self.dim(x, 0), out, body))
+        result = KernelValue(self.fresh("t"), out.type, out.mlir)
+        self.emit(
+            f"{result.name} = scf.if {single} -> ({out.mlir}) {{",
+            *("  " + line for line in then_lines),
+            f"  scf.yield {then_value.name} : {out.mlir}",
+            "} else {",
+            *("  " + line for line in else_lines),
+            f"  scf.yield {else_value.name} : {out.mlir}",
+            "}",
+        )
+        return result
 
     def loop(
         self, upper: str, init: KernelValue, body: Callable[[str, KernelValue], KernelValue], step: int = 1

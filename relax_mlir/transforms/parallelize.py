@@ -13,8 +13,9 @@ thread without entering OpenMP, and several in an ``omp.parallel`` of ``min(thre
 Kernel schedules (``relax-schedule-kernels``) run after this and match the tiled ops inside the loops.
 Ops a kernel already wraps in loops of its own stay outside the chunks (serial), except the packed-weight
 matmul's generics (marked ``relax.packed_matmul``, maybe inside the lowering's loop over a batch dim):
-they are split along the weight panels (independent columns; rows may be as few as 1), in chunks of
-whole register blocks (``PACKED_PANELS``), with their zero fill fused, by the same run-time rule.
+they are split along the weight panels (independent columns; rows may be as few as 1), in up to
+``CHUNKS_PER_THREAD`` chunks per thread of whole register blocks (``PACKED_CHUNK`` panels), with their zero
+fill fused, by the same run-time rule; a thread preempted on a busy machine then delays only one chunk.
 
 The thread count is the pass option ``num-threads``; 0 (the default) reads ``$RELAX_MLIR_NUM_THREADS``
 and otherwise uses the cores available to the process. With one thread the pass leaves kernels serial.
@@ -47,6 +48,8 @@ MIN_WORK = 1 << 18
 CONTRACTION_WEIGHT = 4
 _DYNAMIC = -(2**63)  # ShapedType::kDynamic in static bound lists
 MAX_TILED_DIMS = 2
+CHUNKS_PER_THREAD = 2  # chunks per thread of a packed matmul's panels (run by a dynamic schedule)
+PACKED_CHUNK = 8  # panels per chunk quantum: every packed register block's panel count divides it
 
 
 def default_threads() -> int:
@@ -262,10 +265,13 @@ class _Kernel:
         return counts
 
     def _panel_tile(self, panels: int, work: int | ir.Value) -> int | str:
-        """Panels per chunk of a packed matmul (a tile size): ``min(threads, blocks)`` chunks of whole
-        register blocks when the work reaches min-work, else all ``panels`` (one chunk)."""
-        blocks = -(-panels // PACKED_PANELS)
-        tile = -(-blocks // min(self.threads, blocks)) * PACKED_PANELS
+        """Panels per chunk of a packed matmul (a tile size): up to ``CHUNKS_PER_THREAD`` chunks per thread of
+        whole ``PACKED_CHUNK`` panels (a multiple of every register block's) when the work reaches min-work,
+        else all ``panels`` (one chunk). Several chunks per thread: on a busy machine a thread the OS
+        preempts delays only its current chunk, the others take the rest (``_fork_only_when_split``)."""
+        quantum = PACKED_CHUNK if panels >= 2 * PACKED_CHUNK else PACKED_PANELS
+        blocks = -(-panels // quantum)
+        tile = -(-blocks // min(CHUNKS_PER_THREAD * self.threads, blocks)) * quantum
         if isinstance(work, int) or tile >= panels:
             return min(tile, panels)
         big = arith.cmpi(arith.CmpIPredicate.uge, work, self._value(self.min_work))
@@ -494,6 +500,14 @@ def _serial_path_for_one_chunk(forall: ir.Operation) -> None:
     serial.erase()
 
 
+def _constant(v: ir.Value) -> int:
+    """The value of an index constant, else -1."""
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return -1
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
 def _inline_loop_scope(scope: ir.Operation) -> None:
     """Inline the ``memref.alloca_scope`` convert-scf-to-openmp wraps each chunk in: it must stay a single
     block, which later loop lowering (``convert-scf-to-cf``) breaks. Its few iterations (chunks) make
@@ -508,11 +522,14 @@ def _inline_loop_scope(scope: ir.Operation) -> None:
 
 def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
     """Give ``omp.parallel`` min(threads, trip count) threads (one runs it on the calling thread, without
-    waking the pool); loops over several dims get a dynamic schedule (their chunks may be empty). A 1-D loop
-    of more chunks than threads (``dequantize_matmul``'s weight rows) keeps the static schedule: each thread
-    runs one contiguous block of chunks, claimed once. Dynamic dispatch claims each chunk with a runtime call
-    (Debian's libomp 14 even formats its debug-trace strings there): a 2048x768 Q4_0 GEMV at batch 1 on 2
-    threads took 132 us dynamic, 81 us static, 63 us on 1 thread (min of 2000 calls, loaded machine)."""
+    waking the pool); loops over several dims get a dynamic schedule (their chunks may be empty), and so do
+    loops of a constant number of chunks larger than the thread count (the packed matmul's panels when its row
+    count is static, as at decode: a few chunks per thread): a thread that the OS preempts on a busy machine
+    then delays only its current chunk. A loop of a run-time number of chunks (``dequantize_matmul``'s parts,
+    up to one per 32 weight rows) keeps the static schedule, one contiguous block per thread, claimed once:
+    dynamic dispatch claims each chunk with a runtime call (Debian's libomp 14 even formats its debug-trace
+    strings there): a 2048x768 Q4_0 GEMV at batch 1 on 2 threads took 132 us dynamic, 81 us static, 63 us on
+    1 thread (min of 2000 calls, loaded machine)."""
     nests = _ops_named(parallel, "omp.loop_nest")
     if len(nests) != 1 or len(parallel.operands) != 1:
         return
@@ -531,6 +548,6 @@ def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
         one, most = arith.constant(index, 1), arith.constant(index, threads)
         count = arith.maxui(arith.minui(trips, most), one)
         parallel.operands[0] = arith.index_cast(ir.IntegerType.get_signless(32), count)
-    if n > 1:
+    if n > 1 or _constant(bounds[1]) > threads:
         for wsloop in _ops_named(parallel, "omp.wsloop"):
             wsloop.attributes["schedule_kind"] = ir.Attribute.parse("#omp<schedulekind dynamic>")

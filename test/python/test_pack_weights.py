@@ -60,7 +60,12 @@ def test_constant_weight_model(level: int, k: int, n: int) -> None:
         (["m"], 512, 2048, [(1,), (7,), (16,), (129,), (512,)]),
         (["m"], 31, 17, [(1,), (9,), (24,)]),
         ([5], 20, 64, [(5,)]),  # a static row count
-        (["b", "s"], 16, 50, [(1, 1), (2, 9), (3, 8)]),  # two symbols: one product per b
+        (
+            ["b", "s"],
+            16,
+            50,
+            [(1, 1), (2, 9), (3, 8), (4, 1), (3, 1), (0, 1), (2, 0)],
+        ),  # two symbols: one product per b (all b rows at once when s = 1)
         (["b", 2, "s"], 16, 32, [(2, 2, 3)]),  # more: an untiled generic
     ],
 )
@@ -75,6 +80,21 @@ def test_matmul_packed_op(rows: list, k: int, n: int, ms: list[tuple[int, ...]])
     for lead in ms:
         x = rand(*lead, k)
         np.testing.assert_allclose(exe(x, panels), x @ w, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize(("k", "n"), [(37, 100), (64, 288)])
+def test_matmul_packed_every_remainder(k: int, n: int) -> None:
+    """Every row count below two row blocks (each remainder r = m mod 8 has its own r-row register block),
+    odd k and n, and m = 0: numpy's numbers."""
+    w = rand(k, n)
+    panels = pack(w)
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["m", k]), "p": rb.tensor(list(panels.shape))}) as (x, p):
+        bb.ret(R.matmul_packed(x, p, n))
+    exe = compile(bb.module, opt_level=2)
+    for m in range(18):
+        x = rand(m, k)
+        np.testing.assert_allclose(exe(x, panels), x @ w, rtol=1e-4, atol=1e-3, err_msg=f"m = {m}")
 
 
 def test_onnx_gemm_transposed_weight() -> None:

@@ -20,6 +20,7 @@ from relax_mlir.errors import ShapeError
 from relax_mlir.lowering.kernel import (
     KernelBuilder,
     KernelValue,
+    builtin_tensor,
     element,
     is_float,
     unit_groups,
@@ -367,7 +368,7 @@ def _broadcast_matmul(k: KernelBuilder, a: KernelValue, b: KernelValue, c: Kerne
 
 PACKED_ROWS = 8  # rows of a register block of the packed matmul (transforms/schedules/packed_matmul.py)
 PACKED_PANELS = 2  # panels of its register block: parallel chunks hold a multiple of it (parallelize.py)
-PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" (row blocks) or "rest"
+PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" (row blocks) or "rest<r>" (r rows)
 
 
 def _packed_2d(
@@ -380,9 +381,10 @@ def _packed_2d(
 ) -> KernelValue:
     """``o`` [m, n] = ``x`` [m, k] @ panels ``w`` [np, k, nr]; ``size`` is ``m`` as an index value.
 
-    Two ``linalg.generic`` ops on views, both with static inner dims whatever ``m`` is: the first
-    ``8 * (m floordiv 8)`` rows as blocks [m1, 8, np, nr] (``"main"``), the last ``m mod 8`` rows one
-    by one (``"rest"``). When ``n`` is not a multiple of ``nr`` they write a padded temporary that is
+    ``linalg.generic`` ops on views, all with static inner dims whatever ``m`` is: the first
+    ``8 * (m floordiv 8)`` rows as blocks [m1, 8, np, nr] (``"main"``), then the last ``r = m mod 8`` rows
+    in one ``scf.index_switch`` case per ``r`` (``"rest<r>"``: ``r`` static rows, all in one register
+    block, so decoding a few tokens streams the weights once). When ``n`` is not a multiple of ``nr`` they write a padded temporary that is
     copied into ``o``.
     """
     panels, depth, width = (d.value for d in w.shape)  # type: ignore[union-attr]
@@ -466,27 +468,74 @@ def _packed_2d(
         "?",
         cols,
     )
-    # remaining rows
-    xr = part(x.name, x.mlir, main, rest, depth)
-    orr = part(target.name, o2, main, rest, cols)
-    or3 = op(
-        f"tensor.expand_shape {orr.name} [[0], [1, 2]] output_shape [{rest}, {panels}, {width}] : {o2} into "
-        f"{ty('?', panels, width)}",
-        "?",
-        panels,
-        width,
+    # remaining rows: one case per count, each a block of static rows that streams the weights once
+    cases = []
+    for r in range(1, rows):
+        lines, done = k.capture(lambda r=r: _rest_rows(k, x, target, w, main, r, kind=f"rest{r}"))
+        cases += [f"case {r} {{", *("  " + line for line in lines), f"  scf.yield {done.name} : {o2}", "}"]
+    switched = KernelValue(k.fresh("t"), target.type, o2)
+    k.emit(
+        f"{switched.name} = scf.index_switch {rest} -> {o2}",
+        *cases,
+        "default {",
+        f"  scf.yield {target.name} : {o2}",
+        "}",
     )
-    rr = contract(xr, or3, "rest")
-    rr2 = op(f"tensor.collapse_shape {rr.name} [[0], [1, 2]] : {rr.mlir} into {o2}", "?", cols)
-    target = op(
-        f"tensor.insert_slice {rr2.name} into {target.name}[{main}, 0] [{rest}, {cols}] [1, 1] : {o2} into {o2}",
-        "?",
-        cols,
-    )
+    target = switched
     if padded:
         view = op(f"tensor.extract_slice {target.name}[0, 0] [{size}, {n}] [1, 1] : {o2} to {od}", "?", n)
         target = k.copy(view, dest)
     return k.op(f"tensor.cast {target.name} : {od} to {o.mlir}", o.type) if o.mlir != od else target
+
+
+def _rest_rows(
+    k: KernelBuilder, x: KernelValue, target: KernelValue, w: KernelValue, start: str, r: int, kind: str
+) -> KernelValue:
+    """``target`` with rows [start, start + r) = ``x`` rows @ panels ``w``: one generic of ``r`` static
+    rows (marked ``kind``), whose register block holds every row (the weights stream once)."""
+    panels, depth, width = (d.value for d in w.shape)  # type: ignore[union-attr]
+    cols = panels * width
+    t = element(target.dtype)
+    x_r = TensorType((as_expr(r), as_expr(depth)), x.dtype)
+    o_r = TensorType((as_expr(r), as_expr(cols)), target.dtype)
+    o_r3 = TensorType((as_expr(r), as_expr(panels), as_expr(width)), target.dtype)
+    xs = k.op(
+        f"tensor.extract_slice {x.name}[{start}, 0] [{r}, {depth}] [1, 1] : {x.mlir} to {builtin_tensor(x_r)}",
+        x_r,
+    )
+    os_ = k.op(
+        f"tensor.extract_slice {target.name}[{start}, 0] [{r}, {cols}] [1, 1] : {target.mlir} to "
+        f"{builtin_tensor(o_r)}",
+        o_r,
+    )
+    o3 = k.op(
+        f"tensor.expand_shape {os_.name} [[0], [1, 2]] output_shape [{r}, {panels}, {width}] : "
+        f"{os_.mlir} into {builtin_tensor(o_r3)}",
+        o_r3,
+    )
+    zero = _fill_zero(k, o3)
+    res = KernelValue(k.fresh("r"), o3.type, o3.mlir)
+    a, b, c, mul, add = (k.fresh(p) for p in "aaavv")
+    maps = (
+        "affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3, d2)>, "
+        "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>"
+    )
+    k.emit(
+        f"{res.name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = "
+        f'["parallel", "parallel", "parallel", "reduction"], {PACKED_ATTR} = "{kind}"}} '
+        f"ins({xs.name}, {w.name} : {xs.mlir}, {w.mlir}) outs({zero.name} : {zero.mlir}) {{",
+        f"^bb0({a}: {t}, {b}: {t}, {c}: {t}):",
+        f"  {mul} = arith.mulf {a}, {b} : {t}",
+        f"  {add} = arith.addf {c}, {mul} : {t}",
+        f"  linalg.yield {add} : {t}",
+        f"}} -> {o3.mlir}",
+    )
+    flat = k.op(f"tensor.collapse_shape {res.name} [[0], [1, 2]] : {res.mlir} into {os_.mlir}", o_r)
+    return k.op(
+        f"tensor.insert_slice {flat.name} into {target.name}[{start}, 0] [{r}, {cols}] [1, 1] : "
+        f"{flat.mlir} into {target.mlir}",
+        target,
+    )
 
 
 def _packed_generic(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue) -> KernelValue:

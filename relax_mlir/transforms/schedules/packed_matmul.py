@@ -1,16 +1,18 @@
 """Transform-dialect schedule for the packed-weight matmul (``relax.matmul_packed``).
 
-Its lowering (``dialects/ops/linear_algebra.py``) writes two ``linalg.generic`` ops marked
+Its lowering (``dialects/ops/linear_algebra.py``) writes ``linalg.generic`` ops marked
 ``relax.packed_matmul``: ``"main"`` over row blocks ``x`` [m1, 8, k] x panels [np, k, nr] ->
-[m1, 8, np, nr], and ``"rest"`` over the last ``m mod 8`` rows. Panels are contiguous, so a register
+[m1, 8, np, nr], and ``"rest<r>"`` over the last ``r = m mod 8`` rows (one op per ``r``, selected at run
+time). Panels are contiguous, so a register
 block streams its weights from consecutive addresses whatever the row stride of ``W`` was, and both
 ops have static inner dims whatever ``m`` is: nothing falls back to scalar code.
 
 With several threads, ``relax-parallelize-kernels`` has already split each op along its panels into
 ``scf.forall`` chunks of whole register blocks (``PACKED_PANELS``); the schedule tiles the chunks alike.
 Each op is blocked for the caches (rows x ``CACHE_COLUMNS`` columns x depth), then tiled into register
-blocks (``VectorUnit.tile_rows`` rows, at most the 8 of a row block, x ``PANELS`` panels for ``main``, 1 row
-x ``tile_rows`` panels for ``rest``: 8 x 2 and 1 x 8 on AVX-512, 4 x 2 and 1 x 4 with 16 registers; a panel
+blocks (``VectorUnit.tile_rows`` rows, at most the 8 of a row block, x ``PANELS`` panels for ``main``: 8 x 2 on AVX-512,
+4 x 2 with 16 registers; all ``r`` rows x ``_rest_panels`` panels for ``rest<r>``: 4 x 4 on AVX-512, so
+each weight vector loaded feeds ``r`` FMAs and decoding a few tokens streams the weights once; a panel
 is one vector wide, ``relax-pack-weights``) with the depth loop innermost; the panel loop is peeled (a cache block that is not a multiple of the register block);
 unit dims are folded, the static blocks vectorized, the accumulators hoisted out of the depth loop,
 and the products contracted to FMAs (``relax-fuse-multiply-add``). bench/bench_packed.py measures it.
@@ -62,6 +64,12 @@ def _tile(kind: str, outer: list[int], inner: list[int], peel: int, s: str) -> s
     }}"""
 
 
+def _rest_panels(rows: int, unit: VectorUnit) -> int:
+    """Panels of a ``rest<rows>`` register block: the most of 8, 4, 2, 1 (divisors of a cache block's tail,
+    so no panel remainder) whose ``rows x panels`` accumulators, panel loads and one broadcast fit."""
+    return next(p for p in (8, 4, 2, 1) if rows * p + p + 1 <= unit.registers or p == 1)
+
+
 @register_schedule("packed_matmul", ops=("linalg.generic",))
 def packed_matmul_schedule(s: str, unit: VectorUnit) -> str:
     """The marked generics: cache blocks, peeled register blocks, vectorized to FMAs."""
@@ -69,11 +77,19 @@ def packed_matmul_schedule(s: str, unit: VectorUnit) -> str:
     rows = _rows(unit)
     peel = 2 if rows else 1  # the panel loop among the tiled loops
     main = _tile("main", [ROW_BLOCKS, 0, cache_panels, 0, DEPTH], [1, rows, PANELS, 0, 1], peel, s)
-    rest = _tile("rest", [0, cache_panels, 0, DEPTH], [1, unit.tile_rows, 0, 1], 1, s)
-    return f"""{main}{rest}
-    %pm{s} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PACKED_ATTR} = "main"}} in %root : (!transform.any_op) -> !transform.any_op
-    %pr{s} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PACKED_ATTR} = "rest"}} in %root : (!transform.any_op) -> !transform.any_op
-    %pk{s} = transform.merge_handles %pm{s}, %pr{s} : !transform.any_op
+    kinds = ["main", *(f"rest{r}" for r in range(1, PACKED_ROWS))]
+    rest = "".join(
+        _tile(f"rest{r}", [0, cache_panels, 0, DEPTH], [0, _rest_panels(r, unit), 0, 1], 0, s)
+        for r in range(1, PACKED_ROWS)
+    )
+    matches = "".join(
+        f"""
+    %pk{i}{s} = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PACKED_ATTR} = "{kind}"}} in %root : (!transform.any_op) -> !transform.any_op"""
+        for i, kind in enumerate(kinds)
+    )
+    merged = ", ".join(f"%pk{i}{s}" for i in range(len(kinds)))
+    return f"""{main}{rest}{matches}
+    %pk{s} = transform.merge_handles {merged} : !transform.any_op
     %pf{s} = transform.get_parent_op %pk{s} {{isolated_from_above, deduplicate}} : (!transform.any_op) -> !transform.any_op
     transform.foreach %pf{s} : !transform.any_op {{
     ^bb0(%f: !transform.any_op):

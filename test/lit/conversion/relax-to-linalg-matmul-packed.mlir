@@ -2,28 +2,44 @@
 // RUN: relax-opt %s --pass-pipeline='builtin.module(convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels)' --split-input-file | FileCheck %s --check-prefix=SCHED
 
 // relax.matmul_packed: rows in blocks of 8 ("main", [m1, 8, k] x panels [np, k, 16] -> [m1, 8, np, 16])
-// and the last m mod 8 rows ("rest"), both views of x and of the destination; n = 20 is not a multiple
+// and the last r = m mod 8 rows: an scf.index_switch on r with one case per r = 1..7 ("rest<r>", r static
+// rows, [r, k] x panels -> [r, np, 16]), all views of x and of the destination; n = 20 is not a multiple
 // of the panel width, so the products go to a [m, 32] temporary whose first 20 columns are copied out.
 // CHECK-LABEL: func.func private @matmul_packed_0(
 // CHECK-SAME:    %[[X:.*]]: tensor<?x8xf32>, %[[P:.*]]: tensor<2x8x16xf32>, %[[OUT:.*]]: tensor<?x20xf32>)
 // CHECK:         %[[M:.*]] = tensor.dim %[[X]]
 // CHECK:         %[[TMP:.*]] = tensor.empty(%[[M]]) : tensor<?x32xf32>
 // CHECK:         %[[BLOCKS:.*]] = arith.divui %[[M]], %c8
+// CHECK:         %[[REST:.*]] = arith.subi %[[M]], %{{.*}} : index
 // CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [%[[BLOCKS]], 8, 8] : tensor<?x8xf32> into tensor<?x8x8xf32>
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[P]] : tensor<?x8x8xf32>, tensor<2x8x16xf32>) outs(%{{.*}} : tensor<?x8x2x16xf32>) attrs = {relax.packed_matmul = "main"}
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[P]] : tensor<?x8xf32>, tensor<2x8x16xf32>) outs(%{{.*}} : tensor<?x2x16xf32>) attrs = {relax.packed_matmul = "rest"}
+// CHECK:         scf.index_switch %[[REST]] -> tensor<?x32xf32>
+// CHECK-NEXT:    case 1 {
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %[[P]] : tensor<1x8xf32>, tensor<2x8x16xf32>) outs(%{{.*}} : tensor<1x2x16xf32>) attrs = {relax.packed_matmul = "rest1"}
+// CHECK:         case 4 {
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %[[P]] : tensor<4x8xf32>, tensor<2x8x16xf32>) outs(%{{.*}} : tensor<4x2x16xf32>) attrs = {relax.packed_matmul = "rest4"}
+// CHECK:         case 7 {
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %[[P]] : tensor<7x8xf32>, tensor<2x8x16xf32>) outs(%{{.*}} : tensor<7x2x16xf32>) attrs = {relax.packed_matmul = "rest7"}
+// CHECK:         default {
 // CHECK:         %[[COLS:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%[[M]], 20] [1, 1] : tensor<?x32xf32> to tensor<?x20xf32>
 // CHECK:         linalg.copy ins(%[[COLS]] : tensor<?x20xf32>) outs(%[[OUT]] : tensor<?x20xf32>)
 
-// The schedule leaves no linalg.generic: both are tiled, vectorized and contracted to FMAs on
-// 16-wide vectors (8 x 2 accumulators for the row blocks, 1 x 2 for the remaining rows).
+// The schedule leaves no linalg.generic: all are tiled, vectorized and contracted to FMAs on
+// 16-wide vectors (8 x 2 accumulators for the row blocks; r x 2 for r remaining rows, every row in
+// the register block, so the weights stream once: 4 x 2 for 4 rows).
 // SCHED-LABEL: func.func private @matmul_packed_0(
 // SCHED-NOT:     linalg.generic
 // SCHED:         scf.for {{.*}} -> (vector<8x2x16xf32>)
 // SCHED-COUNT-16: vector.fma {{.*}} : vector<16xf32>
 // SCHED-NOT:     linalg.generic
+// SCHED:         scf.index_switch
+// SCHED:         case 1 {
 // SCHED:         scf.for {{.*}} -> (vector<2x16xf32>)
 // SCHED-COUNT-2: vector.fma {{.*}} : vector<16xf32>
+// SCHED-NOT:     linalg.generic
+// SCHED:         case 4 {
+// SCHED:         scf.for {{.*}} -> (vector<4x2x16xf32>)
+// SCHED-COUNT-8: vector.fma {{.*}} : vector<16xf32>
 // SCHED-NOT:     linalg.generic
 // SCHED:         return
 func.func @mp(%x: !relax.tensor<["m", 8], f32>, %p: !relax.tensor<[2, 8, 16], f32>) -> !relax.tensor<["m", 20], f32> {
@@ -34,12 +50,21 @@ func.func @mp(%x: !relax.tensor<["m", 8], f32>, %p: !relax.tensor<[2, 8, 16], f3
 // -----
 
 // Two symbolic leading dims: one 2-D packed product per b (the destination expand_shape would need two
-// dynamic dims in one group).
+// dynamic dims in one group); when s is 1 (decode), one product on the b rows (views x[:, 0], out[:, 0]),
+// which reads the weights once, not b times.
 // CHECK-LABEL: func.func private @matmul_packed_0(
-// CHECK:         scf.for
+// CHECK:         %[[S:.*]] = tensor.dim %arg0, %c1
+// CHECK:         %[[ONE:.*]] = arith.cmpi eq, %[[S]], %c1
+// CHECK:         scf.if %[[ONE]] -> (tensor<?x?x32xf32>) {
+// CHECK:           tensor.extract_slice %arg0[0, 0, 0] [%{{.*}}, 1, 8] [1, 1, 1] : tensor<?x?x8xf32> to tensor<?x8xf32>
+// CHECK:           relax.packed_matmul = "main"
+// CHECK:           relax.packed_matmul = "rest1"
+// CHECK:           tensor.insert_slice %{{.*}} into %arg2[0, 0, 0] [%{{.*}}, 1, 32] [1, 1, 1] : tensor<?x32xf32> into tensor<?x?x32xf32>
+// CHECK:         } else {
+// CHECK:           scf.for
 // CHECK:           tensor.extract_slice %arg0[%{{.*}}, 0, 0] [1, %{{.*}}, 8] [1, 1, 1] : tensor<?x?x8xf32> to tensor<?x8xf32>
 // CHECK:           relax.packed_matmul = "main"
-// CHECK:           relax.packed_matmul = "rest"
+// CHECK:           relax.packed_matmul = "rest1"
 // CHECK:           tensor.insert_slice
 func.func @rows(%x: !relax.tensor<["b", "s", 8], f32>, %p: !relax.tensor<[2, 8, 16], f32>) -> !relax.tensor<["b", "s", 32], f32> {
   %0 = "relax.matmul_packed"(%x, %p) {n = 32} : (!relax.tensor<["b", "s", 8], f32>, !relax.tensor<[2, 8, 16], f32>) -> !relax.tensor<["b", "s", 32], f32>

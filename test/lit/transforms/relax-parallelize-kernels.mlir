@@ -100,14 +100,15 @@ func.func private @tiny(%x: tensor<4x8xf32>, %out: tensor<4x8xf32>) -> tensor<4x
 }
 
 // The packed-weight matmul's generics (relax.packed_matmul), inside the loop over a batch dim that its
-// lowering emits: split along the weight panels (the rows may be a single one) in chunks of whole register
-// blocks (2 panels), the zero fill fused. The chunk size is decided at run time: 8 panels / 2 threads = 4
-// when the work reaches min-work, else all 8 (one chunk, run on the calling thread without OpenMP).
-// Split once: the second run of the pass leaves the generic inside the forall alone.
+// lowering emits: split along the weight panels (the rows may be a single one) in up to 2 chunks per thread
+// of 8 panels (a multiple of every register block), the zero fill fused. The chunk size is decided at run
+// time: 32 panels in 4 chunks of 8 when the work reaches min-work, else all 32 (one chunk, run on the
+// calling thread without OpenMP). Split once: the second run of the pass leaves the generic inside the
+// forall alone.
 // CHECK-LABEL: func.func private @packed
 // CHECK: scf.for
 // CHECK: %[[BIG:.*]] = arith.cmpi uge, %{{.*}}, %c262144
-// CHECK: %[[TILE:.*]] = arith.select %[[BIG]], %c4, %c8
+// CHECK: %[[TILE:.*]] = arith.select %[[BIG]], %c8, %c32
 // CHECK: %[[N:.*]] = affine.apply #{{.*}}()[%[[TILE]]]
 // CHECK: scf.forall (%{{.*}}) in (%[[N]])
 // CHECK-NOT: scf.forall
@@ -125,25 +126,46 @@ func.func private @tiny(%x: tensor<4x8xf32>, %out: tensor<4x8xf32>) -> tensor<4x
 // OMP: } else {
 // OMP: omp.parallel
 // OMP: scf.yield
-func.func private @packed(%x: tensor<?x?x64xf32>, %w: tensor<8x64x16xf32>, %out: tensor<?x?x8x16xf32>) -> tensor<?x?x8x16xf32> {
+func.func private @packed(%x: tensor<?x?x64xf32>, %w: tensor<32x64x16xf32>, %out: tensor<?x?x32x16xf32>) -> tensor<?x?x32x16xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   %b = tensor.dim %x, %c0 : tensor<?x?x64xf32>
   %s = tensor.dim %x, %c1 : tensor<?x?x64xf32>
-  %r = scf.for %i = %c0 to %b step %c1 iter_args(%acc = %out) -> (tensor<?x?x8x16xf32>) {
+  %r = scf.for %i = %c0 to %b step %c1 iter_args(%acc = %out) -> (tensor<?x?x32x16xf32>) {
     %xs = tensor.extract_slice %x[%i, 0, 0] [1, %s, 64] [1, 1, 1] : tensor<?x?x64xf32> to tensor<?x64xf32>
-    %os = tensor.extract_slice %acc[%i, 0, 0, 0] [1, %s, 8, 16] [1, 1, 1, 1] : tensor<?x?x8x16xf32> to tensor<?x8x16xf32>
-    %init = linalg.fill ins(%zero : f32) outs(%os : tensor<?x8x16xf32>) -> tensor<?x8x16xf32>
+    %os = tensor.extract_slice %acc[%i, 0, 0, 0] [1, %s, 32, 16] [1, 1, 1, 1] : tensor<?x?x32x16xf32> to tensor<?x32x16xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%os : tensor<?x32x16xf32>) -> tensor<?x32x16xf32>
     %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-        ins(%xs, %w : tensor<?x64xf32>, tensor<8x64x16xf32>) outs(%init : tensor<?x8x16xf32>) attrs = {relax.packed_matmul = "rest"} {
+        ins(%xs, %w : tensor<?x64xf32>, tensor<32x64x16xf32>) outs(%init : tensor<?x32x16xf32>) attrs = {relax.packed_matmul = "rest"} {
     ^bb0(%a: f32, %p: f32, %c: f32):
       %m = arith.mulf %a, %p : f32
       %t = arith.addf %c, %m : f32
       linalg.yield %t : f32
-    } -> tensor<?x8x16xf32>
-    %new = tensor.insert_slice %y into %acc[%i, 0, 0, 0] [1, %s, 8, 16] [1, 1, 1, 1] : tensor<?x8x16xf32> into tensor<?x?x8x16xf32>
-    scf.yield %new : tensor<?x?x8x16xf32>
+    } -> tensor<?x32x16xf32>
+    %new = tensor.insert_slice %y into %acc[%i, 0, 0, 0] [1, %s, 32, 16] [1, 1, 1, 1] : tensor<?x32x16xf32> into tensor<?x?x32x16xf32>
+    scf.yield %new : tensor<?x?x32x16xf32>
   }
-  return %r : tensor<?x?x8x16xf32>
+  return %r : tensor<?x?x32x16xf32>
+}
+
+// With a static row count (the last rows of a decode step, "rest4"), the work and the chunks are static:
+// 4 chunks of 8 panels; lowered to OpenMP, more chunks than threads go to threads by a dynamic schedule,
+// so a thread preempted on a busy machine delays only the chunk it runs.
+// CHECK-LABEL: func.func private @packed_rows
+// CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x512xf32>, tensor<8x512x16xf32>) outs(%{{.*}} : tensor<4x8x16xf32>) attrs = {relax.packed_matmul = "rest4"}
+// OMP-LABEL: func.func private @packed_rows
+// OMP: omp.wsloop schedule(dynamic)
+func.func private @packed_rows(%x: tensor<4x512xf32>, %w: tensor<32x512x16xf32>, %out: tensor<4x32x16xf32>) -> tensor<4x32x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%out : tensor<4x32x16xf32>) -> tensor<4x32x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x512xf32>, tensor<32x512x16xf32>) outs(%init : tensor<4x32x16xf32>) attrs = {relax.packed_matmul = "rest4"} {
+  ^bb0(%a: f32, %p: f32, %c: f32):
+    %m = arith.mulf %a, %p : f32
+    %t = arith.addf %c, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<4x32x16xf32>
+  return %y : tensor<4x32x16xf32>
 }
