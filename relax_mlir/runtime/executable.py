@@ -24,7 +24,7 @@ import ctypes
 import struct
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from operator import itemgetter
 from typing import Any
@@ -873,6 +873,14 @@ class RankDispatch:
         self.name = name
         self.params: list[int] = variants[0].rank_variant["params"]  # type: ignore[index]
         self.variants = {tuple(v.rank_variant["ranks"]): v for v in variants}  # type: ignore[index]
+        # the parameters as declared: those of unknown rank are tensor<"*", dtype>
+        first = variants[0]
+        unknown = {_flat_index(first, i) for i in self.params}
+        self.inputs = [
+            replace(x, type=TensorType(None, x.type.dtype)) if j in unknown else x
+            for j, x in enumerate(first.inputs)
+        ]
+        self.upper_bounds = first.upper_bounds
 
     def __repr__(self) -> str:
         ranks = ", ".join("x".join(map(str, r)) for r in sorted(self.variants))

@@ -167,7 +167,10 @@ class SpecializeRanksPass:
         calls: list[ir.Operation] = []
 
         def visit(op: ir.Operation) -> ir.WalkResult:
-            if "callee" in op.attributes and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name:
+            if "callee" not in op.attributes:
+                return ir.WalkResult.ADVANCE
+            callee = op.attributes["callee"]  # a string names an external (packed) function, not a relax one
+            if isinstance(callee, ir.FlatSymbolRefAttr) and callee.value == name:
                 calls.append(op)
             return ir.WalkResult.ADVANCE
 

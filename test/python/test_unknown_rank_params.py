@@ -3,6 +3,9 @@ the ONNX importer per rank), a call dispatched on its arguments' ranks, against 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -40,6 +43,34 @@ def test_unsupported_rank_is_an_input_error(unary) -> None:
         unary(np.zeros((2, 2)))
     with pytest.raises(InputError, match="takes 1 argument"):
         unary(rand((2,)), rand((2,)))
+
+
+def test_dispatch_shows_the_declared_signature(unary) -> None:
+    """The dispatching callable describes the function as declared: the parameter's rank is unknown."""
+    [x] = unary["main"].inputs
+    assert (x.name, str(x.type)) == ("x", '!relax.tensor<"*", f32>')
+
+
+def test_a_library_call_beside_an_unknown_rank_parameter(tmp_path) -> None:
+    """A string callee (an external library function) is not a call of the specialized function."""
+    text = """
+    func.func @main(%x: !relax.tensor<"*", f32>, %a: !relax.tensor<[2, 3], f32>, %b: !relax.tensor<[3, 2], f32>)
+        -> (!relax.tensor<"*", f32>, !relax.tensor<[2, 2], f32>) {
+      %0 = "relax.exp"(%x) : (!relax.tensor<"*", f32>) -> !relax.tensor<"*", f32>
+      %1 = "relax.call_dps_library"(%a, %b) {callee = "relax_sgemm"}
+          : (!relax.tensor<[2, 3], f32>, !relax.tensor<[3, 2], f32>) -> !relax.tensor<[2, 2], f32>
+      return %0, %1 : !relax.tensor<"*", f32>, !relax.tensor<[2, 2], f32>
+    }
+    """
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "relax_mlir.relax_opt", "--relax-specialize-ranks", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "@main__r0" in done.stdout and "@main__r4" in done.stdout and "relax_sgemm" in done.stdout
 
 
 @pytest.mark.parametrize(
