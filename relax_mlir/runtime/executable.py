@@ -680,6 +680,8 @@ class Function(Signature):
             ]
         except MemoryError:
             raise self._output_oom(extended) from None
+        except ValueError:  # a negative size: checks in the native code would refuse these inputs
+            raise self._negative_output(extended) from None
         frames = self._frames
         frame = frames.pop() if frames else self._new_frame()
         try:
@@ -731,6 +733,17 @@ class Function(Signature):
                     f"@{self.name}: out of memory: output #{i} of shape {dims} needs {_bytes(size)}"
                 )
         return OutOfMemoryError(f"@{self.name}: out of memory allocating its outputs")
+
+    def _negative_output(self, extended: tuple[int, ...]) -> InputError:
+        for i, (shape, _, _, _) in enumerate(self._out_tensors):
+            dims = shape(extended)
+            dims = dims if isinstance(dims, tuple) else (dims,)
+            if any(d < 0 for d in dims):
+                return InputError(
+                    f"@{self.name}: the inputs' shapes give output tensor #{i} a negative size {dims}: these "
+                    "inputs do not fit the function"
+                )
+        return InputError(f"@{self.name}: the inputs' shapes give an output a negative size")
 
     def _collect(
         self, outs: list[np.ndarray], buffer: ctypes.Array, returned: ctypes.Structure | None

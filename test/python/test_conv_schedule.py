@@ -14,6 +14,7 @@ from test_lower_nn import conv2d_ref, pool_ref
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
+from relax_mlir.errors import InputError
 from relax_mlir.runtime.executable import Executable
 from relax_mlir.targets import compile
 
@@ -187,3 +188,17 @@ def test_pool2d_vectorized(kind: str, kernel: int, strides: int, padding: int, l
         want = pool_ref(x, (kernel, kernel), (strides, strides), (padding,) * 4, (1, 1), False, kind)
         np.testing.assert_allclose(exe(x), want, **TOL)
     assert "linalg.pooling" not in host  # tiled, decomposed to 1-D windows and vectorized
+
+
+def test_wide_pool_windows_stay_loops() -> None:
+    """A window row wider than MAX_WINDOW_COLUMNS is not vectorized (that unrolls one op per column: a width
+    of 2**31 never finished compiling); it computes as loops, and an input too small for it is an
+    InputError, not an allocation of a negative size."""
+    exe, _ = compiled({"x": rb.tensor(["n", 2, 3, "w"])}, lambda x: R.max_pool2d(x, (2, 70), (1, 1)), 1)
+    for w in (70, 71, 100):
+        x = rand((1, 2, 3, w), low=-1, high=1)
+        want = pool_ref(x, (2, 70), (1, 1), (0, 0, 0, 0), (1, 1), False, "max")
+        np.testing.assert_allclose(exe(x), want, **TOL)
+    huge, _ = compiled({"x": rb.tensor(["n", 1, 4, "w"])}, lambda x: R.max_pool2d(x, (2, 2**31), (2, 2)), 1)
+    with pytest.raises(InputError, match="negative size"):
+        huge(rand((1, 1, 4, 8)))

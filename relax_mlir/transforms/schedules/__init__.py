@@ -149,10 +149,14 @@ def _transposes(op: ir.Operation) -> bool:
     return False
 
 
+MARKER_ATTRS = {BOUND_ATTR}  # attributes the schedules set for their matches (``unmark`` removes them)
+
+
 def unmark(module: ir.Operation) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if BOUND_ATTR in op.attributes:
-            del op.attributes[BOUND_ATTR]
+        for name in MARKER_ATTRS:
+            if name in op.attributes:
+                del op.attributes[name]
         return ir.WalkResult.ADVANCE
 
     module.walk(visit, ir.WalkOrder.PRE_ORDER)

@@ -7,12 +7,21 @@ columns and one window row (``kh`` tile 1); the row-segment loop is peeled so ma
 which ``vectorize_linalg`` vectorizes along the output row (one FMA or max per
 window column, on vectors of ``OW_TILE`` outputs; strided windows are unrolled per output). MLIR 22
 decomposes pooling and ``conv_2d_nchw_fchw`` only: depthwise and grouped tiles, and tiles with a
-dynamic size, stay (tiled) scalar loops.
+dynamic size, stay (tiled) scalar loops. Windows of a static width above ``MAX_WINDOW_COLUMNS`` are not
+taken (vectorizing unrolls a window row into one op per column: 2**31 columns never finished compiling).
 """
 
 from __future__ import annotations
 
-from relax_mlir.transforms.schedules import VectorUnit, bound_vectors, register_schedule, vectorize_linalg
+from mlir import ir
+
+from relax_mlir.transforms.schedules import (
+    MARKER_ATTRS,
+    VectorUnit,
+    bound_vectors,
+    register_schedule,
+    vectorize_linalg,
+)
 
 OW_TILE = 8
 # op -> tile sizes over its loops (in linalg's loop order): one output row segment, one window row
@@ -25,6 +34,27 @@ WINDOW_OPS = {
 }
 
 
+MAX_WINDOW_COLUMNS = 64  # wider window rows stay loops (vectorizing unrolls one op per window column)
+WINDOW_ATTR = "relax.window_schedule"  # on the window ops this schedule takes (``_mark_windows``)
+MARKER_ATTRS.add(WINDOW_ATTR)
+
+
+def _mark_windows(module: ir.Operation) -> None:
+    """Mark the window ops this schedule takes: all but those whose window rows (the last dim of the window
+    or filter operand) are static and wider than ``MAX_WINDOW_COLUMNS``."""
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in WINDOW_OPS and len(op.operands) >= 2:
+            window = op.operands[1].type
+            if isinstance(window, ir.ShapedType) and window.rank:
+                width = window.shape[-1]
+                if ir.ShapedType.is_dynamic_size(width) or width <= MAX_WINDOW_COLUMNS:
+                    op.attributes[WINDOW_ATTR] = ir.UnitAttr.get()
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
 def _any(n: int) -> str:
     return ", ".join(["!transform.any_op"] * n)
 
@@ -33,7 +63,7 @@ def _schedule(op: str, tiles: tuple[int, ...], i: str) -> str:
     loops = sum(1 for t in tiles if t)
     ow = sum(1 for t in tiles[: tiles.index(OW_TILE)] if t)  # the ow loop's index among the tile loops
     return f"""
-    %w{i} = transform.structured.match ops{{["{op}"]}} in %root : (!transform.any_op) -> !transform.any_op
+    %w{i} = transform.structured.match ops{{["{op}"]}} attributes{{{WINDOW_ATTR}}} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %w{i} : !transform.any_op {{
     ^bb0(%op: !transform.any_op):
       %f = transform.get_parent_op %op {{isolated_from_above}} : (!transform.any_op) -> !transform.any_op
@@ -62,7 +92,7 @@ def _schedule(op: str, tiles: tuple[int, ...], i: str) -> str:
     }}"""
 
 
-@register_schedule("conv-window", ops=tuple(WINDOW_OPS))
+@register_schedule("conv-window", ops=tuple(WINDOW_OPS), prepare=_mark_windows)
 def window_schedule(suffix: str, unit: VectorUnit) -> str:
     """Every depthwise/grouped/symbolic-kernel conv and pooling: row-segment tiles, decomposed to 1-D, vectorized."""
     return "".join(_schedule(op, tiles, f"{suffix}_{j}") for j, (op, tiles) in enumerate(WINDOW_OPS.items()))
