@@ -9,12 +9,14 @@ import sys
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from onnx_util import check_against_ort, graph_model
+from onnx_util import graph_model
 from oprun import compile_fn, rand
 
+import relax_mlir
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.errors import InputError
+from relax_mlir.frontend.onnx import OnnxImportError, from_onnx
 
 SHAPES = [(), (5,), (2, 3), (2, 1, 3, 4), (0,), (3, 0, 2)]
 
@@ -99,80 +101,16 @@ def _shapeless_model(nodes, out_type=TensorProto.FLOAT, extra_inputs=()):
     return graph_model(helper.make_graph(nodes, "g", [x, *extra_inputs], [y]), 17)
 
 
-@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (1, 4, 3), (0, 3), (2, 1, 2, 3)], ids=str)
-def test_onnx_shapeless_input_elementwise(shape: tuple[int, ...]) -> None:
-    """Elementwise nodes stay generic over rank (one "*" function, specialized when compiled)."""
-    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])
-    nodes = [
-        helper.make_node("Abs", ["x"], ["a"]),
-        helper.make_node("Sigmoid", ["a"], ["s"]),
-        helper.make_node("Add", ["s", "b"], ["y"]),
-    ]
-    check_against_ort(_shapeless_model(nodes, extra_inputs=[b]), rand(shape), rand((3,)))
-
-
-@pytest.mark.parametrize(
-    "node, out_type",
-    [
-        (helper.make_node("Softmax", ["x"], ["y"]), TensorProto.FLOAT),
-        (helper.make_node("ReduceSum", ["x"], ["y"], keepdims=0), TensorProto.FLOAT),
-        (helper.make_node("Flatten", ["x"], ["y"], axis=1), TensorProto.FLOAT),
-        (helper.make_node("Shape", ["x"], ["y"]), TensorProto.INT64),
-    ],
-    ids=lambda v: getattr(v, "op_type", ""),
-)
-@pytest.mark.parametrize("shape", [(4,), (2, 3), (2, 1, 3, 2), (0, 2)], ids=str)
-def test_onnx_shapeless_input_rank_dependent(node, out_type, shape: tuple[int, ...]) -> None:
-    """Nodes that need their input's rank at import time: the graph is imported once per rank."""
-    check_against_ort(_shapeless_model([node], out_type), rand(shape))
-
-
-def test_onnx_shapeless_input_unsupported_rank() -> None:
-    model = _shapeless_model([helper.make_node("Softmax", ["x"], ["y"])])
-    from relax_mlir.frontend.onnx import from_onnx
-    from relax_mlir.targets import compile
-
-    exe = compile(from_onnx(model), opt_level=1)
-    with pytest.raises(
-        InputError, match=r"parameter 'x' has rank 6 .* compiled for rank\(s\) 1, 2, 3, 4 only"
-    ):
-        exe(rand((1,) * 6))
-
-
-def _local_function_model():
-    """A model-local function (generic over rank) on a shapeless input, then a node that needs the rank."""
-    fn = helper.make_function(
-        "custom",
-        "AbsTwice",
-        ["a"],
-        ["b"],
-        [helper.make_node("Abs", ["a"], ["s"]), helper.make_node("Add", ["s", "s"], ["b"])],
-        [helper.make_opsetid("", 17)],
-    )
-    nodes = [
-        helper.make_node("AbsTwice", ["x"], ["t"], domain="custom"),
-        helper.make_node("Softmax", ["t"], ["y"]),
-    ]
-    model = _shapeless_model(nodes)
-    model.opset_import.append(helper.make_opsetid("custom", 1))
-    model.functions.append(fn)
-    return model
-
-
-@pytest.mark.parametrize("shape", [(4,), (2, 3), (1, 2, 3, 2)], ids=str)
-def test_onnx_shapeless_input_of_a_local_function(shape: tuple[int, ...]) -> None:
-    check_against_ort(_local_function_model(), rand(shape))
-
-
-def test_onnx_per_rank_import_keeps_only_called_functions() -> None:
-    from relax_mlir.frontend.onnx import from_onnx
-
-    text = str(from_onnx(_local_function_model()))
-    assert "@main__r0(" not in text  # Softmax of a scalar does not import
-    for k in range(1, 5):
-        assert f"@main__r{k}(" in text
-    # one function per rank that imported; none left from rank 0 (built, then Softmax failed)
-    assert text.count("func.func private") == 4
+def test_onnx_shapeless_input_is_refused() -> None:
+    """ONNX graph inputs of unknown rank are not imported as "*" yet: the per-rank variants of a GPT whose
+    token ids have rank 3 abort in MLIR's ownership-based-buffer-deallocation (fuzz case 1597), so the
+    importer asks for the shape."""
+    model = _shapeless_model([helper.make_node("Relu", ["x"], ["y"])])
+    with pytest.raises(OnnxImportError, match="unknown rank; give its shape in shape_dict"):
+        from_onnx(model)
+    f = relax_mlir.compile(from_onnx(model, shape_dict={"x": ["n", 3]}))["main"]
+    x = rand((2, 3))
+    np.testing.assert_allclose(f(x), np.maximum(x, 0))
 
 
 UNARY_TEXT = """
