@@ -15,6 +15,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import tensor
 
+from relax_mlir.transforms.relax_ir import ops_named
+
 _DYNAMIC = -(2**63)  # ShapedType::kDynamic in static offset/size lists
 
 
@@ -24,24 +26,12 @@ def fuse_epilogues(func: ir.Operation) -> int:
     changed = True
     while changed:
         changed = False
-        for op in _ops(func, "scf.forall"):
+        for op in ops_named(func, "scf.forall"):
             generic = _sole_consumer(op)
             if generic is not None and _fuse(op, generic):
                 moved += 1
                 changed = True
     return moved
-
-
-def _ops(root: ir.Operation, name: str) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == name:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    return found
 
 
 def _sole_consumer(forall: ir.Operation) -> ir.Operation | None:

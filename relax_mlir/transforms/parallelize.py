@@ -36,6 +36,7 @@ from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
 from relax_mlir.errors import PassError
 from relax_mlir.transforms.empty_loops import fold_empty_loops, loop_maps
 from relax_mlir.transforms.registry import register_pass
+from relax_mlir.transforms.relax_ir import ops_named
 from relax_mlir.transforms.transform_script import run_transform_script
 
 THREADS_ENV = "RELAX_MLIR_NUM_THREADS"
@@ -401,7 +402,7 @@ class ParallelizeKernels:
         threads = self.num_threads or default_threads()
         if threads <= 1:
             return
-        if _ops_named(module, "scf.forall"):  # chunk loops a kernel's lowering wrote (dequantize_matmul)
+        if ops_named(module, "scf.forall"):  # chunk loops a kernel's lowering wrote (dequantize_matmul)
             module.attributes[THREADS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), threads)
         body, emitted = _scripts(module, threads, self.min_work)
         if not body:
@@ -411,18 +412,6 @@ class ParallelizeKernels:
         run_transform_script(module, body)
         _strip_tags(module)
         module.attributes[THREADS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), threads)
-
-
-def _ops_named(root: ir.Operation, name: str) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == name:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    return found
 
 
 def _defined_outside(v: ir.Value, region_op: ir.Operation) -> bool:
@@ -442,21 +431,21 @@ class LowerParallel:
     it has more than one chunk, on ``relax.num_threads`` threads; without that attribute, serial loops."""
 
     def run(self, module: ir.Operation) -> None:
-        if not _ops_named(module, "scf.forall"):
+        if not ops_named(module, "scf.forall"):
             return
         attr = module.attributes[THREADS_ATTR] if THREADS_ATTR in module.attributes else None
         threads = ir.IntegerAttr(attr).value if attr is not None else 1
         if threads <= 1:
             passmanager.PassManager.parse("builtin.module(func.func(scf-forall-to-for))").run(module)
             return
-        for forall in _ops_named(module, "scf.forall"):
+        for forall in ops_named(module, "scf.forall"):
             _serial_path_for_one_chunk(forall)
         passmanager.PassManager.parse(
             f"builtin.module(func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={threads}}})"
         ).run(module)
-        for parallel in _ops_named(module, "omp.parallel"):
+        for parallel in ops_named(module, "omp.parallel"):
             _fork_only_when_split(parallel, threads)
-        for scope in _ops_named(module, "memref.alloca_scope"):
+        for scope in ops_named(module, "memref.alloca_scope"):
             _inline_loop_scope(scope)
 
 
@@ -530,7 +519,7 @@ def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
     dynamic dispatch claims each chunk with a runtime call (Debian's libomp 14 even formats its debug-trace
     strings there): a 2048x768 Q4_0 GEMV at batch 1 on 2 threads took 132 us dynamic, 81 us static, 63 us on
     1 thread (min of 2000 calls, loaded machine)."""
-    nests = _ops_named(parallel, "omp.loop_nest")
+    nests = ops_named(parallel, "omp.loop_nest")
     if len(nests) != 1 or len(parallel.operands) != 1:
         return
     nest = nests[0]
@@ -549,5 +538,5 @@ def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
         count = arith.maxui(arith.minui(trips, most), one)
         parallel.operands[0] = arith.index_cast(ir.IntegerType.get_signless(32), count)
     if n > 1 or _constant(bounds[1]) > threads:
-        for wsloop in _ops_named(parallel, "omp.wsloop"):
+        for wsloop in ops_named(parallel, "omp.wsloop"):
             wsloop.attributes["schedule_kind"] = ir.Attribute.parse("#omp<schedulekind dynamic>")

@@ -85,3 +85,16 @@ def drop_dataflow_results(op: ir.Operation, keep: list[int]) -> ir.Operation:
         op.results[i].replace_all_uses_with(new.results[j])
     op.erase()
     return new
+
+
+def ops_named(root: ir.Operation, name: str) -> list[ir.Operation]:
+    """Every op called ``name`` under ``root`` (``root`` included), in walk order."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == name:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
