@@ -418,10 +418,7 @@ def _lower_axis_antialias(k: KernelBuilder, params: dict[str, str] | None) -> Ke
     def c(v: float) -> str:
         return k.scalar(f"arith.constant {float(v)!r}", "f64")
 
-    scale = op("divf", _f64(k, out_size), _f64(k, size))
-    if params is not None:
-        given = k.scalar(f"arith.cmpf ogt, {params['scale']}, {c(0.0)}", "f64")
-        scale = k.scalar(f"arith.select {given}, {params['scale']}, {scale}", "f64")
+    scale = _scale(k, size, out_size, params)
     narrow = op("minimumf", scale, c(1.0))  # the filter widens only when downscaling
     half = _ceil_index(k, op("divf", c(1.0 if method == "linear" else 2.0), narrow))
     taps = op("muli", half, k.const(2), "index")
@@ -454,10 +451,7 @@ def _lower_axis_antialias(k: KernelBuilder, params: dict[str, str] | None) -> Ke
         d = op("mulf", op("subf", op("addf", _f64(k, j), start), ratio), narrow)
         w = _filter_weight(k, method, a_coef, d)
         if k.attrs["exclude_outside"]:
-            lo = k.scalar(f"arith.cmpi sge, {raw}, {k.const(0)}", "index")
-            hi = k.scalar(f"arith.cmpi sle, {raw}, {last}", "index")
-            ok = k.scalar(f"arith.andi {lo}, {hi}", "i1")
-            w = k.scalar(f"arith.select {ok}, {w}, {c(0.0)}", "f64")
+            w = _zero_outside(k, w, raw, last)
         v = k.scalar(f"tensor.extract {x.name}[{', '.join(coords)}]", x.mlir)
         if t != "f64":
             v = k.scalar(f"arith.extf {v}", f"{t} to f64")
@@ -503,10 +497,33 @@ def _f64(k: KernelBuilder, index: str) -> str:
     return k.scalar(f"arith.sitofp {k.scalar(f'arith.index_cast {index}', 'index to i64')}", "i64 to f64")
 
 
+def _scale(k: KernelBuilder, size: str, out_size: str, params: dict[str, str] | None) -> str:
+    """The f64 scale of the resized axis: the ``scale`` attribute, else size / input size, unless ``params``
+    gives a positive one at run time."""
+    attr = k.attrs["scale"]
+    if attr > 0:
+        scale = k.scalar(f"arith.constant {float(attr)!r}", "f64")
+    else:
+        scale = k.scalar(f"arith.divf {_f64(k, out_size)}, {_f64(k, size)}", "f64")
+    if params is None:
+        return scale
+    zero = k.scalar("arith.constant 0.0", "f64")
+    given = k.scalar(f"arith.cmpf ogt, {params['scale']}, {zero}", "f64")
+    return k.scalar(f"arith.select {given}, {params['scale']}, {scale}", "f64")
+
+
+def _zero_outside(k: KernelBuilder, weight: str, raw: str, last: str) -> str:
+    """``weight``, or 0 where tap index ``raw`` lies outside the input ``[0, last]`` (exclude_outside)."""
+    lo = k.scalar(f"arith.cmpi sge, {raw}, {k.const(0)}", "index")
+    hi = k.scalar(f"arith.cmpi sle, {raw}, {last}", "index")
+    inside = k.scalar(f"arith.andi {lo}, {hi}", "i1")
+    return k.scalar(f"arith.select {inside}, {weight}, {k.scalar('arith.constant 0.0', 'f64')}", "f64")
+
+
 def _source(k: KernelBuilder, o: str, size: str, out_size: str, params: dict[str, str] | None = None) -> str:
     """ONNX's source coordinate (f64) of output position ``o`` along the resized axis (``params``: the
     scale and roi read at run time)."""
-    mode, scale_attr = k.attrs["coordinate_mode"], k.attrs["scale"]
+    mode = k.attrs["coordinate_mode"]
 
     def op(name: str, a: str, b: str) -> str:
         return k.scalar(f"arith.{name} {a}, {b}", "f64")
@@ -515,10 +532,7 @@ def _source(k: KernelBuilder, o: str, size: str, out_size: str, params: dict[str
         return k.scalar(f"arith.constant {float(v)!r}", "f64")
 
     of, in_f, out_int = _f64(k, o), _f64(k, size), _f64(k, out_size)
-    scale = c(scale_attr) if scale_attr > 0 else op("divf", out_int, in_f)
-    if params is not None:
-        given = k.scalar(f"arith.cmpf ogt, {params['scale']}, {c(0.0)}", "f64")
-        scale = k.scalar(f"arith.select {given}, {params['scale']}, {scale}", "f64")
+    scale = _scale(k, size, out_size, params)
     out_f = op("mulf", scale, in_f)  # ONNX's "output width": scale * input size, not rounded
     one, half = c(1.0), c(0.5)
     is_one = k.scalar(f"arith.cmpf oeq, {out_f}, {one}", "f64")
@@ -635,10 +649,7 @@ def _axis_tables(
             w = _filter_weight(k, method, a_coef, d)
             raw = op("addi", base, k.const(j), "index")
             if k.attrs["exclude_outside"]:
-                lo = k.scalar(f"arith.cmpi sge, {raw}, {k.const(0)}", "index")
-                hi = k.scalar(f"arith.cmpi sle, {raw}, {last}", "index")
-                ok = k.scalar(f"arith.andi {lo}, {hi}", "i1")
-                w = k.scalar(f"arith.select {ok}, {w}, {c(0.0)}", "f64")
+                w = _zero_outside(k, w, raw, last)
             indices.append(clamp(raw))
             weights.append(w)
         if k.attrs["exclude_outside"] or scale < 1.0:
