@@ -10,7 +10,9 @@ import pytest
 from onnx import TensorProto, helper
 from onnx_util import check_against_ort, graph_model, node_model, run_ort, run_ours, value_info
 
+import relax_mlir
 from relax_mlir.frontend.onnx import OnnxImportError, from_onnx
+from relax_mlir.transforms.fuse_attention import fuse_attention
 
 RNG = np.random.default_rng(0)
 F32 = np.float32
@@ -90,6 +92,75 @@ def test_attention_keeps_dims_symbolic() -> None:
     text = str(from_onnx(m))
     assert "?" not in text
     assert '"b", 2, "s", 4' in text
+
+
+def _attention_model(heads: tuple[int, int], past: bool, mask: bool, causal: int) -> object:
+    """A 4-D opset-23 Attention node: q [b, H, s, 16], k/v [b, Hkv, s, 16], optional bool mask [s, s]
+    and past keys/values [b, Hkv, p, 16] (then the present ones are outputs too)."""
+    q_heads, kv_heads = heads
+    inputs = [value_info("q", F32, ["b", q_heads, "s", 16])]
+    inputs += [value_info(n, F32, ["b", kv_heads, "s", 16]) for n in ("k", "v")]
+    names = ["q", "k", "v"]
+    if mask:
+        inputs.append(value_info("mask", np.bool_, ["s", "s"]))
+    if mask or past:
+        names.append("mask" if mask else "")
+    if past:
+        inputs += [value_info(n, F32, ["b", kv_heads, "p", 16]) for n in ("pk", "pv")]
+        names += ["pk", "pv"]
+    outputs = [value_info(n, F32, None) for n in (("y", "present_k", "present_v") if past else ("y",))]
+    m = node_model("Attention", inputs, outputs, opset=23, is_causal=causal)
+    m.graph.node[0].input[:] = names
+    return m
+
+
+def _attention_reference(q, k, v, visible) -> np.ndarray:  # noqa: ANN001
+    """Softmax attention in float64 over ``visible`` [s, t] keys; rows that see no key are 0 (the spec)."""
+    reps = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, reps, 1).astype(np.float64), np.repeat(v, reps, 1).astype(np.float64)
+    scores = np.where(visible, q.astype(np.float64) @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[3]), -np.inf)
+    row_max = scores.max(-1, keepdims=True)
+    weights = np.exp(scores - np.where(np.isfinite(row_max), row_max, 0))
+    sums = weights.sum(-1, keepdims=True)
+    return np.where(sums > 0, weights / np.where(sums > 0, sums, 1), 0) @ v
+
+
+@pytest.mark.parametrize("heads", [(4, 4), (4, 2)])
+def test_causal_attention_with_a_kv_cache_is_fused_and_matches(heads: tuple[int, int]) -> None:
+    """At O3 the causal chain with cached keys becomes one causal relax.attention (the empty-row guard
+    dropped: every query sees a key); the result matches a float64 reference and onnxruntime."""
+    m = _attention_model(heads, past=True, mask=False, causal=1)
+    module = from_onnx(m)
+    assert fuse_attention(module.operation) == 1
+    text = str(module)
+    assert "causal = true" in text and "relax.softmax" not in text and "relax.where" not in text
+    main = relax_mlir.compile(from_onnx(m), opt_level=3)
+    for b, s, p in ((1, 1, 0), (1, 1, 9), (2, 3, 5), (1, 40, 90), (1, 33, 0)):
+        q, k, v = rand(b, heads[0], s, 16), rand(b, heads[1], s, 16), rand(b, heads[1], s, 16)
+        pk, pv = rand(b, heads[1], p, 16), rand(b, heads[1], p, 16)
+        visible = np.arange(p + s)[None, :] <= np.arange(p, p + s)[:, None]
+        expected = _attention_reference(q, np.concatenate([pk, k], 2), np.concatenate([pv, v], 2), visible)
+        ours = main(q, k, v, pk, pv)[0]
+        np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(ours, run_ort(m, q, k, v, pk, pv)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_masked_attention_is_fused_and_keeps_rows_that_see_no_key_at_zero() -> None:
+    """A bool mask becomes relax.attention's mask operand; the spec's zero for a row whose keys are all
+    masked is kept by a guard on the fused output."""
+    m = _attention_model((2, 2), past=False, mask=True, causal=0)
+    module = from_onnx(m)
+    assert fuse_attention(module.operation) == 1
+    assert "relax.softmax" not in str(module)
+    main = relax_mlir.compile(from_onnx(m), opt_level=3)
+    for b, s in ((1, 1), (2, 7), (1, 130)):
+        q, k, v = rand(b, 2, s, 16), rand(b, 2, s, 16), rand(b, 2, s, 16)
+        visible = RNG.random((s, s)) > 0.4
+        visible[0] = False  # the first query sees no key
+        np.testing.assert_allclose(
+            main(q, k, v, visible), _attention_reference(q, k, v, visible), rtol=1e-4, atol=1e-5
+        )
+        assert not main(q, k, v, visible)[:, :, 0].any()
 
 
 @pytest.mark.parametrize(
