@@ -7,7 +7,8 @@ relax_mlir and onnxruntime run the same ONNX graph, written as exporters write i
 -> Div -> Where(causal mask from Range/Less) -> Softmax -> MatMul(., v)``), compiled once for every seq
 (``opt_level=3``; *relax_mlir* fuses the chain into ``relax.attention``, *unfused* drops
 ``relax-fuse-attention``). onnxruntime also runs the ONNX ``Attention`` op (opset 23, ``is_causal=1``) when
-it supports it; PyTorch runs ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``.
+it supports it, and so does relax_mlir (*relax Attention*: the op's decomposition, fused by the same pass);
+PyTorch runs ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``.
 Engines alternate in rounds; medians in ms; the CPU (model and LLVM name) is printed first. On a loaded
 machine compare the ratios, not the times.
 """
@@ -112,11 +113,12 @@ def timed(fns: dict[str, Callable[[], object]], min_time: float, rounds: int = 3
     return {k: statistics.median(v) * 1e3 for k, v in times.items()}
 
 
-def engines(q, k, v, fused, unfused, sess, op_sess, torch) -> dict[str, Callable[[], object]]:
+def engines(q, k, v, fused, op_fused, unfused, sess, op_sess, torch) -> dict[str, Callable[[], object]]:
     """The engines' calls on ``q, k, v`` (the ones available)."""
     feeds = {"q": q, "k": k, "v": v}
     fns: dict[str, Callable[[], object]] = {
         "relax_mlir": lambda: fused(q, k, v),
+        "relax Attention": lambda: op_fused(q, k, v),
         "unfused": lambda: unfused(q, k, v),
         "ORT graph": lambda: sess.run(None, feeds)[0],
     }
@@ -142,6 +144,7 @@ def main() -> int:
     module = from_onnx(model)
     fused = relax_mlir.compile(module, opt_level=3)
     unfused = relax_mlir.compile(module, pipeline=LEVELS[3].replace("relax-fuse-attention,", ""))
+    op_fused = relax_mlir.compile(from_onnx(attention_op_graph()), opt_level=3)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -159,13 +162,17 @@ def main() -> int:
         torch.set_num_threads(threads)
     except ImportError:
         torch = None
-    cols = ["relax_mlir", "unfused", "ORT graph", "ORT Attention", "torch SDPA"]
+    cols = ["relax_mlir", "relax Attention", "unfused", "ORT graph", "ORT Attention", "torch SDPA"]
     print("\nms (medians); ratio = relax_mlir / other, <= 1.0 means relax_mlir is faster")
-    print(f"{'seq':>5} " + " ".join(f"{c:>13}" for c in cols) + "  r/unfused  r/ORTgraph  r/ORTop  r/torch")
+    print(
+        f"{'seq':>5} "
+        + " ".join(f"{c:>15}" for c in cols)
+        + "  r/unfused  r/ORTgraph  r/ORTop  r/torch  rOp/ORTop"
+    )
     for seq in (int(s) for s in args.seqs.split(",")):
         rng = np.random.default_rng(seq)
         q, k, v = (rng.standard_normal((1, HEADS, seq, HEAD_DIM)).astype(np.float32) for _ in range(3))
-        fns = engines(q, k, v, fused, unfused, sess, op_sess, torch)
+        fns = engines(q, k, v, fused, op_fused, unfused, sess, op_sess, torch)
         want = reference(q, k, v)
         for name, fn in fns.items():
             got = fn()
@@ -173,9 +180,17 @@ def main() -> int:
             np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4, err_msg=f"{name} at seq {seq}")
         ms = timed(fns, args.min_time)
         r = ms["relax_mlir"]
-        ratios = "  ".join(f"{r / ms[c]:9.2f}" if c in ms else f"{'-':>9}" for c in cols[1:])
+        ratios = "  ".join(f"{r / ms[c]:9.2f}" if c in ms else f"{'-':>9}" for c in cols[2:])
+        op_ratio = (
+            f"{ms['relax Attention'] / ms['ORT Attention']:9.2f}" if "ORT Attention" in ms else f"{'-':>9}"
+        )
         print(
-            f"{seq:>5} " + " ".join(f"{ms.get(c, float('nan')):13.3f}" for c in cols) + "  " + ratios,
+            f"{seq:>5} "
+            + " ".join(f"{ms.get(c, float('nan')):15.3f}" for c in cols)
+            + "  "
+            + ratios
+            + "  "
+            + op_ratio,
             flush=True,
         )
     return 0
