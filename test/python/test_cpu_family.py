@@ -70,3 +70,23 @@ def test_pass_option_picks_the_tile_and_matches_numpy(cpu: str, tile: str) -> No
         x = rng.standard_normal((m, k), dtype=np.float32)
         y = rng.standard_normal((k, n), dtype=np.float32)
         np.testing.assert_allclose(exe(x, y), x @ y, rtol=1e-4, atol=1e-3, err_msg=f"{cpu} {m}x{k}x{n}")
+
+
+def test_aot_code_gets_no_host_family() -> None:
+    """A library compiled ahead of time is for another machine: its tiles are the generic family's."""
+    from relax_mlir.pipelines.data import text
+    from relax_mlir.targets.aot import aot_pipeline
+
+    assert "relax-schedule-kernels{cpu=generic}" in text(aot_pipeline(2))
+
+
+def test_intel_batch_matmul_tiles_match_numpy() -> None:
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"a": rb.tensor(["b", "m", "k"]), "b": rb.tensor(["b", "k", "n"])}) as (a, b):
+        bb.ret(R.matmul(a, b))
+    exe = compile(bb.module, opt_level=2, pipeline=_pipeline("sapphirerapids"), use_cache=False)
+    rng = np.random.default_rng(1)
+    for b, m, k, n in [(1, 1, 1, 1), (2, 0, 3, 4), (3, 13, 64, 17), (2, 25, 33, 48)]:
+        x = rng.standard_normal((b, m, k), dtype=np.float32)
+        y = rng.standard_normal((b, k, n), dtype=np.float32)
+        np.testing.assert_allclose(exe(x, y), x @ y, rtol=1e-4, atol=1e-3, err_msg=f"{b}x{m}x{k}x{n}")
