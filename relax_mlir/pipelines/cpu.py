@@ -46,18 +46,20 @@ def cleanup(opt_level: int) -> Pipeline:
     ]
 
 
-def relax_level(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
+def relax_level(opt_level: int, vectors: VectorUnit | None = None, cpu: str | None = None) -> Pipeline:
     """``relax-O<opt_level>``: relax to host code (kernels scheduled, parallelized, BLAS as the level says).
 
     ``vectors``: the vector registers that packed weights and register tiles are sized for, when they are
-    not the default (AVX-512's: the CPU targets); e.g. ``VectorUnit(128, 16)`` for wasm32's SIMD128."""
+    not the default (AVX-512's: the CPU targets); e.g. ``VectorUnit(128, 16)`` for wasm32's SIMD128.
+    ``cpu``: the LLVM CPU whose family the register tiles are chosen for, when not this host
+    (``relax-schedule-kernels{cpu=...}``; ``generic`` for code meant for other machines)."""
     lift = P("relax-lift-load-time-params")
     if opt_level == 0:
         return [*VERIFY, lift, *passes("convert-relax-to-linalg", "relax-lower-host")]
     unit = {} if vectors is None or vectors == VectorUnit() else {"vector_bits": vectors.bits}
     tiles = unit and {**unit, "vector_registers": vectors.registers}  # type: ignore[union-attr]
     pack = [P("relax-pack-weights", opt_level=opt_level, **unit)]
-    schedule = P("relax-schedule-kernels", **tiles)
+    schedule = P("relax-schedule-kernels", **tiles, **({"cpu": cpu} if cpu else {}))
     # before relax-fold-constants, which would dequantize constant weights into f32 ones
     fuse = passes("relax-fuse-dequantize-matmul")
     if opt_level == 1:

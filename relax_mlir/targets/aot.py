@@ -67,9 +67,10 @@ LEGALIZE = "convert-relax-to-linalg"
 def aot_pipeline(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
     """``relax-O<opt_level>`` without the passes that need the Python process (O3 is therefore O2);
     ``vectors``: the vector registers to tile for, when not AVX-512's (``relax_level``). Kernels use no
-    instruction of the compiling host's CPU (``target-features=portable``): the code is for another machine."""
+    instruction of the compiling host's CPU (``target-features=portable``) and register tiles of no CPU
+    family (``relax-schedule-kernels{cpu=generic}``): the code is for another machine."""
     check_opt_level(opt_level)
-    level = relax_level(opt_level, vectors)
+    level = relax_level(opt_level, vectors, cpu="generic")
     level = replace(level, LEGALIZE, [P(LEGALIZE, target_features="portable")])
     return without(level, *(p for p in PROCESS_PASSES if p in {e.name for e in level}))
 

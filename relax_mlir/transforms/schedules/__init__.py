@@ -22,8 +22,9 @@ by default AVX-512's 32 registers of 512 bits, which the CPU targets use; the wa
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from mlir import ir, passmanager
@@ -39,13 +40,17 @@ from relax_mlir.transforms.transform_script import run_transform_script
 
 @dataclass(frozen=True)
 class VectorUnit:
-    """The vector registers that register tiles are sized for: their width in bits and how many there are.
+    """The vector registers that register tiles are sized for: their width in bits, how many there are, and
+    how many full-width FMAs a core issues per cycle (``fma_units``, from ``CPU_FAMILIES``).
 
-    The default is AVX-512 (32 registers of 16 f32 lanes). A register tile keeps half the registers as
-    accumulators (``tile_rows`` rows of two vectors), the rest holds operands."""
+    The default is AVX-512 (32 registers of 16 f32 lanes) with one FMA per cycle. A register tile keeps
+    half the registers as accumulators (``tile_rows`` rows of two vectors), the rest holds operands; with
+    two FMA units the matmul tiles get more rows (``matmul_rows``): twice the FMAs in flight need more
+    independent accumulators to hide the FMA latency, and each loaded weight vector feeds more of them."""
 
     bits: int = 512
     registers: int = 32
+    fma_units: int = 1
 
     def __post_init__(self) -> None:
         if self.bits < 32 or self.bits % 32 or self.registers < 4:
@@ -53,6 +58,8 @@ class VectorUnit:
                 "vector-bits must be a positive multiple of 32 and vector-registers "
                 f"at least 4, got vector-bits={self.bits} vector-registers={self.registers}"
             )
+        if self.fma_units < 1:
+            raise PassError(f"a vector unit needs at least one FMA unit, got {self.fma_units}")
 
     @property
     def lanes(self) -> int:
@@ -63,6 +70,109 @@ class VectorUnit:
     def tile_rows(self) -> int:
         """Rows of a register tile of two vectors per row (8 for AVX-512, 4 for 16 registers)."""
         return max(1, self.registers // 4)
+
+    @property
+    def matmul_rows(self) -> int:
+        """Rows of the generated matmul's register tile: ``tile_rows`` with one FMA unit; with more, as many
+        rows of two accumulators as fit beside two weight vectors and one broadcast (12 on AVX-512)."""
+        if self.fma_units == 1:
+            return self.tile_rows
+        return max(self.tile_rows, min(3 * self.tile_rows // 2, (self.registers - 3) // 2))
+
+
+@dataclass(frozen=True)
+class CpuFamily:
+    """A family of AVX-512 cores: its LLVM CPU names, features that identify it whatever name LLVM gives
+    the host, and its 512-bit FMAs per cycle."""
+
+    name: str
+    cpus: frozenset[str]
+    features: frozenset[str]
+    fma_units: int
+
+
+# The CPU families the register tiles are chosen for (``cpu_family``; 512-bit vectors only: other hosts
+# and targets keep ``VectorUnit``'s defaults). The matmul register tile is ``VectorUnit.matmul_rows`` rows
+# of two vectors, batch_matmul's that many rows of one vector:
+#
+# | family        | LLVM CPU names (or features)                 | 512-bit FMA/cycle  | matmul tile | batch tile |
+# | ------------- | -------------------------------------------- | ------------------ | ----------- | ---------- |
+# | zen4          | znver4                                       | 1 (double-pumped)  | 8 x 32      | 8 x 16     |
+# | zen5          | znver5                                       | 2                  | 12 x 32     | 12 x 16    |
+# | intel-server  | skylake-avx512 ... graniterapids, or any CPU | 2 (ports 0 and 5)  | 12 x 32     | 12 x 16    |
+# |               | with amx-tile or avx512fp16 (a Xeon that     |                    |             |            |
+# |               | LLVM 22 calls rocketlake)                    |                    |             |            |
+# | intel-client  | icelake-client, tigerlake, rocketlake, ...   | 1                  | 8 x 32      | 8 x 16     |
+# | (other)       | any other CPU, AOT and wasm targets          | 1                  | 8 x 32      | 8 x 16     |
+#
+# Zen 4's tile was measured (bench/bench_matmul.py: 8 x 32 against 6 x 32, 8 x 16 and others). The two-unit
+# rows follow from the FMA latency (4 cycles x 2 units = 8 FMAs in flight; 12 x 2 = 24 independent
+# accumulators) and are not measured on such a machine yet; on Zen 4 (one unit) the 12-row tile runs at
+# 57-90% of numpy where the 8-row one runs at 84-106% (``relax-schedule-kernels{cpu=sapphirerapids}``
+# compiles the Intel tiles on any machine).
+CPU_FAMILIES = (
+    CpuFamily("zen4", frozenset({"znver4"}), frozenset(), 1),
+    CpuFamily("zen5", frozenset({"znver5"}), frozenset(), 2),
+    CpuFamily(
+        "intel-server",
+        frozenset(
+            {
+                "skylake-avx512",
+                "cascadelake",
+                "cooperlake",
+                "icelake-server",
+                "sapphirerapids",
+                "emeraldrapids",
+                "graniterapids",
+                "graniterapids-d",
+                "diamondrapids",
+            }
+        ),
+        frozenset({"amx-tile", "avx512fp16"}),
+        2,
+    ),
+    CpuFamily(
+        "intel-client",
+        frozenset({"cannonlake", "icelake-client", "tigerlake", "rocketlake"}),
+        frozenset(),
+        1,
+    ),
+)
+GENERIC = CpuFamily("generic", frozenset(), frozenset(), 1)
+
+
+def cpu_family(cpu: str, features: Mapping[str, bool]) -> CpuFamily:
+    """The family of LLVM CPU ``cpu`` with ``features`` (LLVM's names, e.g. ``{"amx-tile": True}``):
+    identifying features first (a Xeon with AMX is a server core whatever LLVM calls it), then the name."""
+    for family in CPU_FAMILIES:
+        if any(features.get(f, False) for f in family.features):
+            return family
+    return next((family for family in CPU_FAMILIES if cpu in family.cpus), GENERIC)
+
+
+@functools.cache
+def host_cpu() -> tuple[str, dict[str, bool]]:
+    """This machine's LLVM CPU name and features ("generic" and none where llvmlite cannot tell)."""
+    try:
+        import llvmlite.binding as llvm
+
+        return llvm.get_host_cpu_name(), dict(llvm.get_host_cpu_features())
+    except Exception:  # noqa: BLE001  (no llvmlite, or a host it cannot describe)
+        return "generic", {}
+
+
+def parse_features(text: str) -> dict[str, bool]:
+    """LLVM's feature list syntax (``+amx-tile,-avx512f``) as a mapping."""
+    return {f[1:]: f[0] == "+" for f in text.split(",") if f[:1] in "+-" and len(f) > 1}
+
+
+def vector_unit(bits: int, registers: int, cpu: str = "host", features: str = "") -> VectorUnit:
+    """The ``VectorUnit`` for ``bits``-wide vectors on LLVM CPU ``cpu`` (``host``: this machine; its
+    ``features`` when given, else the host's for ``host``): the family's FMA units apply to 512-bit vectors."""
+    name, found = host_cpu() if cpu == "host" else (cpu, {})
+    flags = parse_features(features) if features else found
+    units = cpu_family(name, flags).fma_units if bits == 512 else 1
+    return VectorUnit(bits, registers, units)
 
 
 @dataclass(frozen=True)
@@ -204,9 +314,10 @@ def vectorize_linalg(f: str = "%f", fv: str = "%fv") -> str:
 """
 
 
-def vectorize_to_outer_products(extra_patterns: str = "") -> str:
+def vectorize_to_outer_products(extra_patterns: str = "", masked: str = "") -> str:
     """Transform IR on a function handle ``%f`` whose contractions are tiled to static register tiles:
-    canonicalize the loops, vectorize, hoist the accumulators out of the reduction loops (loop-invariant
+    canonicalize the loops, apply ``masked`` (transform IR vectorizing the dynamic remainder tiles with
+    masks, ``masked_vectorize``), vectorize, hoist the accumulators out of the reduction loops (loop-invariant
     subsets), apply ``extra_patterns`` (pattern ops, one per line), then lower contractions to outer
     products (FMAs) and the multi-reductions of small static generics next to them (a softmax row block)
     to reductions of rows. Shared by the matmul schedules."""
@@ -219,22 +330,47 @@ def vectorize_to_outer_products(extra_patterns: str = "") -> str:
         if extra
         else ""
     )
+    # a masked tile's size and mask are computed in the loop body: move them out, so that its subsets are
+    # loop-invariant and the accumulator is hoisted like a static tile's
+    licm = "        transform.apply_licm to %l : !transform.any_op\n" if masked else ""
     return f"""{bound_vectors()}      transform.apply_patterns to %f {{
         transform.apply_patterns.scf.for_loop_canonicalization
         transform.apply_patterns.canonicalization
       }} : !transform.any_op
-{vectorize_linalg()}      transform.apply_patterns to %fv {{
+{masked}{vectorize_linalg()}      transform.apply_patterns to %fv {{
         transform.apply_patterns.canonicalization
       }} : !transform.any_op
       %loops = transform.structured.match ops{{["scf.for"]}} in %fv : (!transform.any_op) -> !transform.any_op
       transform.foreach %loops : !transform.any_op {{
       ^bb0(%l: !transform.any_op):
-        transform.loop.hoist_loop_invariant_subsets %l : !transform.any_op
+{licm}        transform.loop.hoist_loop_invariant_subsets %l : !transform.any_op
       }}
 {extra_block}      transform.apply_patterns to %fv {{
         transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
         transform.apply_patterns.vector.lower_outerproduct
         transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+"""
+
+
+def masked_vectorize(op: str, sizes: tuple[int, ...], f: str = "%f", tag: str = "") -> str:
+    """Transform IR vectorizing every ``op`` of function ``f`` to vectors of ``sizes`` (its register
+    tile), masked where a dim is dynamic: the peeled remainder tiles of an odd-sized matmul (at most one
+    register tile each) become masked loads, FMAs and stores instead of scalar loops. An op whose dims
+    have no such bound stays as it is (``vectorize_linalg`` then leaves it to loops)."""
+    h = op.replace("linalg.", "") + tag
+    return f"""      %mv_{h} = transform.structured.match ops{{["{op}"]}} in {f} : (!transform.any_op) -> !transform.any_op
+      transform.foreach %mv_{h} : !transform.any_op {{
+      ^bb0(%mvop: !transform.any_op):
+        transform.sequence %mvop : !transform.any_op failures(suppress) {{
+        ^bb0(%mvone: !transform.any_op):
+          transform.structured.vectorize %mvone vector_sizes {list(sizes)} {{create_named_contraction}} : !transform.any_op
+        }}
+      }}
+      transform.apply_patterns to {f} {{
+        transform.apply_patterns.vector.lower_masked_transfers
+        transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
         transform.apply_patterns.canonicalization
       }} : !transform.any_op
 """
@@ -296,9 +432,11 @@ class ScheduleKernels:
 
     vector_bits: int = VectorUnit.bits
     vector_registers: int = VectorUnit.registers
+    cpu: str = "host"  # the LLVM CPU name whose family (``CPU_FAMILIES``) the tiles are chosen for
+    cpu_features: str = ""  # its LLVM features (``+amx-tile,...``), when not the host's
 
     def run(self, module: ir.Operation) -> None:
-        unit = VectorUnit(self.vector_bits, self.vector_registers)
+        unit = vector_unit(self.vector_bits, self.vector_registers, self.cpu, self.cpu_features)
         fold_empty_loops(module)
         wanted = {op for s in SCHEDULES.values() for op in s.ops}
         present = _present_ops(module, wanted)
