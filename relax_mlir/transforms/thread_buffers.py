@@ -204,10 +204,9 @@ def _clash(values: set[ir.Value]) -> tuple[ir.Value, ir.Value] | None:
 
 
 def check_deallocation_order(func: ir.Operation) -> None:
-    """Emit an error at ``func`` and raise PassFailed when ``ownership-based-buffer-deallocation`` would abort
-    on it (MLIR 22): the buffers
-    live into some block were defined in two blocks of one region (two op results, or two arguments with
-    the same number)."""
+    """Emit an error at ``func`` and raise PassFailed where MLIR 22's ``ownership-based-buffer-deallocation``
+    would abort on it: the buffers live into some block were defined in two blocks of one region (two op
+    results, or two arguments with the same number)."""
     pending = [func.regions[0]]
     while pending:
         region = pending.pop()
@@ -217,10 +216,10 @@ def check_deallocation_order(func: ir.Operation) -> None:
                 a, b = sorted(v.get_name() for v in clash)
                 name = ir.StringAttr(func.attributes["sym_name"]).value
                 func.location.emit_error(
-                    f"in @{name}, buffers {a} and {b}, defined in two different "
-                    "blocks, are both live into a later block: MLIR 22's ownership-based-buffer-deallocation "
-                    "aborts on that; expected each buffer used after a branch to reach it as a block argument "
-                    "(relax-thread-buffers passes them so when the blocks form a tree of branches)"
+                    f"in @{name}, buffers {a} and {b}, defined in two different blocks, are both live into a "
+                    "later block: MLIR 22's ownership-based-buffer-deallocation aborts on that; expected each "
+                    "buffer used after a branch to reach it as a block argument (relax-thread-buffers passes "
+                    "them so when the blocks form a tree of branches)"
                 )
                 raise PassFailed("buffers live across blocks")
         for block in region.blocks:
