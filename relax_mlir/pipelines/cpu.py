@@ -108,8 +108,7 @@ BUFFERIZE: Pipeline = [
     P("expand-realloc", emit_deallocs=False),
     *passes(
         "canonicalize",
-        "relax-sink-globals",  # no constant's buffer across a check's branch (deallocation aborts on it)
-        "relax-thread-buffers",  # buffers reach later blocks as block arguments (the same abort)
+        "relax-thread-buffers",  # each block uses only its own buffers (deallocation aborts otherwise)
         "ownership-based-buffer-deallocation",
         "canonicalize",
         "buffer-deallocation-simplification",

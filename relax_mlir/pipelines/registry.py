@@ -23,6 +23,8 @@ from relax_mlir.errors import PassError, RelaxError
 from relax_mlir.transforms.registry import PASSES, PassFailed, PassInfo, register_pass  # noqa: F401  (re-exported)
 
 PIPELINES: dict[str, tuple[str, str]] = {}  # name -> (pipeline text, one-line summary)
+# an upstream pass that aborts the process on IR a Python pass can recognize, and that pass (it runs first)
+GUARDED_BY = ("ownership-based-buffer-deallocation", "relax-check-deallocation-order")
 
 
 def register_pipeline(name: str, pipeline: str | list[PipelineElement], summary: str) -> None:
@@ -162,6 +164,8 @@ def add_pipeline(pm: passmanager.PassManager, elements: list[PipelineElement]) -
             continue
         if element.nested is not None:
             _reject_nested_python_passes(element)
+        if element.name == GUARDED_BY[0]:  # an MLIR pass that aborts on some IR: check it first
+            add_pipeline(pm, [PipelineElement(GUARDED_BY[1])])
         try:
             pm.add(element.text())
         except ValueError as e:

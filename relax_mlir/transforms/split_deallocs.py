@@ -18,7 +18,7 @@ from mlir.dialects import arith, bufferization
 
 from relax_mlir.transforms.registry import register_pass
 
-_VIEWS = frozenset(
+VIEWS = frozenset(
     {
         "memref.extract_strided_metadata",
         "memref.cast",
@@ -40,16 +40,51 @@ def _defining_op(v: ir.Value) -> ir.Operation | None:
 
 
 def _root(v: ir.Value) -> ir.Value:
-    """The buffer ``v`` is a view of (following view ops to their source)."""
-    while (op := _defining_op(v)) is not None and op.name in _VIEWS:
-        v = op.operands[0]
-    return v
+    """The buffer ``v`` is a view of (following view ops to their source, and the argument of a block with
+    one predecessor to the value that predecessor passes: relax-thread-buffers threads buffers so)."""
+    while True:
+        op = _defining_op(v)
+        if op is not None and op.name in VIEWS:
+            v = op.operands[0]
+        elif op is None and (passed := _incoming(ir.BlockArgument(v))) is not None:
+            v = passed
+        else:
+            return v
+
+
+def _incoming(arg: ir.BlockArgument) -> ir.Value | None:
+    """The value a block's only predecessor passes for ``arg`` (a cf.br or cf.cond_br), else None."""
+    block = arg.owner
+    preds = [p for p in block.predecessors]
+    if len(preds) != 1:
+        return None
+    term = preds[0].operations[len(preds[0].operations) - 1].operation
+    succs = list(term.successors)
+    if term.name == "cf.br":
+        return term.operands[arg.arg_number]
+    if term.name != "cf.cond_br" or succs.count(block) != 1:
+        return None
+    sizes = list(ir.DenseI32ArrayAttr(term.attributes["operandSegmentSizes"]))
+    first = 1 if succs[0] == block else 1 + sizes[1]
+    return term.operands[first + arg.arg_number]
+
+
+def _never_owned(root: ir.Value) -> bool:
+    """A constant's buffer (memref.get_global) or a function's argument: ownership-based deallocation never
+    owns one (static memory; the caller's buffer, by its function boundary ABI), so its condition is false
+    at run time."""
+    op = _defining_op(root)
+    if op is not None:
+        return op.name == _GLOBAL
+    block = root.owner
+    return block.owner.operation.name == "func.func" and next(iter(block.predecessors), None) is None
 
 
 def _fresh_roots(memrefs: list[ir.Value]) -> list[ir.Value] | None:
-    """The fresh buffer each of ``memrefs`` is a view of, or None when one is not a view of a fresh buffer."""
+    """The fresh buffer each of ``memrefs`` is a view of, or None when one is not a view of a fresh buffer
+    (or of a buffer never owned)."""
     roots = [_root(m) for m in memrefs]
-    if any((op := _defining_op(r)) is None or op.name not in _FRESH | {_GLOBAL} for r in roots):
+    if any(not _never_owned(r) and ((op := _defining_op(r)) is None or op.name not in _FRESH) for r in roots):
         return None
     return roots
 
@@ -75,11 +110,10 @@ class SplitDeallocs:
                 continue
             with ir.InsertionPoint(op), op.location:
                 # views of one buffer (a planned storage and a view of it) are freed once, if any owns it
-                # a constant's buffer (memref.get_global) is dropped: ownership-based deallocation never
-                # owns one, so its condition is false at run time (a free would be a bug)
+                # a buffer never owned (a constant's, an argument's) is dropped (a free would be a bug)
                 groups: dict[ir.Value, tuple[ir.Value, ir.Value]] = {}
                 for m, c, r in zip(memrefs, conditions, roots):
-                    if _defining_op(r).name == _GLOBAL:
+                    if _never_owned(r):
                         continue
                     groups[r] = (groups[r][0], arith.ori(groups[r][1], c)) if r in groups else (m, c)
                 parts = [bufferization.DeallocOp([m], [c], retained) for m, c in groups.values()]

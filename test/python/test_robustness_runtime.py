@@ -328,13 +328,6 @@ def test_indices_into_an_empty_tensor() -> None:
     assert outcome.returncode == 0 and outcome.last_line == "OK", outcome.stderr[-3000:]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="known bug: MLIR's ownership-based-buffer-deallocation aborts (isBeforeInBlock) on the host function "
-    "of this GPT with rank-3 token ids (fuzz case 1597); why ONNX graph inputs without a shape still need "
-    "shape_dict. Remove the mark once it compiles.",
-)
 def test_gpt_with_rank_3_token_ids_compiles() -> None:
     run_isolated(
         """

@@ -34,7 +34,7 @@ OLD_PIPELINES = {
     "host-to-gpu": (
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
         "canonicalize,func.func(buffer-loop-hoisting),drop-equivalent-buffer-results,"
-        "expand-realloc{emit-deallocs=false},canonicalize,relax-sink-globals,relax-thread-buffers,ownership-based-buffer-deallocation,"
+        "expand-realloc{emit-deallocs=false},canonicalize,relax-thread-buffers,ownership-based-buffer-deallocation,"
         "canonicalize,buffer-deallocation-simplification,relax-split-deallocs,"
         "bufferization-lower-deallocations,cse,canonicalize,canonicalize,"
         "relax-gpu-prepare-kernels,func.func(convert-linalg-to-parallel-loops),"
@@ -53,7 +53,7 @@ OLD_PIPELINES = {
     "host-to-llvm": (
         "builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
         "canonicalize,func.func(buffer-loop-hoisting),drop-equivalent-buffer-results,"
-        "expand-realloc{emit-deallocs=false},canonicalize,relax-sink-globals,relax-thread-buffers,ownership-based-buffer-deallocation,"
+        "expand-realloc{emit-deallocs=false},canonicalize,relax-thread-buffers,ownership-based-buffer-deallocation,"
         "canonicalize,buffer-deallocation-simplification,relax-split-deallocs,"
         "bufferization-lower-deallocations,cse,canonicalize,canonicalize,relax-lower-parallel,"
         "relax-reassociate-reductions,convert-linalg-to-loops,relax-approximate-math,"

@@ -2,7 +2,10 @@
 private relax functions that ``@main`` calls: ``functions.py``).
 
 Graph inputs keep their symbolic dims: a ``dim_param`` becomes a symbol of that name, an unnamed
-dynamic dim a fresh symbol (``<input>_d<axis>``), and ``shape_dict`` overrides either. Initializers
+dynamic dim a fresh symbol (``<input>_d<axis>``), and ``shape_dict`` overrides either. An input without a
+shape (unknown rank) is a ``"*"`` tensor, which the compiler specializes per rank (``relax-specialize-ranks``);
+when some node needs its input's rank at import time, the graph is imported once per rank instead
+(``@main__r<k>``, ``_import_per_rank``): either way the runtime dispatches a call on its arguments' ranks. Initializers
 become constants only where a relax op uses them; shape computations (Shape, Gather, Concat,
 arithmetic...) are evaluated symbolically at import time, so the shapes they build stay symbolic.
 Control-flow nodes (If, Loop, Scan) build ``scf.if`` / ``scf.while`` with their subgraphs imported into
@@ -13,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import itertools
+import json
 import os
 import pkgutil
 from collections import ChainMap
@@ -55,6 +60,8 @@ from relax_mlir.frontend.onnx.validate import (
     validate_model,
 )
 from relax_mlir.shape_infer.expr import Expr, const, format_dim, sym
+from relax_mlir.transforms.specialize_ranks import MAX_RANK, MAX_VARIANTS, RANK_VARIANT_ATTR
+from relax_mlir.transforms.well_formed import param_names
 
 MIN_OPSET = 1
 
@@ -118,9 +125,100 @@ def from_onnx(
         raise OnnxImportError(f"from_onnx expects an onnx.ModelProto or a path, got {type(model).__name__}")
     _load_converters()
     try:
-        return _Importer(model, dict(shape_dict or {}), dict(constants or {})).run()
+        try:
+            return _Importer(model, dict(shape_dict or {}), dict(constants or {})).run()
+        except (
+            OnnxImportError
+        ) as e:  # a node that needs its input's rank: import once per rank, if any is unknown
+            shapeless = _shapeless_inputs(model, shape_dict or {}, constants or {})
+            if not shapeless:
+                raise
+            return _import_per_rank(model, dict(shape_dict or {}), dict(constants or {}), shapeless, e)
     except ConversionError as e:  # raised outside any node: about the graph's inputs or initializers
         raise OnnxImportError(str(e)) from None
+
+
+def _shapeless_inputs(
+    model: onnx.ModelProto, shape_dict: Mapping[str, object], constants: Mapping[str, object]
+) -> list[str]:
+    """The graph's tensor inputs of unknown rank (no shape, none given) that are parameters."""
+    initializers = {t.name for t in model.graph.initializer}
+    return [
+        vi.name
+        for vi in model.graph.input
+        if vi.type.WhichOneof("value") == "tensor_type"
+        and not vi.type.tensor_type.HasField("shape")
+        and vi.name not in shape_dict
+        and vi.name not in constants
+        and vi.name not in initializers
+    ]
+
+
+def _import_per_rank(
+    model: onnx.ModelProto,
+    shape_dict: dict[str, Sequence[int | str]],
+    constants: dict[str, np.ndarray],
+    shapeless: list[str],
+    error: OnnxImportError,
+) -> ir.Module:
+    """``@main`` imported once per rank of its inputs of unknown rank (0..``MAX_RANK``; with several such
+    inputs, every combination up to ``MAX_VARIANTS`` of them, else equal ranks), as ``@main__r<k>`` variants
+    that the runtime dispatches on (``relax-specialize-ranks``'s convention); ranks that fail to import are
+    left out; ``error`` (the import at unknown rank) when none imports."""
+    combos = list(itertools.product(range(MAX_RANK + 1), repeat=len(shapeless)))
+    if len(combos) > MAX_VARIANTS:
+        combos = [(k,) * len(shapeless) for k in range(MAX_RANK + 1)]
+    shared = rb.BlockBuilder()
+    functions = LocalFunctions(model, shared.module)
+    built = 0
+    for combo in combos:
+        dims = {n: [f"{symbol_name(n)}_d{a}" for a in range(k)] for n, k in zip(shapeless, combo)}
+        name = "main__r" + "_".join(map(str, combo))
+        importer = _Importer(model, {**shape_dict, **dims}, constants, shared.context, functions, name)
+        try:
+            module = importer.run()
+        except (OnnxImportError, ConversionError):
+            continue
+        f = next(op.operation for op in module.body.operations)
+        names = param_names(f)
+        info = {"of": "main", "params": [names.index(n) for n in shapeless], "ranks": list(combo)}
+        with shared.context:
+            f.attributes[RANK_VARIANT_ATTR] = ir.StringAttr.get(json.dumps(info))
+        shared.module.body.append(f)
+        built += 1
+    if not built:
+        raise error
+    _erase_uncalled(shared.module)
+    return shared.module
+
+
+def _erase_uncalled(module: ir.Module) -> None:
+    """Erase the private functions no other function calls (built for a rank whose import then failed)."""
+    while True:
+        called = _callees(module)
+        dead = [
+            op
+            for op in module.body.operations
+            if "sym_visibility" in op.attributes
+            and ir.StringAttr(op.attributes["sym_visibility"]).value == "private"
+            and ir.StringAttr(op.attributes["sym_name"]).value not in called
+        ]
+        if not dead:
+            return
+        for op in dead:
+            op.operation.erase()
+
+
+def _callees(module: ir.Module) -> set[str]:
+    called: set[str] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if "callee" in op.attributes:
+            called.add(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return called
 
 
 class _Importer:
@@ -129,19 +227,24 @@ class _Importer:
         model: onnx.ModelProto,
         shape_dict: dict[str, Sequence[int | str]],
         constants: dict[str, np.ndarray],
+        context: ir.Context | None = None,
+        functions: LocalFunctions | None = None,
+        name: str = "main",
     ) -> None:
+        """``context``, ``functions``, ``name``: an import of ``@name`` into a shared module (one per rank)."""
         self.model = model
+        self.name = name
         self.constants = constants
         self.graph = model.graph
         self.shape_dict = shape_dict
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
         # one map per graph being imported: a subgraph sees the enclosing graphs' values (outer scope)
         self.values: ChainMap[str, ir.Value | Known] = ChainMap()
-        self.bb = rb.BlockBuilder()
+        self.bb = rb.BlockBuilder(context)
         self._materialized: ChainMap[str, ir.Value] = ChainMap()
         self._fresh = 0
         self._list_inputs: set[str] = set()
-        self.functions = LocalFunctions(model, self.bb.module)
+        self.functions = functions if functions is not None else LocalFunctions(model, self.bb.module)
 
     # -- entry -----------------------------------------------------------------------------------
     def run(self) -> ir.Module:
@@ -169,7 +272,7 @@ class _Importer:
             unknown = set(names) - inputs
             if unknown:
                 raise OnnxImportError(f"{what} names {sorted(unknown)}, which are not graph inputs")
-        with self.bb.function("main", params) as args:
+        with self.bb.function(self.name, params) as args:
             for t in self.graph.initializer:
                 self.values[t.name] = Known(
                     self.tensor_array(t), relax_dtype(t.data_type, f"initializer '{t.name}'")
@@ -182,7 +285,7 @@ class _Importer:
         list_results = [
             i for i, o in enumerate(self.graph.output) if isinstance(self.values[o.name], SeqList)
         ]
-        mark_lists(self.bb.module, "main", list_params, list_results)
+        mark_lists(self.bb.module, self.name, list_params, list_results)
         return self.bb.module
 
     def _param_value(self, name: str, t: TensorType | TupleType, arg: ir.Value) -> Out:
@@ -311,6 +414,8 @@ class _Importer:
         dtype = relax_dtype(tt.elem_type, f"graph input '{vi.name}'")
         if vi.name in self.shape_dict:
             return TensorType(self._given_dims(vi.name, self.shape_dict[vi.name]), dtype)
+        if not tt.HasField("shape"):  # unknown rank: compiled once per rank (relax-specialize-ranks)
+            return TensorType(None, dtype)
         return self._tensor_input_type(vi.name, tt, dtype)
 
     def _given_dims(self, what: str, spec: Sequence[int | str]) -> tuple[Expr, ...]:

@@ -17,11 +17,33 @@ func.func @fresh(%n: index, %c: i1, %keep: memref<?xf32>) -> i1 {
   return %r : i1
 }
 
+// A block argument of a join may be %a: they stay together.
 // CHECK-LABEL: func.func @aliasing
 // CHECK: bufferization.dealloc (%{{.*}}, %{{.*}} : memref<?xf32>, memref<?xf32>)
 func.func @aliasing(%n: index, %c: i1, %arg: memref<?xf32>) {
   %a = memref.alloc(%n) : memref<?xf32>
-  bufferization.dealloc (%a, %arg : memref<?xf32>, memref<?xf32>) if (%c, %c)
+  cf.cond_br %c, ^bb1(%a : memref<?xf32>), ^bb2
+^bb2:
+  cf.br ^bb1(%arg : memref<?xf32>)
+^bb1(%m: memref<?xf32>):
+  bufferization.dealloc (%a, %m : memref<?xf32>, memref<?xf32>) if (%c, %c)
+  return
+}
+
+// A function's argument is never owned (ownership-based deallocation's function boundary ABI): dropped.
+// The argument of a block with one predecessor is the value that predecessor passes (relax-thread-buffers).
+// CHECK-LABEL: func.func @argument
+// CHECK: %[[A:.*]] = memref.alloc
+// CHECK: ^bb1(%[[A1:.*]]: memref<?xf32>, %[[B1:.*]]: memref<?xf32>):
+// CHECK-NEXT: bufferization.dealloc (%[[A1]] : memref<?xf32>) if (%arg1)
+// CHECK-NEXT: bufferization.dealloc (%[[B1]] : memref<?xf32>) if (%arg1)
+// CHECK-NOT: bufferization.dealloc
+func.func @argument(%n: index, %c: i1, %arg: memref<?xf32>) {
+  %a = memref.alloc(%n) : memref<?xf32>
+  %b = memref.alloc(%n) : memref<?xf32>
+  cf.br ^bb1(%a, %b : memref<?xf32>, memref<?xf32>)
+^bb1(%a1: memref<?xf32>, %b1: memref<?xf32>):
+  bufferization.dealloc (%a1, %arg, %b1 : memref<?xf32>, memref<?xf32>, memref<?xf32>) if (%c, %c, %c)
   return
 }
 

@@ -1,8 +1,8 @@
-// relax-sink-globals: a constant's memref.get_global used after a check's branch is re-read in the user's
+// relax-thread-buffers: a constant's memref.get_global used after a check's branch is re-read in the user's
 // block; a use in its own block keeps it. Without it, ownership-based-buffer-deallocation aborts on
 // @crosses (Operation::isBeforeInBlock: "Expected other operation to have the same parent block").
-// RUN: relax-opt %s --relax-sink-globals | FileCheck %s
-// RUN: relax-opt %s --relax-sink-globals --ownership-based-buffer-deallocation | FileCheck %s --check-prefix=OBD
+// RUN: relax-opt %s --relax-thread-buffers | FileCheck %s
+// RUN: relax-opt %s --relax-thread-buffers --ownership-based-buffer-deallocation | FileCheck %s --check-prefix=OBD
 
 memref.global "private" constant @table : memref<3xi64> = dense<[1, 1, 2]>
 
@@ -12,9 +12,9 @@ func.func private @use_table(memref<3xi64>)
 
 // CHECK-LABEL: func.func @crosses
 // CHECK-NEXT: cf.cond_br
-// CHECK: ^bb2:
+// CHECK: ^bb2(%[[A:.*]]: memref<64xi8>):
 // CHECK-NEXT: %[[G:.*]] = memref.get_global @table
-// CHECK-NEXT: call @use(%{{.*}}, %[[G]])
+// CHECK-NEXT: call @use(%[[A]], %[[G]])
 // CHECK: ^bb3:
 // CHECK-NOT: memref.get_global
 // OBD-LABEL: func.func @crosses
