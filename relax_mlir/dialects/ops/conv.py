@@ -156,6 +156,9 @@ class ConvOp(RelaxOp):
         if not empty and im2col and groups == 1 and all(d is not None and d.is_const for d in w.shape[2:]):
             r = _im2col_conv(k, x, w, out, strides, dilation, pads, zero)
             return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
+        if not empty and im2col and groups > 1 and _direct_fits(x, w, out):
+            r = _direct_conv(k, x, w, out, strides, dilation, pads, groups)
+            return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
         acc = _fill(k, zero, out)
         if empty:
             # no products to sum (empty image, channels or window): the zeros are the result; slicing
@@ -426,6 +429,222 @@ def _im2col_conv(
         return k.expand(r2, [[0, 1], [2, 3]], block.shape, sizes), where
 
     return _forall(k, [k.dim(out, 0), blocks], out, one_block)
+
+
+DIRECT_LANES = {
+    "f32": 16,
+    "f64": 8,
+}  # element types of the direct convolution, and lanes per vector (512 bits)
+MAX_HELD_WEIGHTS = 32  # taps per output channel broadcast once per channel (more: read per use, in a loop)
+ROW_CHUNKS = 4  # vectors of output columns accumulated at once (registers: these, the weights, the reads)
+MAX_DIRECT_COLUMNS = 1024  # wider output rows (unrolled per vector) take the named linalg convolution
+
+
+def _direct_fits(x: KernelValue, w: KernelValue, out: KernelValue) -> bool:
+    """Whether ``_direct_conv`` takes this convolution: f32/f64, every dim static but the batch, output
+    rows of at most ``MAX_DIRECT_COLUMNS``."""
+    dims = (*x.shape[1:], *w.shape, *out.shape[1:])
+    if x.dtype not in DIRECT_LANES or not all(d is not None and d.is_const for d in dims):
+        return False
+    return out.shape[3].value <= MAX_DIRECT_COLUMNS  # type: ignore[union-attr]
+
+
+def _direct_conv(
+    k: KernelBuilder,
+    x: KernelValue,
+    w: KernelValue,
+    out: KernelValue,
+    strides: Sequence[int],
+    dilation: Sequence[int],
+    pads: Sequence[int],
+    groups: int,
+) -> KernelValue:
+    """``out = conv(x, w)`` of a grouped or depthwise convolution as a direct loop on vectors of output
+    columns, reading ``x`` in place (no padded copy, no im2col): per output channel and row, up to
+    ``ROW_CHUNKS`` vectors of ``lanes`` columns accumulate one FMA per input channel of the group and tap,
+    of the tap's input row segment and its weight broadcast. Column positions are static: a segment is
+    one contiguous read (strided: a read and a shuffle), at the left and right borders the in-bounds part
+    shuffled next to zeros; a tap row in the top or bottom padding is skipped (``scf.if``, only for tap
+    rows that can fall there). The taps and the group's channels are unrolled, with ``MAX_HELD_WEIGHTS``
+    weights broadcast once per output channel; a longer reduction loops over the group's channels.
+
+    Same parallel structure as ``_im2col_conv``: an ``scf.forall`` over images x blocks of output rows,
+    each writing its part of ``out``, into which ``relax-fuse-kernels`` moves the bias/ReLU/residual
+    epilogue. (MLIR 22's named NCHW depthwise and grouped convolutions stay scalar loops.)
+    """
+    t = element(x.dtype)
+    lanes = DIRECT_LANES[x.dtype]
+    h, wd = (d.value for d in x.shape[2:])  # type: ignore[union-attr]
+    f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
+    oh, ow = (d.value for d in out.shape[2:])  # type: ignore[union-attr]
+    per_group = f // groups
+    rows = _block_rows(out.shape[2], out.shape[3], f * cg * kh * kw * oh * ow).value  # type: ignore[union-attr]
+    top, left = pads[0], pads[1]
+    (sy, sx), (dy, dx) = strides, dilation
+    block = TensorType((as_expr(1), as_expr(f), as_expr(rows), as_expr(ow)), out.dtype)
+    c0, c_h = k.const(0), k.const(h)
+    chunks = [(s, min(lanes, ow - s)) for s in range(0, ow, lanes)]
+    column_blocks = [chunks[i : i + ROW_CHUNKS] for i in range(0, len(chunks), ROW_CHUNKS)]
+    held = cg * kh * kw <= MAX_HELD_WEIGHTS
+    # tap rows that some output row reads in the top or bottom padding
+    guarded = {i for i in range(kh) if i * dy < top or (oh - 1) * sy + i * dy - top > h - 1}
+
+    def vec(n: int) -> str:
+        return f"vector<{n}x{t}>"
+
+    def segment(n_img: str, c: str, y: str, start: int, n: int, j: int) -> str | None:
+        """Input columns of tap column ``j`` for output columns ``start`` .. ``start + n`` of row ``y``,
+        zeros where they fall in the padding; None when all do."""
+        base = start * sx + j * dx - left
+        valid = [e for e in range(n) if 0 <= base + sx * e < wd]
+        if not valid:
+            return None
+        e0, m = valid[0], len(valid)
+        span = sx * (m - 1) + 1
+        v = k.typed(
+            f"vector.transfer_read {x.name}[{n_img}, {c}, {y}, {k.const(base + sx * e0)}], {pad} "
+            f"{{in_bounds = [true]}} : {x.mlir}, {vec(span)}"
+        )
+        if span != m:
+            picks = ", ".join(str(sx * e) for e in range(m))
+            v = k.typed(f"vector.shuffle {v}, {v} [{picks}] : {vec(span)}, {vec(span)}")
+        if m != n:
+            # (operands of one type: a shuffle of two types lowers to one insert per element)
+            z = k.typed(f"arith.constant dense<0.0> : {vec(m)}")
+            picks = ", ".join(str(e - e0) if e0 <= e < e0 + m else str(m) for e in range(n))
+            v = k.typed(f"vector.shuffle {v}, {z} [{picks}] : {vec(m)}, {vec(m)}")
+        return v
+
+    def region(kind: str, head: str, results: list[str], body: Callable[[], list[str]]) -> list[str]:
+        """An ``scf.for``/``scf.if`` (``head``) yielding vectors: ``results`` (their types) after ``body``."""
+        lines, updated = k.capture(body)
+        types = ", ".join(vec(n) for _, n in results_types(results))
+        names = [k.fresh("v") for _ in results]
+        yield_ = f"  scf.yield {', '.join(updated)} : {types}"
+        if kind == "if":
+            k.emit(
+                f"{', '.join(names)} = scf.if {head} -> ({types}) {{",
+                *("  " + line for line in lines),
+                yield_,
+                "} else {",
+                f"  scf.yield {', '.join(results)} : {types}",
+                "}",
+            )
+        else:
+            k.emit(
+                f"{', '.join(names)} = {head} -> ({types}) {{",
+                *("  " + line for line in lines),
+                yield_,
+                "}",
+            )
+        return names
+
+    widths: dict[str, int] = {}
+
+    def results_types(values: list[str]) -> list[tuple[str, int]]:
+        return [(v, widths[v]) for v in values]
+
+    def track(values: list[str], cols: list[tuple[int, int]]) -> list[str]:
+        for v, (_, n) in zip(values, cols, strict=True):
+            widths[v] = n
+        return values
+
+    def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n_img, b = ivs
+        r0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows})>({b})")
+        where = f"[{n_img}, 0, {r0}, 0] [1, {f}, {rows}, {ow}] [1, 1, 1, 1]"
+        o_b = k.op(
+            f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
+        )
+
+        def channel(fi: str, part: KernelValue) -> KernelValue:
+            c_first = k.typed(f"affine.apply affine_map<(d0) -> ((d0 floordiv {per_group}) * {cg})>({fi})")
+            bcast: dict[tuple[int, int], str] = {}
+            scalars: dict[tuple[str, int, int], str] = {}
+
+            def weight(ci: str, tap: int, n: int, cache: bool) -> str:
+                if cache and (tap, n) in bcast:
+                    return bcast[tap, n]
+                key = (ci, tap // kw, tap % kw)
+                if key not in scalars or not cache:
+                    i, j = k.const(tap // kw), k.const(tap % kw)
+                    scalars[key] = k.typed(f"tensor.extract {w.name}[{fi}, {ci}, {i}, {j}] : {w.mlir}")
+                v = k.typed(f"vector.broadcast {scalars[key]} : {t} to {vec(n)}")
+                if cache:
+                    bcast[tap, n] = v
+                return v
+
+            if held:  # broadcast each weight once per output channel, before the row loop
+                for ci in range(cg):
+                    for tap in range(kh * kw):
+                        for n in sorted({n for _, n in chunks}):
+                            weight(k.const(ci), ci * kh * kw + tap, n, True)
+
+            def taps(n_img: str, c: str, ci: str | int, r: str, cols: list[tuple[int, int]], accs: list[str]):
+                """``accs`` plus the taps of input channel ``c`` (``ci`` of the group) for columns ``cols``."""
+                accs = list(accs)
+                for i in range(kh):
+                    y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {sy} + {i * dy - top})>({r})")
+
+                    def tap_row(i: int = i, y: str = y, accs: list[str] = accs) -> list[str]:
+                        accs = list(accs)
+                        for a, (start, n) in enumerate(cols):
+                            for j in range(kw):
+                                v = segment(n_img, c, y, start, n, j)
+                                if v is None:
+                                    continue
+                                if isinstance(ci, int):
+                                    wv = bcast[ci * kh * kw + i * kw + j, n]
+                                else:
+                                    wv = weight(ci, i * kw + j, n, False)
+                                accs[a] = track(
+                                    [k.typed(f"vector.fma {v}, {wv}, {accs[a]} : {vec(n)}")], [(0, n)]
+                                )[0]
+                        return accs
+
+                    if i not in guarded:
+                        accs = tap_row()
+                        continue
+                    lo = k.typed(f"arith.cmpi sge, {y}, {c0} : index")
+                    hi = k.typed(f"arith.cmpi slt, {y}, {c_h} : index")
+                    inside = k.typed(f"arith.andi {lo}, {hi} : i1")
+                    accs = track(region("if", inside, accs, tap_row), cols)
+                return accs
+
+            def row(r_local: str, part: KernelValue) -> KernelValue:
+                r = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({r0}, {r_local})")
+                for cols in column_blocks:
+                    accs = track([k.typed(f"arith.constant dense<0.0> : {vec(n)}") for _, n in cols], cols)
+                    if held:
+                        for ci in range(cg):
+                            c = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {ci})>({c_first})")
+                            accs = taps(n_img, c, ci, r, cols, accs)
+                    else:
+                        ci = k.fresh("iv")
+                        carried = track([k.fresh("acc") for _ in cols], cols)
+
+                        def body(ci: str = ci, carried: list[str] = carried, cols=cols) -> list[str]:
+                            c = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({c_first}, {ci})")
+                            return taps(n_img, c, ci, r, cols, carried)
+
+                        inits = ", ".join(f"{a} = {v}" for a, v in zip(carried, accs, strict=True))
+                        head = f"scf.for {ci} = {c0} to {k.const(cg)} step {k.const(1)} iter_args({inits})"
+                        accs = track(region("for", head, accs, body), cols)
+                    for acc, (start, n) in zip(accs, cols, strict=True):
+                        written = k.fresh("t")
+                        k.emit(
+                            f"{written} = vector.transfer_write {acc}, {part.name}[{c0}, {fi}, {r_local}, "
+                            f"{k.const(start)}] {{in_bounds = [true]}} : {vec(n)}, {part.mlir}"
+                        )
+                        part = KernelValue(written, part.type, part.mlir)
+                return part
+
+            return k.loop(k.const(rows), part, row)
+
+        return k.loop(k.const(f), o_b, channel), where
+
+    pad = k.constant(0.0, x.dtype)
+    return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block)
 
 
 @relax_op
