@@ -559,26 +559,18 @@ def _direct_conv(
 
         def channel(fi: str, part: KernelValue) -> KernelValue:
             c_first = k.typed(f"affine.apply affine_map<(d0) -> ((d0 floordiv {per_group}) * {cg})>({fi})")
-            bcast: dict[tuple[int, int], str] = {}
-            scalars: dict[tuple[str, int, int], str] = {}
+            bcast: dict[tuple[int, int, int], str] = {}  # (channel of the group, tap, lanes) -> weights
 
-            def weight(ci: str, tap: int, n: int, cache: bool) -> str:
-                if cache and (tap, n) in bcast:
-                    return bcast[tap, n]
-                key = (ci, tap // kw, tap % kw)
-                if key not in scalars or not cache:
-                    i, j = k.const(tap // kw), k.const(tap % kw)
-                    scalars[key] = k.typed(f"tensor.extract {w.name}[{fi}, {ci}, {i}, {j}] : {w.mlir}")
-                v = k.typed(f"vector.broadcast {scalars[key]} : {t} to {vec(n)}")
-                if cache:
-                    bcast[tap, n] = v
-                return v
+            def weight(ci: str, i: int, j: int, n: int) -> str:
+                s = k.typed(f"tensor.extract {w.name}[{fi}, {ci}, {k.const(i)}, {k.const(j)}] : {w.mlir}")
+                return k.typed(f"vector.broadcast {s} : {t} to {vec(n)}")
 
             if held:  # broadcast each weight once per output channel, before the row loop
                 for ci in range(cg):
-                    for tap in range(kh * kw):
-                        for n in sorted({n for _, n in chunks}):
-                            weight(k.const(ci), ci * kh * kw + tap, n, True)
+                    for i in range(kh):
+                        for j in range(kw):
+                            for n in sorted({n for _, n in chunks}):
+                                bcast[ci, i * kw + j, n] = weight(k.const(ci), i, j, n)
 
             def taps(n_img: str, c: str, ci: str | int, r: str, cols: list[tuple[int, int]], accs: list[str]):
                 """``accs`` plus the taps of input channel ``c`` (``ci`` of the group) for columns ``cols``."""
@@ -594,9 +586,9 @@ def _direct_conv(
                                 if v is None:
                                     continue
                                 if isinstance(ci, int):
-                                    wv = bcast[ci * kh * kw + i * kw + j, n]
+                                    wv = bcast[ci, i * kw + j, n]
                                 else:
-                                    wv = weight(ci, i * kw + j, n, False)
+                                    wv = weight(ci, i, j, n)
                                 accs[a] = track(
                                     [k.typed(f"vector.fma {v}, {wv}, {accs[a]} : {vec(n)}")], [(0, n)]
                                 )[0]
