@@ -494,26 +494,30 @@ def _direct_conv(
 
     def segment(n_img: str, c: str, y: str, start: int, n: int, j: int) -> str | None:
         """Input columns of tap column ``j`` for output columns ``start`` .. ``start + n`` of row ``y``,
-        zeros where they fall in the padding; None when all do."""
+        zeros where they fall in the padding; None when all do. One read of a multiple of ``n`` elements
+        (moved inside the row at the borders) and at most one shuffle, which picks every stride-th element
+        and the zeros (odd-sized reads and shuffles of two types lower to one instruction per element)."""
         base = start * sx + j * dx - left
         valid = [e for e in range(n) if 0 <= base + sx * e < wd]
         if not valid:
             return None
-        e0, m = valid[0], len(valid)
-        span = sx * (m - 1) + 1
+        span = sx * (n - 1) + 1
+        size = next((m for m in (-(-span // n) * n, span) if m <= wd), None)
+        if size is None:  # a row narrower than the segment: read the valid part only
+            size, at = sx * (len(valid) - 1) + 1, base + sx * valid[0]
+        else:
+            at = min(max(base, 0), wd - size)
         v = k.typed(
-            f"vector.transfer_read {x.name}[{n_img}, {c}, {y}, {k.const(base + sx * e0)}], {pad} "
-            f"{{in_bounds = [true]}} : {x.mlir}, {vec(span)}"
+            f"vector.transfer_read {x.name}[{n_img}, {c}, {y}, {k.const(at)}], {pad} "
+            f"{{in_bounds = [true]}} : {x.mlir}, {vec(size)}"
         )
-        if span != m:
-            picks = ", ".join(str(sx * e) for e in range(m))
-            v = k.typed(f"vector.shuffle {v}, {v} [{picks}] : {vec(span)}, {vec(span)}")
-        if m != n:
-            # (operands of one type: a shuffle of two types lowers to one insert per element)
-            z = k.typed(f"arith.constant dense<0.0> : {vec(m)}")
-            picks = ", ".join(str(e - e0) if e0 <= e < e0 + m else str(m) for e in range(n))
-            v = k.typed(f"vector.shuffle {v}, {z} [{picks}] : {vec(m)}, {vec(m)}")
-        return v
+        picks = [base + sx * e - at if e in valid else size for e in range(n)]
+        if picks == list(range(size)):
+            return v
+        other = v if len(valid) == n else k.typed(f"arith.constant dense<0.0> : {vec(size)}")
+        return k.typed(
+            f"vector.shuffle {v}, {other} [{', '.join(map(str, picks))}] : {vec(size)}, {vec(size)}"
+        )
 
     def region(kind: str, head: str, results: list[str], body: Callable[[], list[str]]) -> list[str]:
         """An ``scf.for``/``scf.if`` (``head``) yielding vectors: ``results`` (their types) after ``body``."""
