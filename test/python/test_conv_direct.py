@@ -103,5 +103,6 @@ def test_depthwise_bias_relu6_residual_fused() -> None:
         want = np.clip(conv2d_ref(x, w, (1, 1), (1, 1, 1, 1), (1, 1), c) + b, 0, 6) + x
         np.testing.assert_allclose(exe(x, w, b), want, **TOL)
     kernel = host[: host.index("func.func @main")]
-    assert kernel.count("scf.forall (") == 1
-    assert kernel.rindex("linalg.generic") < kernel.index("scf.forall.in_parallel")
+    assert kernel.count("scf.forall (") == 1 and "linalg.generic" not in kernel  # vectorized epilogue
+    loop = kernel[kernel.index("scf.forall (") : kernel.index("scf.forall.in_parallel")]
+    assert "arith.minimumf" in loop and "arith.maximumf" in loop

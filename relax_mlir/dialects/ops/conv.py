@@ -258,6 +258,7 @@ def _forall(
     uppers: Sequence[str],
     init: KernelValue,
     body: Callable[[list[str], KernelValue], tuple[KernelValue, str]],
+    marker: str | None = None,
 ) -> KernelValue:
     """``scf.forall`` over ``uppers`` (one loop dim each) of independent iterations sharing ``init``.
 
@@ -267,6 +268,7 @@ def _forall(
     vectorization turns into a whole-part vector read and write, unrolled at compile time.)
     ``relax-lower-parallel`` runs the iterations on OpenMP threads when kernels are parallel (with a
     dynamic schedule for several dims, so that a preempted thread delays only its current iteration).
+    ``marker`` names a unit attribute for the loop (for a schedule to find it).
     """
     ivs, shared = [k.fresh("iv") for _ in uppers], KernelValue(k.fresh("o"), init.type, init.mlir)
     lines, (part, where) = k.capture(lambda: body(ivs, shared))
@@ -279,7 +281,7 @@ def _forall(
         "  scf.forall.in_parallel {",
         f"    tensor.parallel_insert_slice {part.name} into {shared.name}{where} : {part.mlir} into {init.mlir}",
         "  }",
-        "}",
+        "}" if marker is None else f"}} {{{marker}}}",
     )
     return result
 
@@ -438,6 +440,8 @@ DIRECT_LANES = {
 MAX_HELD_WEIGHTS = 32  # taps per output channel broadcast once per channel (more: read per use, in a loop)
 ROW_CHUNKS = 4  # vectors of output columns accumulated at once (registers: these, the weights, the reads)
 MAX_DIRECT_COLUMNS = 1024  # wider output rows (unrolled per vector) take the named linalg convolution
+# on the loop of a direct convolution: the conv schedules vectorize the epilogue fused into it
+VECTOR_CONV_ATTR = "relax.vector_conv"
 
 
 def _direct_fits(x: KernelValue, w: KernelValue, out: KernelValue) -> bool:
@@ -640,7 +644,7 @@ def _direct_conv(
         return k.loop(k.const(f), o_b, channel), where
 
     pad = k.constant(0.0, x.dtype)
-    return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block)
+    return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block, VECTOR_CONV_ATTR)
 
 
 @relax_op

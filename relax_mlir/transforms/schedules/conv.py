@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from mlir import ir
 
+from relax_mlir.dialects.ops.conv import VECTOR_CONV_ATTR
 from relax_mlir.transforms.schedules import (
     MARKER_ATTRS,
     VectorUnit,
@@ -96,3 +97,25 @@ def _schedule(op: str, tiles: tuple[int, ...], i: str) -> str:
 def window_schedule(suffix: str, unit: VectorUnit) -> str:
     """Every depthwise/grouped/symbolic-kernel conv and pooling: row-segment tiles, decomposed to 1-D, vectorized."""
     return "".join(_schedule(op, tiles, f"{suffix}_{j}") for j, (op, tiles) in enumerate(WINDOW_OPS.items()))
+
+
+MARKER_ATTRS.add(VECTOR_CONV_ATTR)
+
+
+@register_schedule("conv-vector", ops=("scf.forall",))
+def vector_conv_schedule(suffix: str, unit: VectorUnit) -> str:
+    """The kernels of direct (vector) convolutions: the linalg ops fused into them (bias, BatchNorm, ReLU,
+    residual epilogues) tiled to rows and vectorized, as the matmul schedule does for im2col convolutions."""
+    return f"""
+    %dc{suffix} = transform.structured.match ops{{["scf.forall"]}} attributes{{{VECTOR_CONV_ATTR}}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %dc{suffix} : !transform.any_op {{
+    ^bb0(%op: !transform.any_op):
+      %f = transform.get_parent_op %op {{isolated_from_above}} : (!transform.any_op) -> !transform.any_op
+{bound_vectors()}      transform.apply_patterns to %f {{
+        transform.apply_patterns.scf.for_loop_canonicalization
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+{vectorize_linalg()}      transform.apply_patterns to %fv {{
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+    }}"""
