@@ -153,11 +153,11 @@ class ConvOp(RelaxOp):
         zero = k.constant(0.0, x.dtype)
         empty = any(d.is_const and d.value == 0 for d in (*x.shape, *w.shape))
         im2col = k.choices.get("conv", "im2col") == "im2col"
+        if not empty and im2col and _direct_fits(x, w, out, groups):
+            r = _direct_conv(k, x, w, out, strides, dilation, pads, groups)
+            return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
         if not empty and im2col and groups == 1 and all(d is not None and d.is_const for d in w.shape[2:]):
             r = _im2col_conv(k, x, w, out, strides, dilation, pads, zero)
-            return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
-        if not empty and im2col and groups > 1 and _direct_fits(x, w, out):
-            r = _direct_conv(k, x, w, out, strides, dilation, pads, groups)
             return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
         acc = _fill(k, zero, out)
         if empty:
@@ -433,24 +433,30 @@ def _im2col_conv(
     return _forall(k, [k.dim(out, 0), blocks], out, one_block)
 
 
-DIRECT_LANES = {
-    "f32": 16,
-    "f64": 8,
-}  # element types of the direct convolution, and lanes per vector (512 bits)
-MAX_HELD_WEIGHTS = 32  # taps per output channel broadcast once per channel (more: read per use, in a loop)
-ROW_CHUNKS = 4  # vectors of output columns accumulated at once (registers: these, the weights, the reads)
+DIRECT_LANES = {"f32": 16, "f64": 8}  # element types of the direct convolution: lanes per 512-bit vector
+MAX_UNROLLED_TAPS = 32  # taps per output channel unrolled (more: a loop over the group's input channels)
+ACCUMULATORS = 8  # vectors of outputs accumulated at once: output channels x vectors of columns
+MAX_CHANNEL_BLOCK = 4  # output channels that share each input read
+# plain convolutions with at most this many taps per output (32 channels of 3x3) run direct: measured
+# (bench_conv.py, AMD Zen 4, loaded) 0.8-0.95x the time of im2col + matmul for 8-32 channels; 1x1 ones
+# stay matmuls (up to 1.8x slower direct)
+SMALL_CONV_TAPS = 288
 MAX_DIRECT_COLUMNS = 1024  # wider output rows (unrolled per vector) take the named linalg convolution
 # on the loop of a direct convolution: the conv schedules vectorize the epilogue fused into it
 VECTOR_CONV_ATTR = "relax.vector_conv"
 
 
-def _direct_fits(x: KernelValue, w: KernelValue, out: KernelValue) -> bool:
+def _direct_fits(x: KernelValue, w: KernelValue, out: KernelValue, groups: int) -> bool:
     """Whether ``_direct_conv`` takes this convolution: f32/f64, every dim static but the batch, output
-    rows of at most ``MAX_DIRECT_COLUMNS``."""
+    rows of at most ``MAX_DIRECT_COLUMNS``; grouped, or with few input channels (at most
+    ``SMALL_CONV_TAPS`` taps per output, not 1x1), where it was faster than im2col + matmul."""
     dims = (*x.shape[1:], *w.shape, *out.shape[1:])
     if x.dtype not in DIRECT_LANES or not all(d is not None and d.is_const for d in dims):
         return False
-    return out.shape[3].value <= MAX_DIRECT_COLUMNS  # type: ignore[union-attr]
+    if out.shape[3].value > MAX_DIRECT_COLUMNS:  # type: ignore[union-attr]
+        return False
+    cg, kh, kw = (d.value for d in w.shape[1:])  # type: ignore[union-attr]
+    return groups > 1 or (kh * kw > 1 and cg * kh * kw <= SMALL_CONV_TAPS)
 
 
 def _direct_conv(
@@ -463,18 +469,20 @@ def _direct_conv(
     pads: Sequence[int],
     groups: int,
 ) -> KernelValue:
-    """``out = conv(x, w)`` of a grouped or depthwise convolution as a direct loop on vectors of output
-    columns, reading ``x`` in place (no padded copy, no im2col): per output channel and row, up to
-    ``ROW_CHUNKS`` vectors of ``lanes`` columns accumulate one FMA per input channel of the group and tap,
-    of the tap's input row segment and its weight broadcast. Column positions are static: a segment is
-    one contiguous read (strided: a read and a shuffle), at the left and right borders the in-bounds part
-    shuffled next to zeros; a tap row in the top or bottom padding is skipped (``scf.if``, only for tap
-    rows that can fall there). The taps and the group's channels are unrolled, with ``MAX_HELD_WEIGHTS``
-    weights broadcast once per output channel; a longer reduction loops over the group's channels.
+    """``out = conv(x, w)`` as a direct loop on vectors of output columns, reading ``x`` in place (no
+    padded copy, no im2col columns): per block of output channels (up to ``MAX_CHANNEL_BLOCK`` of one
+    group) and output row, ``ACCUMULATORS`` vectors of outputs accumulate one FMA per output channel, input
+    channel of the group and tap, of the tap's input row segment (read once for the channel block) and
+    the tap's weight broadcast. Column positions are static: a segment is one contiguous read (strided:
+    a read and a shuffle), at the left and right borders shuffled next to zeros; a tap row in the top or
+    bottom padding is skipped (``scf.if``, only for tap rows that can fall there). Up to
+    ``MAX_UNROLLED_TAPS`` taps per output channel are unrolled, more loop over the group's channels; a
+    depthwise convolution (one output channel per group) broadcasts its weights once per channel.
 
     Same parallel structure as ``_im2col_conv``: an ``scf.forall`` over images x blocks of output rows,
     each writing its part of ``out``, into which ``relax-fuse-kernels`` moves the bias/ReLU/residual
-    epilogue. (MLIR 22's named NCHW depthwise and grouped convolutions stay scalar loops.)
+    epilogue (vectorized by the ``conv-vector`` schedule, which finds the loop by ``VECTOR_CONV_ATTR``).
+    (MLIR 22's named NCHW depthwise and grouped convolutions stay scalar loops.)
     """
     t = element(x.dtype)
     lanes = DIRECT_LANES[x.dtype]
@@ -482,16 +490,20 @@ def _direct_conv(
     f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
     oh, ow = (d.value for d in out.shape[2:])  # type: ignore[union-attr]
     per_group = f // groups
+    fb = max(q for q in range(1, MAX_CHANNEL_BLOCK + 1) if per_group % q == 0)
     rows = _block_rows(out.shape[2], out.shape[3], f * cg * kh * kw * oh * ow).value  # type: ignore[union-attr]
     top, left = pads[0], pads[1]
     (sy, sx), (dy, dx) = strides, dilation
     block = TensorType((as_expr(1), as_expr(f), as_expr(rows), as_expr(ow)), out.dtype)
     c0, c_h = k.const(0), k.const(h)
     chunks = [(s, min(lanes, ow - s)) for s in range(0, ow, lanes)]
-    column_blocks = [chunks[i : i + ROW_CHUNKS] for i in range(0, len(chunks), ROW_CHUNKS)]
-    held = cg * kh * kw <= MAX_HELD_WEIGHTS
+    per_block = max(1, ACCUMULATORS // fb)
+    column_blocks = [chunks[i : i + per_block] for i in range(0, len(chunks), per_block)]
+    unrolled = cg * kh * kw <= MAX_UNROLLED_TAPS
+    held = unrolled and fb == 1
     # tap rows that some output row reads in the top or bottom padding
     guarded = {i for i in range(kh) if i * dy < top or (oh - 1) * sy + i * dy - top > h - 1}
+    pad = k.constant(0.0, x.dtype)
 
     def vec(n: int) -> str:
         return f"vector<{n}x{t}>"
@@ -523,39 +535,20 @@ def _direct_conv(
             f"vector.shuffle {v}, {other} [{', '.join(map(str, picks))}] : {vec(size)}, {vec(size)}"
         )
 
-    def region(kind: str, head: str, results: list[str], body: Callable[[], list[str]]) -> list[str]:
-        """An ``scf.for``/``scf.if`` (``head``) yielding vectors: ``results`` (their types) after ``body``."""
+    def region(head: str, types: list[str], inits: list[str], body: Callable[[], list[str]]) -> list[str]:
+        """``scf.for`` (``head`` with its iter_args) or ``scf.if`` (``head`` is the condition; the else branch
+        yields ``inits``) whose results are the vectors ``body`` yields."""
         lines, updated = k.capture(body)
-        types = ", ".join(vec(n) for _, n in results_types(results))
-        names = [k.fresh("v") for _ in results]
-        yield_ = f"  scf.yield {', '.join(updated)} : {types}"
-        if kind == "if":
-            k.emit(
-                f"{', '.join(names)} = scf.if {head} -> ({types}) {{",
-                *("  " + line for line in lines),
-                yield_,
-                "} else {",
-                f"  scf.yield {', '.join(results)} : {types}",
-                "}",
-            )
-        else:
-            k.emit(
-                f"{', '.join(names)} = {head} -> ({types}) {{",
-                *("  " + line for line in lines),
-                yield_,
-                "}",
-            )
+        names, ts = [k.fresh("v") for _ in types], ", ".join(types)
+        is_if = not head.startswith("scf.for")
+        k.emit(
+            f"{', '.join(names)} = {'scf.if ' if is_if else ''}{head} -> ({ts}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {', '.join(updated)} : {ts}",
+            *(["} else {", f"  scf.yield {', '.join(inits)} : {ts}"] if is_if else []),
+            "}",
+        )
         return names
-
-    widths: dict[str, int] = {}
-
-    def results_types(values: list[str]) -> list[tuple[str, int]]:
-        return [(v, widths[v]) for v in values]
-
-    def track(values: list[str], cols: list[tuple[int, int]]) -> list[str]:
-        for v, (_, n) in zip(values, cols, strict=True):
-            widths[v] = n
-        return values
 
     def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
         n_img, b = ivs
@@ -565,24 +558,26 @@ def _direct_conv(
             f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
         )
 
-        def channel(fi: str, part: KernelValue) -> KernelValue:
-            c_first = k.typed(f"affine.apply affine_map<(d0) -> ((d0 floordiv {per_group}) * {cg})>({fi})")
-            bcast: dict[tuple[int, int, int], str] = {}  # (channel of the group, tap, lanes) -> weights
+        def channels(f0: str, part: KernelValue) -> KernelValue:
+            fos = [f0] + [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})") for q in range(1, fb)]
+            c_first = k.typed(f"affine.apply affine_map<(d0) -> ((d0 floordiv {per_group}) * {cg})>({f0})")
+            held_w: dict[tuple[int, int, int], str] = {}  # (channel of the group, tap, lanes) -> weights
 
-            def weight(ci: str, i: int, j: int, n: int) -> str:
-                s = k.typed(f"tensor.extract {w.name}[{fi}, {ci}, {k.const(i)}, {k.const(j)}] : {w.mlir}")
+            def weight(fo: str, ci: str, i: int, j: int, n: int) -> str:
+                s = k.typed(f"tensor.extract {w.name}[{fo}, {ci}, {k.const(i)}, {k.const(j)}] : {w.mlir}")
                 return k.typed(f"vector.broadcast {s} : {t} to {vec(n)}")
 
             if held:  # broadcast each weight once per output channel, before the row loop
                 for ci in range(cg):
-                    for i in range(kh):
-                        for j in range(kw):
-                            for n in sorted({n for _, n in chunks}):
-                                bcast[ci, i * kw + j, n] = weight(k.const(ci), i, j, n)
+                    for tap in range(kh * kw):
+                        for n in sorted({n for _, n in chunks}):
+                            held_w[ci, tap, n] = weight(f0, k.const(ci), tap // kw, tap % kw, n)
 
-            def taps(n_img: str, c: str, ci: str | int, r: str, cols: list[tuple[int, int]], accs: list[str]):
-                """``accs`` plus the taps of input channel ``c`` (``ci`` of the group) for columns ``cols``."""
-                accs = list(accs)
+            def taps(
+                c: str, ci: int | str, r: str, cols: list[tuple[int, int]], accs: list[str]
+            ) -> list[str]:
+                """``accs`` ([output channel][vector of columns]) plus the taps of input channel ``c`` (``ci``
+                of the group) for the columns ``cols`` of output row ``r``."""
                 for i in range(kh):
                     y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {sy} + {i * dy - top})>({r})")
 
@@ -591,15 +586,14 @@ def _direct_conv(
                         for a, (start, n) in enumerate(cols):
                             for j in range(kw):
                                 v = segment(n_img, c, y, start, n, j)
-                                if v is None:
-                                    continue
-                                if isinstance(ci, int):
-                                    wv = bcast[ci, i * kw + j, n]
-                                else:
-                                    wv = weight(ci, i, j, n)
-                                accs[a] = track(
-                                    [k.typed(f"vector.fma {v}, {wv}, {accs[a]} : {vec(n)}")], [(0, n)]
-                                )[0]
+                                for q in range(fb if v is not None else 0):
+                                    if held:
+                                        wv = held_w[ci, i * kw + j, n]  # type: ignore[index]
+                                    else:
+                                        ci_s = k.const(ci) if isinstance(ci, int) else ci
+                                        wv = weight(fos[q], ci_s, i, j, n)
+                                    at = q * len(cols) + a
+                                    accs[at] = k.typed(f"vector.fma {v}, {wv}, {accs[at]} : {vec(n)}")
                         return accs
 
                     if i not in guarded:
@@ -608,42 +602,43 @@ def _direct_conv(
                     lo = k.typed(f"arith.cmpi sge, {y}, {c0} : index")
                     hi = k.typed(f"arith.cmpi slt, {y}, {c_h} : index")
                     inside = k.typed(f"arith.andi {lo}, {hi} : i1")
-                    accs = track(region("if", inside, accs, tap_row), cols)
+                    accs = region(inside, [vec(n) for _ in range(fb) for _, n in cols], accs, tap_row)
                 return accs
 
             def row(r_local: str, part: KernelValue) -> KernelValue:
                 r = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({r0}, {r_local})")
                 for cols in column_blocks:
-                    accs = track([k.typed(f"arith.constant dense<0.0> : {vec(n)}") for _, n in cols], cols)
-                    if held:
+                    types = [vec(n) for _ in range(fb) for _, n in cols]
+                    accs = [k.typed(f"arith.constant dense<0.0> : {ty}") for ty in types]
+                    if unrolled:
                         for ci in range(cg):
                             c = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {ci})>({c_first})")
-                            accs = taps(n_img, c, ci, r, cols, accs)
+                            accs = taps(c, ci, r, cols, accs)
                     else:
-                        ci = k.fresh("iv")
-                        carried = track([k.fresh("acc") for _ in cols], cols)
+                        ci, carried = k.fresh("iv"), [k.fresh("acc") for _ in types]
 
                         def body(ci: str = ci, carried: list[str] = carried, cols=cols) -> list[str]:
                             c = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({c_first}, {ci})")
-                            return taps(n_img, c, ci, r, cols, carried)
+                            return taps(c, ci, r, cols, carried)
 
                         inits = ", ".join(f"{a} = {v}" for a, v in zip(carried, accs, strict=True))
                         head = f"scf.for {ci} = {c0} to {k.const(cg)} step {k.const(1)} iter_args({inits})"
-                        accs = track(region("for", head, accs, body), cols)
-                    for acc, (start, n) in zip(accs, cols, strict=True):
-                        written = k.fresh("t")
-                        k.emit(
-                            f"{written} = vector.transfer_write {acc}, {part.name}[{c0}, {fi}, {r_local}, "
-                            f"{k.const(start)}] {{in_bounds = [true]}} : {vec(n)}, {part.mlir}"
-                        )
-                        part = KernelValue(written, part.type, part.mlir)
+                        accs = region(head, types, accs, body)
+                    for q in range(fb):
+                        for a, (start, n) in enumerate(cols):
+                            written = k.fresh("t")
+                            k.emit(
+                                f"{written} = vector.transfer_write {accs[q * len(cols) + a]}, {part.name}"
+                                f"[{c0}, {fos[q]}, {r_local}, {k.const(start)}] {{in_bounds = [true]}} : "
+                                f"{vec(n)}, {part.mlir}"
+                            )
+                            part = KernelValue(written, part.type, part.mlir)
                 return part
 
             return k.loop(k.const(rows), part, row)
 
-        return k.loop(k.const(f), o_b, channel), where
+        return k.loop(k.const(f), o_b, channels, step=fb), where
 
-    pad = k.constant(0.0, x.dtype)
     return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block, VECTOR_CONV_ATTR)
 
 
