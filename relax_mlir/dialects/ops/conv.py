@@ -1,15 +1,17 @@
 """Convolutions (NCW/NCHW inputs, OIW/OIHW weights) and the sliding-window arithmetic pooling shares.
 
-Lowering: without groups and with a constant kernel size, the convolution is im2col + one
-``linalg.matmul`` per block of output rows (``_im2col_conv``, in an ``scf.forall`` over images x blocks,
-so that even one image runs on several threads), which the matmul schedule tiles and vectorizes, and
-into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue (``transforms/fuse_epilogue.py``)
-(``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips it: the loop would run on the host).
-Otherwise the result is zero-filled, the input is zero-padded with ``tensor.pad`` and one
-named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw`` (groups = 1, symbolic
-kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel per group), else
-``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups; ``transforms/schedules/conv.py`` tiles
-those. ``conv1d`` runs as a 2-D convolution over a unit height.
+Lowering, with every dim but the batch static: grouped and depthwise convolutions, and plain ones with
+few input channels (``SMALL_CONV_TAPS``), are direct loops on vectors of output columns that read the input
+in place (``_direct_conv``); other plain convolutions with a constant kernel size are im2col + one
+``linalg.matmul`` per block of output rows (``_im2col_conv``), which the matmul schedule tiles and
+vectorizes. Both run in an ``scf.forall`` over images x blocks of output rows, so that even one image runs
+on several threads, into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue
+(``transforms/fuse_epilogue.py``). ``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips both
+(the loops would run on the host). Otherwise the result is zero-filled, the input is zero-padded with
+``tensor.pad`` and one named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw``
+(groups = 1, symbolic kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel
+per group), else ``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups;
+``transforms/schedules/conv.py`` tiles those. ``conv1d`` runs as a 2-D convolution over a unit height.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""Transform-dialect schedule for sliding-window kernels: depthwise and grouped convolutions and pooling.
+"""Transform-dialect schedules for sliding-window kernels: pooling, named convolutions, direct convolutions.
 
-Plain convolutions become im2col + matmul (``dialects/ops/conv.py``) and get the matmul schedule. The
-ops here (NCHW, one window per output element) are tiled to one output row segment of ``OW_TILE``
-columns and one window row (``kh`` tile 1); the row-segment loop is peeled so main tiles are static;
+Convolutions with static dims become im2col + matmul (the matmul schedule) or direct loops on vectors
+(``dialects/ops/conv.py``), whose fused epilogues ``conv-vector`` vectorizes. The named ops here (pooling,
+and convolutions with a symbolic dim or for GPU targets; NCHW, one window per output element) are tiled to
+one output row segment of ``OW_TILE`` columns and one window row (``kh`` tile 1); the row-segment loop is peeled so main tiles are static;
 ``transform.structured.decompose`` turns each 2-D tile into a 1-D window op (unit ``oh`` and ``kh``),
 which ``vectorize_linalg`` vectorizes along the output row (one FMA or max per
 window column, on vectors of ``OW_TILE`` outputs; strided windows are unrolled per output). MLIR 22
