@@ -127,3 +127,17 @@ def test_depthwise_bias_relu6_residual_fused() -> None:
     assert kernel.count("scf.forall (") == 1 and "linalg.generic" not in kernel  # vectorized epilogue
     loop = kernel[kernel.index("scf.forall (") : kernel.index("scf.forall.in_parallel")]
     assert "arith.minimumf" in loop and "arith.maximumf" in loop
+
+
+def test_symbolic_width_takes_the_named_convolution() -> None:
+    """A grouped convolution of a symbolic width is not direct (its column positions are not static): the
+    named linalg convolution, scheduled by ``conv-window``."""
+    exe, host = compiled(
+        {"x": rb.tensor(["n", 4, 6, "w"]), "w": rb.tensor([4, 1, 3, 3])},
+        lambda x, w: R.conv2d(x, w, 1, 1, 1, 4),
+    )
+    w = rand((4, 1, 3, 3), low=-1, high=1)
+    for shape in [(1, 4, 6, 1), (2, 4, 6, 19)]:
+        x = rand(shape, low=-1, high=1)
+        np.testing.assert_allclose(exe(x, w), conv2d_ref(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 4), **TOL)
+    assert "linalg.depthwise_conv_2d_nchw_chw" in host
