@@ -141,3 +141,15 @@ def test_symbolic_width_takes_the_named_convolution() -> None:
         x = rand(shape, low=-1, high=1)
         np.testing.assert_allclose(exe(x, w), conv2d_ref(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 4), **TOL)
     assert "linalg.depthwise_conv_2d_nchw_chw" in host
+
+
+def test_wide_rows_of_many_taps_take_im2col() -> None:
+    """A plain conv of 3 channels with 160 output columns would unroll more than ``MAX_ROW_FMAS`` FMAs per
+    row (10 vectors x 4 output channels x 27 taps): im2col + matmul instead (compile time)."""
+    exe, host = compiled(
+        {"x": rb.tensor(["n", 3, 4, 160]), "w": rb.tensor([8, 3, 3, 3])}, lambda x, w: R.conv2d(x, w, 1, 1)
+    )
+    w = rand((8, 3, 3, 3), low=-1, high=1)
+    x = rand((2, 3, 4, 160), low=-1, high=1)
+    np.testing.assert_allclose(exe(x, w), conv2d_ref(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1), **TOL)
+    assert "tensor<3x3x3x4x160xf32>" in host  # the im2col columns

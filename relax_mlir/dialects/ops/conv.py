@@ -443,22 +443,30 @@ MAX_CHANNEL_BLOCK = 4  # output channels that share each input read
 # (bench_conv.py, AMD Zen 4, loaded) 0.8-0.95x the time of im2col + matmul for 8-32 channels; 1x1 ones
 # stay matmuls (up to 1.8x slower direct)
 SMALL_CONV_TAPS = 288
-MAX_DIRECT_COLUMNS = 1024  # wider output rows (unrolled per vector) take the named linalg convolution
+MAX_ROW_FMAS = 640  # FMAs unrolled per output row (8192 took 23 s to compile); more: im2col or a named op
 # on the loop of a direct convolution: the conv schedules vectorize the epilogue fused into it
 VECTOR_CONV_ATTR = "relax.vector_conv"
 
 
 def _direct_fits(x: KernelValue, w: KernelValue, out: KernelValue, groups: int) -> bool:
-    """Whether ``_direct_conv`` takes this convolution: f32/f64, every dim static but the batch, output
-    rows of at most ``MAX_DIRECT_COLUMNS``; grouped, or with few input channels (at most
+    """Whether ``_direct_conv`` takes this convolution: f32/f64, every dim static but the batch, at most
+    ``MAX_ROW_FMAS`` unrolled per output row; grouped, or with few input channels (at most
     ``SMALL_CONV_TAPS`` taps per output, not 1x1), where it was faster than im2col + matmul."""
     dims = (*x.shape[1:], *w.shape, *out.shape[1:])
     if x.dtype not in DIRECT_LANES or not all(d is not None and d.is_const for d in dims):
         return False
-    if out.shape[3].value > MAX_DIRECT_COLUMNS:  # type: ignore[union-attr]
+    f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
+    if not (groups > 1 or (kh * kw > 1 and cg * kh * kw <= SMALL_CONV_TAPS)):
         return False
-    cg, kh, kw = (d.value for d in w.shape[1:])  # type: ignore[union-attr]
-    return groups > 1 or (kh * kw > 1 and cg * kh * kw <= SMALL_CONV_TAPS)
+    taps = cg * kh * kw if cg * kh * kw <= MAX_UNROLLED_TAPS else kh * kw
+    chunks = -(-out.shape[3].value // DIRECT_LANES[x.dtype])  # type: ignore[union-attr]
+    return chunks * _channel_block(f // groups) * taps <= MAX_ROW_FMAS
+
+
+def _channel_block(per_group: int) -> int:
+    """Output channels of one group computed together: the most, up to ``MAX_CHANNEL_BLOCK``, that divide
+    the group's."""
+    return max(q for q in range(1, MAX_CHANNEL_BLOCK + 1) if per_group % q == 0)
 
 
 def _direct_conv(
@@ -492,7 +500,7 @@ def _direct_conv(
     f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
     oh, ow = (d.value for d in out.shape[2:])  # type: ignore[union-attr]
     per_group = f // groups
-    fb = max(q for q in range(1, MAX_CHANNEL_BLOCK + 1) if per_group % q == 0)
+    fb = _channel_block(per_group)
     rows = _block_rows(out.shape[2], out.shape[3], f * cg * kh * kw * oh * ow).value  # type: ignore[union-attr]
     top, left = pads[0], pads[1]
     (sy, sx), (dy, dx) = strides, dilation
