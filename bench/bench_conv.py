@@ -1,4 +1,5 @@
-"""Convolutions of the ResNet-style CNN, one by one and as the whole model: relax_mlir vs onnxruntime vs numpy.
+"""Convolutions of the ResNet-style CNN and the MobileNet block's depthwise ones, one by one, and the ResNet-style
+CNN as a whole: relax_mlir vs onnxruntime vs numpy.
 
 Run: ``python bench/bench_conv.py [--levels 2,3] [--batches 1,8] [--min-time 0.3]``. Single thread:
 ``OPENBLAS_NUM_THREADS=1``, ``RELAX_MLIR_BLAS_THREADS=1``, ``RELAX_MLIR_NUM_THREADS=1``, onnxruntime
