@@ -1,4 +1,5 @@
-"""Convolutions of the ResNet-style CNN, one by one and as the whole model: relax_mlir vs onnxruntime vs numpy.
+"""Convolutions of the ResNet-style CNN and the MobileNet block's depthwise ones, one by one, and the ResNet-style
+CNN as a whole: relax_mlir vs onnxruntime vs numpy.
 
 Run: ``python bench/bench_conv.py [--levels 2,3] [--batches 1,8] [--min-time 0.3]``. Single thread:
 ``OPENBLAS_NUM_THREADS=1``, ``RELAX_MLIR_BLAS_THREADS=1``, ``RELAX_MLIR_NUM_THREADS=1``, onnxruntime
@@ -44,15 +45,25 @@ CONVS = (
     ("b3proj 64->128 k1 s2 @16", 64, 128, 1, 2, 16),
     ("b3c2 128->128 k3 @8", 128, 128, 3, 1, 8),
 )
+# depthwise convs of the MobileNet-style blocks (groups = channels): (name, channels, kernel, stride, hw)
+DEPTHWISE = (
+    ("dw 64 k3 @56", 64, 3, 1, 56),
+    ("dw 64 k3 s2 @56", 64, 3, 2, 56),
+    ("dw 96 k3 @28", 96, 3, 1, 28),
+)
 
 
-def conv_model(c_in: int, c_out: int, k: int, stride: int, hw: int) -> tuple[object, pm.Weights]:
+def conv_model(
+    c_in: int, c_out: int, k: int, stride: int, hw: int, groups: int = 1
+) -> tuple[object, pm.Weights]:
     """One ``Conv`` with bias and 'same' padding k//2 on ``x [batch, c_in, hw, hw]``."""
     g = pm._Graph(0)
-    w = g.weight("w", c_out, c_in, k, k, scale=float(np.sqrt(2 / (c_in * k * k))))
+    cg = c_in // groups
+    w = g.weight("w", c_out, cg, k, k, scale=float(np.sqrt(2 / (cg * k * k))))
     b = g.weight("b", c_out)
     out = (hw - 1) // stride + 1
-    g.op("Conv", ["x", w, b], out="y", kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4)
+    pads = [k // 2] * 4
+    g.op("Conv", ["x", w, b], out="y", kernel_shape=[k, k], strides=[stride, stride], pads=pads, group=groups)
     model = g.model(
         "conv",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", c_in, hw, hw])],
@@ -131,6 +142,17 @@ def main() -> int:
                 lambda x, w=w, s=stride: pm._np_conv(x, w["w"], w["b"], s),
                 args.min_time,
             )
+    for name, c, k, stride, hw in DEPTHWISE:
+        if args.only not in name:
+            continue
+        model, w = conv_model(c, c, k, stride, hw, groups=c)
+        exes, session = engines(model, levels)
+        for n in batches:
+            x = rng.standard_normal((n, c, hw, hw), dtype=np.float32)
+            numpy_fn = lambda x, w=w, s=stride, c=c: (  # noqa: E731
+                pm._np_conv_groups(x, w["w"], s, c) + w["b"][None, :, None, None]
+            )
+            row(name, x, exes, session, numpy_fn, args.min_time)
     if args.only in "ResNet-style CNN":
         model, w = pm.resnet()
         exes, session = engines(model, levels)

@@ -61,14 +61,18 @@ def _before(v: ir.Value, op: ir.Operation) -> bool:
     return ops.index(owner.operation) < ops.index(op)
 
 
+MOVABLE = frozenset({"tensor.empty", "tensor.dim", "arith.constant"})  # side-effect free, cheap to move
+
+
 def _available(v: ir.Value, op: ir.Operation) -> bool:
-    """Whether ``v`` is available before ``op``, after moving its ``tensor.empty`` there if need be."""
+    """Whether ``v`` is available before ``op``, after moving its ``tensor.empty`` there if need be (and
+    the ``tensor.dim`` sizes it reads: an epilogue's destination may be sized after the loop)."""
     if _before(v, op):
         return True
     owner = v.owner
-    if isinstance(owner, ir.Block) or owner.name != "tensor.empty" or owner.parent != op.parent:
+    if isinstance(owner, ir.Block) or owner.name not in MOVABLE or owner.parent != op.parent:
         return False
-    if not all(_before(d, op) for d in owner.operands):
+    if not all(_available(d, op) for d in owner.operands):
         return False
     owner.move_before(op)
     return True

@@ -85,13 +85,14 @@ def test_conv2d_kernels(case: str, level: int) -> None:
 
 
 # x shape (n symbolic), weight, strides, pads (top, left, bottom, right), dilation, the im2col columns'
+# (over 32 channels of 3x3: fewer run as direct convolutions, ``test_conv_direct.py``)
 # type of one block of output rows (MIN_BLOCK_COLUMNS = 256 pixels: several blocks per image; each image
 # has at least MIN_SPLIT_WORK multiply-adds, smaller ones are one block)
 BLOCKED = {
     # OH 18 x OW 64: 3 blocks of 6 rows; asymmetric and dilated, the first block starts in the padding
-    "3x3-dilated": ((4, 20, 64), (8, 4, 3, 3), (1, 1), (2, 1, 0, 3), (2, 2), "tensor<4x3x3x6x64xf32>"),
+    "3x3-dilated": ((36, 20, 64), (8, 36, 3, 3), (1, 1), (2, 1, 0, 3), (2, 2), "tensor<36x3x3x6x64xf32>"),
     # OH 20 x OW 65 (odd): 5 blocks of 4 rows, strided rows
-    "3x3-s2-odd": ((3, 40, 130), (8, 3, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), "tensor<3x3x3x4x65xf32>"),
+    "3x3-s2-odd": ((36, 40, 130), (8, 36, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), "tensor<36x3x3x4x65xf32>"),
     # OH 12 x OW 64: 3 blocks of 4 input rows multiplied in place (no columns)
     "1x1": ((16, 12, 64), (24, 16, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), "tensor<16x4x64xf32>"),
 }

@@ -1,15 +1,17 @@
 """Convolutions (NCW/NCHW inputs, OIW/OIHW weights) and the sliding-window arithmetic pooling shares.
 
-Lowering: without groups and with a constant kernel size, the convolution is im2col + one
-``linalg.matmul`` per block of output rows (``_im2col_conv``, in an ``scf.forall`` over images x blocks,
-so that even one image runs on several threads), which the matmul schedule tiles and vectorizes, and
-into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue (``transforms/fuse_epilogue.py``)
-(``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips it: the loop would run on the host).
-Otherwise the result is zero-filled, the input is zero-padded with ``tensor.pad`` and one
-named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw`` (groups = 1, symbolic
-kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel per group), else
-``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups; ``transforms/schedules/conv.py`` tiles
-those. ``conv1d`` runs as a 2-D convolution over a unit height.
+Lowering, with every dim but the batch static: grouped and depthwise convolutions, and plain ones with
+few input channels (``SMALL_CONV_TAPS``), are direct loops on vectors of output columns that read the input
+in place (``_direct_conv``); other plain convolutions with a constant kernel size are im2col + one
+``linalg.matmul`` per block of output rows (``_im2col_conv``), which the matmul schedule tiles and
+vectorizes. Both run in an ``scf.forall`` over images x blocks of output rows, so that even one image runs
+on several threads, into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue
+(``transforms/fuse_epilogue.py``). ``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips both
+(the loops would run on the host). Otherwise the result is zero-filled, the input is zero-padded with
+``tensor.pad`` and one named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw``
+(groups = 1, symbolic kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel
+per group), else ``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups;
+``transforms/schedules/conv.py`` tiles those. ``conv1d`` runs as a 2-D convolution over a unit height.
 """
 
 from __future__ import annotations
@@ -153,6 +155,9 @@ class ConvOp(RelaxOp):
         zero = k.constant(0.0, x.dtype)
         empty = any(d.is_const and d.value == 0 for d in (*x.shape, *w.shape))
         im2col = k.choices.get("conv", "im2col") == "im2col"
+        if not empty and im2col and _direct_fits(x, w, out, groups):
+            r = _direct_conv(k, x, w, out, strides, dilation, pads, groups)
+            return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
         if not empty and im2col and groups == 1 and all(d is not None and d.is_const for d in w.shape[2:]):
             r = _im2col_conv(k, x, w, out, strides, dilation, pads, zero)
             return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
@@ -255,6 +260,7 @@ def _forall(
     uppers: Sequence[str],
     init: KernelValue,
     body: Callable[[list[str], KernelValue], tuple[KernelValue, str]],
+    marker: str | None = None,
 ) -> KernelValue:
     """``scf.forall`` over ``uppers`` (one loop dim each) of independent iterations sharing ``init``.
 
@@ -264,6 +270,7 @@ def _forall(
     vectorization turns into a whole-part vector read and write, unrolled at compile time.)
     ``relax-lower-parallel`` runs the iterations on OpenMP threads when kernels are parallel (with a
     dynamic schedule for several dims, so that a preempted thread delays only its current iteration).
+    ``marker`` names a unit attribute for the loop (for a schedule to find it).
     """
     ivs, shared = [k.fresh("iv") for _ in uppers], KernelValue(k.fresh("o"), init.type, init.mlir)
     lines, (part, where) = k.capture(lambda: body(ivs, shared))
@@ -276,7 +283,7 @@ def _forall(
         "  scf.forall.in_parallel {",
         f"    tensor.parallel_insert_slice {part.name} into {shared.name}{where} : {part.mlir} into {init.mlir}",
         "  }",
-        "}",
+        "}" if marker is None else f"}} {{{marker}}}",
     )
     return result
 
@@ -426,6 +433,223 @@ def _im2col_conv(
         return k.expand(r2, [[0, 1], [2, 3]], block.shape, sizes), where
 
     return _forall(k, [k.dim(out, 0), blocks], out, one_block)
+
+
+DIRECT_LANES = {"f32": 16, "f64": 8}  # element types of the direct convolution: lanes per 512-bit vector
+MAX_UNROLLED_TAPS = 32  # taps per output channel unrolled (more: a loop over the group's input channels)
+ACCUMULATORS = 8  # vectors of outputs accumulated at once: output channels x vectors of columns
+MAX_CHANNEL_BLOCK = 4  # output channels that share each input read
+# plain convolutions with at most this many taps per output (32 channels of 3x3) run direct: measured
+# (bench_conv.py, AMD Zen 4, loaded) 0.8-0.95x the time of im2col + matmul for 8-32 channels; 1x1 ones
+# stay matmuls (up to 1.8x slower direct)
+SMALL_CONV_TAPS = 288
+MAX_ROW_FMAS = 640  # FMAs unrolled per output row (8192 took 23 s to compile); more: im2col or a named op
+# on the loop of a direct convolution: the conv schedules vectorize the epilogue fused into it
+VECTOR_CONV_ATTR = "relax.vector_conv"
+
+
+def _direct_fits(x: KernelValue, w: KernelValue, out: KernelValue, groups: int) -> bool:
+    """Whether ``_direct_conv`` takes this convolution: f32/f64, every dim static but the batch, at most
+    ``MAX_ROW_FMAS`` unrolled per output row; grouped, or with few input channels (at most
+    ``SMALL_CONV_TAPS`` taps per output, not 1x1), where it was faster than im2col + matmul."""
+    dims = (*x.shape[1:], *w.shape, *out.shape[1:])
+    if x.dtype not in DIRECT_LANES or not all(d is not None and d.is_const for d in dims):
+        return False
+    f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
+    if not (groups > 1 or (kh * kw > 1 and cg * kh * kw <= SMALL_CONV_TAPS)):
+        return False
+    taps = cg * kh * kw if cg * kh * kw <= MAX_UNROLLED_TAPS else kh * kw
+    chunks = -(-out.shape[3].value // DIRECT_LANES[x.dtype])  # type: ignore[union-attr]
+    return chunks * _channel_block(f // groups) * taps <= MAX_ROW_FMAS
+
+
+def _channel_block(per_group: int) -> int:
+    """Output channels of one group computed together: the most, up to ``MAX_CHANNEL_BLOCK``, that divide
+    the group's."""
+    return max(q for q in range(1, MAX_CHANNEL_BLOCK + 1) if per_group % q == 0)
+
+
+def _direct_conv(
+    k: KernelBuilder,
+    x: KernelValue,
+    w: KernelValue,
+    out: KernelValue,
+    strides: Sequence[int],
+    dilation: Sequence[int],
+    pads: Sequence[int],
+    groups: int,
+) -> KernelValue:
+    """``out = conv(x, w)`` as a direct loop on vectors of output columns, reading ``x`` in place (no
+    padded copy, no im2col columns): per block of output channels (up to ``MAX_CHANNEL_BLOCK`` of one
+    group) and output row, ``ACCUMULATORS`` vectors of outputs accumulate one FMA per output channel, input
+    channel of the group and tap, of the tap's input row segment (read once for the channel block) and
+    the tap's weight broadcast. Column positions are static: a segment is one contiguous read (strided:
+    a read and a shuffle), at the left and right borders shuffled next to zeros; a tap row in the top or
+    bottom padding is skipped (``scf.if``, only for tap rows that can fall there). Up to
+    ``MAX_UNROLLED_TAPS`` taps per output channel are unrolled, more loop over the group's channels; a
+    depthwise convolution (one output channel per group) broadcasts its weights once per channel.
+
+    Same parallel structure as ``_im2col_conv``: an ``scf.forall`` over images x blocks of output rows,
+    each writing its part of ``out``, into which ``relax-fuse-kernels`` moves the bias/ReLU/residual
+    epilogue (vectorized by the ``conv-vector`` schedule, which finds the loop by ``VECTOR_CONV_ATTR``).
+    (MLIR 22's named NCHW depthwise and grouped convolutions stay scalar loops.)
+    """
+    t = element(x.dtype)
+    lanes = DIRECT_LANES[x.dtype]
+    h, wd = (d.value for d in x.shape[2:])  # type: ignore[union-attr]
+    f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
+    oh, ow = (d.value for d in out.shape[2:])  # type: ignore[union-attr]
+    per_group = f // groups
+    fb = _channel_block(per_group)
+    rows = _block_rows(out.shape[2], out.shape[3], f * cg * kh * kw * oh * ow).value  # type: ignore[union-attr]
+    top, left = pads[0], pads[1]
+    (sy, sx), (dy, dx) = strides, dilation
+    block = TensorType((as_expr(1), as_expr(f), as_expr(rows), as_expr(ow)), out.dtype)
+    c0, c_h = k.const(0), k.const(h)
+    chunks = [(s, min(lanes, ow - s)) for s in range(0, ow, lanes)]
+    per_block = max(1, ACCUMULATORS // fb)
+    column_blocks = [chunks[i : i + per_block] for i in range(0, len(chunks), per_block)]
+    unrolled = cg * kh * kw <= MAX_UNROLLED_TAPS
+    held = unrolled and fb == 1
+    # tap rows that some output row reads in the top or bottom padding
+    guarded = {i for i in range(kh) if i * dy < top or (oh - 1) * sy + i * dy - top > h - 1}
+    pad = k.constant(0.0, x.dtype)
+
+    def vec(n: int) -> str:
+        return f"vector<{n}x{t}>"
+
+    def segment(n_img: str, c: str, y: str, start: int, n: int, j: int) -> str | None:
+        """Input columns of tap column ``j`` for output columns ``start`` .. ``start + n`` of row ``y``,
+        zeros where they fall in the padding; None when all do. One read of a multiple of ``n`` elements
+        (moved inside the row at the borders) and at most one shuffle, which picks every stride-th element
+        and the zeros (odd-sized reads and shuffles of two types lower to one instruction per element)."""
+        base = start * sx + j * dx - left
+        valid = [e for e in range(n) if 0 <= base + sx * e < wd]
+        if not valid:
+            return None
+        span = sx * (n - 1) + 1
+        size = next((m for m in (-(-span // n) * n, span) if m <= wd), None)
+        if size is None:  # a row narrower than the segment: read the valid part only
+            size, at = sx * (len(valid) - 1) + 1, base + sx * valid[0]
+        else:
+            at = min(max(base, 0), wd - size)
+        v = k.typed(
+            f"vector.transfer_read {x.name}[{n_img}, {c}, {y}, {k.const(at)}], {pad} "
+            f"{{in_bounds = [true]}} : {x.mlir}, {vec(size)}"
+        )
+        picks = [base + sx * e - at if e in valid else size for e in range(n)]
+        if picks == list(range(size)):
+            return v
+        other = v if len(valid) == n else k.typed(f"arith.constant dense<0.0> : {vec(size)}")
+        return k.typed(
+            f"vector.shuffle {v}, {other} [{', '.join(map(str, picks))}] : {vec(size)}, {vec(size)}"
+        )
+
+    def region(head: str, types: list[str], inits: list[str], body: Callable[[], list[str]]) -> list[str]:
+        """``scf.for`` (``head`` with its iter_args) or ``scf.if`` (``head`` is the condition; the else branch
+        yields ``inits``) whose results are the vectors ``body`` yields."""
+        lines, updated = k.capture(body)
+        names, ts = [k.fresh("v") for _ in types], ", ".join(types)
+        is_if = not head.startswith("scf.for")
+        k.emit(
+            f"{', '.join(names)} = {'scf.if ' if is_if else ''}{head} -> ({ts}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {', '.join(updated)} : {ts}",
+            *(["} else {", f"  scf.yield {', '.join(inits)} : {ts}"] if is_if else []),
+            "}",
+        )
+        return names
+
+    def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n_img, b = ivs
+        r0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows})>({b})")
+        where = f"[{n_img}, 0, {r0}, 0] [1, {f}, {rows}, {ow}] [1, 1, 1, 1]"
+        o_b = k.op(
+            f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
+        )
+
+        def channels(f0: str, part: KernelValue) -> KernelValue:
+            fos = [f0] + [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})") for q in range(1, fb)]
+            c_first = k.typed(f"affine.apply affine_map<(d0) -> ((d0 floordiv {per_group}) * {cg})>({f0})")
+            held_w: dict[tuple[int, int, int], str] = {}  # (channel of the group, tap, lanes) -> weights
+
+            def weight(fo: str, ci: str, i: int, j: int, n: int) -> str:
+                s = k.typed(f"tensor.extract {w.name}[{fo}, {ci}, {k.const(i)}, {k.const(j)}] : {w.mlir}")
+                return k.typed(f"vector.broadcast {s} : {t} to {vec(n)}")
+
+            if held:  # broadcast each weight once per output channel, before the row loop
+                for ci in range(cg):
+                    for tap in range(kh * kw):
+                        for n in sorted({n for _, n in chunks}):
+                            held_w[ci, tap, n] = weight(f0, k.const(ci), tap // kw, tap % kw, n)
+
+            def taps(
+                c: str, ci: int | str, r: str, cols: list[tuple[int, int]], accs: list[str]
+            ) -> list[str]:
+                """``accs`` ([output channel][vector of columns]) plus the taps of input channel ``c`` (``ci``
+                of the group) for the columns ``cols`` of output row ``r``."""
+                for i in range(kh):
+                    y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {sy} + {i * dy - top})>({r})")
+
+                    def tap_row(i: int = i, y: str = y, accs: list[str] = accs) -> list[str]:
+                        accs = list(accs)
+                        for a, (start, n) in enumerate(cols):
+                            for j in range(kw):
+                                v = segment(n_img, c, y, start, n, j)
+                                for q in range(fb if v is not None else 0):
+                                    if held:
+                                        wv = held_w[ci, i * kw + j, n]  # type: ignore[index]
+                                    else:
+                                        ci_s = k.const(ci) if isinstance(ci, int) else ci
+                                        wv = weight(fos[q], ci_s, i, j, n)
+                                    at = q * len(cols) + a
+                                    accs[at] = k.typed(f"vector.fma {v}, {wv}, {accs[at]} : {vec(n)}")
+                        return accs
+
+                    if i not in guarded:
+                        accs = tap_row()
+                        continue
+                    lo = k.typed(f"arith.cmpi sge, {y}, {c0} : index")
+                    hi = k.typed(f"arith.cmpi slt, {y}, {c_h} : index")
+                    inside = k.typed(f"arith.andi {lo}, {hi} : i1")
+                    accs = region(inside, [vec(n) for _ in range(fb) for _, n in cols], accs, tap_row)
+                return accs
+
+            def row(r_local: str, part: KernelValue) -> KernelValue:
+                r = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({r0}, {r_local})")
+                for cols in column_blocks:
+                    types = [vec(n) for _ in range(fb) for _, n in cols]
+                    accs = [k.typed(f"arith.constant dense<0.0> : {ty}") for ty in types]
+                    if unrolled:
+                        for ci in range(cg):
+                            c = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {ci})>({c_first})")
+                            accs = taps(c, ci, r, cols, accs)
+                    else:
+                        ci, carried = k.fresh("iv"), [k.fresh("acc") for _ in types]
+
+                        def body(ci: str = ci, carried: list[str] = carried, cols=cols) -> list[str]:
+                            c = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({c_first}, {ci})")
+                            return taps(c, ci, r, cols, carried)
+
+                        inits = ", ".join(f"{a} = {v}" for a, v in zip(carried, accs, strict=True))
+                        head = f"scf.for {ci} = {c0} to {k.const(cg)} step {k.const(1)} iter_args({inits})"
+                        accs = region(head, types, accs, body)
+                    for q in range(fb):
+                        for a, (start, n) in enumerate(cols):
+                            written = k.fresh("t")
+                            k.emit(
+                                f"{written} = vector.transfer_write {accs[q * len(cols) + a]}, {part.name}"
+                                f"[{c0}, {fos[q]}, {r_local}, {k.const(start)}] {{in_bounds = [true]}} : "
+                                f"{vec(n)}, {part.mlir}"
+                            )
+                            part = KernelValue(written, part.type, part.mlir)
+                return part
+
+            return k.loop(k.const(rows), part, row)
+
+        return k.loop(k.const(f), o_b, channels, step=fb), where
+
+    return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block, VECTOR_CONV_ATTR)
 
 
 @relax_op

@@ -1,8 +1,9 @@
-"""Transform-dialect schedule for sliding-window kernels: depthwise and grouped convolutions and pooling.
+"""Transform-dialect schedules for sliding-window kernels: pooling, named convolutions, direct convolutions.
 
-Plain convolutions become im2col + matmul (``dialects/ops/conv.py``) and get the matmul schedule. The
-ops here (NCHW, one window per output element) are tiled to one output row segment of ``OW_TILE``
-columns and one window row (``kh`` tile 1); the row-segment loop is peeled so main tiles are static;
+Convolutions with static dims become im2col + matmul (the matmul schedule) or direct loops on vectors
+(``dialects/ops/conv.py``), whose fused epilogues ``conv-vector`` vectorizes. The named ops here (pooling,
+and convolutions with a symbolic dim or for GPU targets; NCHW, one window per output element) are tiled to
+one output row segment of ``OW_TILE`` columns and one window row (``kh`` tile 1); the row-segment loop is peeled so main tiles are static;
 ``transform.structured.decompose`` turns each 2-D tile into a 1-D window op (unit ``oh`` and ``kh``),
 which ``vectorize_linalg`` vectorizes along the output row (one FMA or max per
 window column, on vectors of ``OW_TILE`` outputs; strided windows are unrolled per output). MLIR 22
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from mlir import ir
 
+from relax_mlir.dialects.ops.conv import VECTOR_CONV_ATTR
 from relax_mlir.transforms.schedules import (
     MARKER_ATTRS,
     VectorUnit,
@@ -96,3 +98,25 @@ def _schedule(op: str, tiles: tuple[int, ...], i: str) -> str:
 def window_schedule(suffix: str, unit: VectorUnit) -> str:
     """Every depthwise/grouped/symbolic-kernel conv and pooling: row-segment tiles, decomposed to 1-D, vectorized."""
     return "".join(_schedule(op, tiles, f"{suffix}_{j}") for j, (op, tiles) in enumerate(WINDOW_OPS.items()))
+
+
+MARKER_ATTRS.add(VECTOR_CONV_ATTR)
+
+
+@register_schedule("conv-vector", ops=("scf.forall",))
+def vector_conv_schedule(suffix: str, unit: VectorUnit) -> str:
+    """The kernels of direct (vector) convolutions: the linalg ops fused into them (bias, BatchNorm, ReLU,
+    residual epilogues) tiled to rows and vectorized, as the matmul schedule does for im2col convolutions."""
+    return f"""
+    %dc{suffix} = transform.structured.match ops{{["scf.forall"]}} attributes{{{VECTOR_CONV_ATTR}}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %dc{suffix} : !transform.any_op {{
+    ^bb0(%op: !transform.any_op):
+      %f = transform.get_parent_op %op {{isolated_from_above}} : (!transform.any_op) -> !transform.any_op
+{bound_vectors()}      transform.apply_patterns to %f {{
+        transform.apply_patterns.scf.for_loop_canonicalization
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+{vectorize_linalg()}      transform.apply_patterns to %fv {{
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+    }}"""
