@@ -29,14 +29,8 @@ from relax_mlir.dialects.ops.conv import (  # noqa: F401
     Conv1dOp,
     Conv2dOp,
     ConvOp,
-    _empty_dims,
-    _fill,
-    _float_operand,
-    _index_to_float,
-    _require_known_result,
     conv1d,
     conv2d,
-    window_output,
 )
 from relax_mlir.dialects.ops.pool import (  # noqa: F401
     AdaptiveAvgPool2dOp,
@@ -48,6 +42,13 @@ from relax_mlir.dialects.ops.pool import (  # noqa: F401
     max_pool2d,
 )
 from relax_mlir.dialects.ops.resize import RESIZE_COORDINATES, RESIZE_METHODS, ResizeOp, resize  # noqa: F401
+from relax_mlir.dialects.ops.window import (
+    empty_like_dims,
+    fill_tensor,
+    float_operand,
+    index_to_float,
+    require_known_result,
+)
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType
 from relax_mlir.errors import ShapeError
@@ -65,14 +66,14 @@ class SoftmaxBaseOp(RelaxOp):
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = _float_operand(operand_types[0], "x")
+        x = float_operand(operand_types[0], "x")
         if x.shape is not None:
             normalize_axis(attrs["axis"], len(x.shape))
         return [x]
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        _require_known_result(k)
+        require_known_result(k)
         x, out = k.ins[0], k.outs[0]
         axis = normalize_axis(k.attrs["axis"], x.rank)
         t = element(x.dtype)
@@ -85,8 +86,8 @@ class SoftmaxBaseOp(RelaxOp):
             # f16 sum accumulates in f32 (as numpy and ONNX Runtime do)
             acc = "f32" if x.dtype == "f16" else x.dtype
             ta = element(acc)
-            total = _fill(
-                k, k.constant(0.0, acc), _empty_dims(k, [(x, i) for i in range(x.rank) if i != axis], acc)
+            total = fill_tensor(
+                k, k.constant(0.0, acc), empty_like_dims(k, [(x, i) for i in range(x.rank) if i != axis], acc)
             )
 
             def exp_sum(a: list[str]) -> list[str]:
@@ -94,7 +95,7 @@ class SoftmaxBaseOp(RelaxOp):
                 wide = e if acc == x.dtype else k.typed(f"arith.extf {e} : {t} to {ta}")
                 return [e, k.scalar(f"arith.addf {a[3]}, {wide}", ta)]
 
-            exps = _empty_dims(k, [(x, i) for i in range(x.rank)], x.dtype)
+            exps = empty_like_dims(k, [(x, i) for i in range(x.rank)], x.dtype)
             maps = [red.full, red.kept, red.full, red.kept]
             exps, total = k.generic([x, top], [exps, total], maps, red.iterators, exp_sum)
             maps = [red.full, red.kept, red.full]
@@ -217,7 +218,7 @@ class LayerNormOp(RelaxOp):
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = _float_operand(operand_types[0], "x")
+        x = float_operand(operand_types[0], "x")
         params = list(zip(operand_types[1:], ("gamma", "beta")))
         _check_params(x, params, _normalized_shape(x, attrs["axes"]))
         return [x]
@@ -255,7 +256,7 @@ class RmsNormOp(RelaxOp):
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = _float_operand(operand_types[0], "x")
+        x = float_operand(operand_types[0], "x")
         _check_params(x, [(operand_types[1], "gamma")], _normalized_shape(x, attrs["axes"]))
         return [x]
 
@@ -291,7 +292,7 @@ class GroupNormOp(RelaxOp):
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = _float_operand(operand_types[0], "x")
+        x = float_operand(operand_types[0], "x")
         groups = attrs["num_groups"]
         if groups <= 0:
             raise ShapeError(f"num_groups must be positive, got {groups}")
@@ -305,7 +306,7 @@ class GroupNormOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        _require_known_result(k)
+        require_known_result(k)
         x, groups = k.ins[0], k.attrs["num_groups"]
         per_group = floordiv(x.shape[1], groups)
         channels = per_group * groups  # the caller checks that the channels divide into the groups
@@ -360,14 +361,14 @@ class BatchNormOp(RelaxOp):
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = _float_operand(operand_types[0], "x")
+        x = float_operand(operand_types[0], "x")
         channels = None if x.shape is None else x.shape[normalize_axis(attrs["axis"], len(x.shape))]
         _check_params(x, list(zip(operand_types[1:], ("gamma", "beta", "mean", "var"))), [channels])
         return [x]
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        _require_known_result(k)
+        require_known_result(k)
         x = k.ins[0]
         axis = normalize_axis(k.attrs["axis"], x.rank)
         for i in range(1, 5):
@@ -416,8 +417,8 @@ class _Reduction:
 
 def _stat(k: KernelBuilder, x: KernelValue, axes: Sequence[int], init: str) -> KernelValue:
     """A tensor of ``x``'s dims without ``axes``, filled with ``init``."""
-    dest = _empty_dims(k, [(x, i) for i in range(x.rank) if i not in axes], x.dtype)
-    return _fill(k, init, dest)
+    dest = empty_like_dims(k, [(x, i) for i in range(x.rank) if i not in axes], x.dtype)
+    return fill_tensor(k, init, dest)
 
 
 def _reduce(
@@ -489,7 +490,7 @@ def _moments(
     count_index = k.const(1)
     for a in axes:
         count_index = k.scalar(f"arith.muli {count_index}, {k.dim(x, a)}", "index")
-    count = _index_to_float(k, count_index, dtype)
+    count = index_to_float(k, count_index, dtype)
     zero, one = k.constant(0.0, dtype), k.constant(1.0, dtype)
     red = _Reduction(x, axes)
     amax = _reduce(k, x, axes, zero, lambda a: f"arith.maximumf {a[1]}, {k.scalar(f'math.absf {a[0]}', t)}")
@@ -549,7 +550,7 @@ def _affine(k: KernelBuilder, t: str, v: str, inv: str, gamma: str, beta: str | 
 
 def _normalize(k: KernelBuilder, axes: list[int], centered: bool) -> KernelValue:
     """layer_norm (``centered``, with beta) or rms_norm over ``axes``: gamma's dims follow ``axes``' order."""
-    _require_known_result(k)
+    require_known_result(k)
     x = k.ins[0]
     for i in range(1, len(k.ins)):
         k.assume(i, [x.shape[a] for a in axes])

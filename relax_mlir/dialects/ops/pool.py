@@ -17,17 +17,17 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.dialects.dims import fmt_shape, tensor_operand
-from relax_mlir.dialects.ops.conv import (
-    _check_window_attrs,
-    _conv_attrs,
-    _empty_dims,
-    _fill,
-    _float_operand,
-    _index_to_float,
-    _named,
-    _pad,
-    _require_known_result,
-    _window_attrs,
+from relax_mlir.dialects.ops.window import (
+    check_window_attrs,
+    empty_like_dims,
+    fill_tensor,
+    float_operand,
+    index_to_float,
+    named_linalg,
+    pad_tensor,
+    require_known_result,
+    window_attrs,
+    window_op_attrs,
     window_output,
 )
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
@@ -52,8 +52,8 @@ class Pool2dOp(RelaxOp):
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = _float_operand(operand_types[0], "x") if cls.FLOAT_ONLY else tensor_operand(operand_types[0], "x")
-        _check_window_attrs(attrs, 2)
+        x = float_operand(operand_types[0], "x") if cls.FLOAT_ONLY else tensor_operand(operand_types[0], "x")
+        check_window_attrs(attrs, 2)
         kernel = attrs["kernel"]
         if len(kernel) != 2 or any(k <= 0 for k in kernel):
             raise ShapeError(f"'kernel' needs 2 positive values, got {kernel}")
@@ -89,15 +89,15 @@ class MaxPool2dOp(Pool2dOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        _require_known_result(k)
+        require_known_result(k)
         x, out = k.ins[0], k.outs[0]
         lowest = _lowest(k, x.dtype)
         xp = _pad_windows(k, x, out, lowest)
-        acc = _fill(k, lowest, out)
+        acc = fill_tensor(k, lowest, out)
         window = _window(k, x.dtype)
-        attrs = _window_attrs(k.attrs["strides"], k.attrs["dilation"])
+        attrs = window_attrs(k.attrs["strides"], k.attrs["dilation"])
         if is_float(x.dtype) or not unsigned_order(x.dtype):
-            return [_named(k, "linalg.pooling_nchw_max", attrs, [xp, window], acc)]
+            return [named_linalg(k, "linalg.pooling_nchw_max", attrs, [xp, window], acc)]
         # The named op compares signed; unsigned ints and booleans need an unsigned maximum.
         (sh, sw), (dh, dw) = k.attrs["strides"], k.attrs["dilation"]
         maps = [
@@ -130,12 +130,14 @@ class AvgPool2dOp(Pool2dOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        _require_known_result(k)
+        require_known_result(k)
         x, out = k.ins[0], k.outs[0]
         zero = k.constant(0.0, x.dtype)
         xp = _pad_windows(k, x, out, zero)
-        attrs = _window_attrs(k.attrs["strides"], k.attrs["dilation"])
-        total = _named(k, "linalg.pooling_nchw_sum", attrs, [xp, _window(k, x.dtype)], _fill(k, zero, out))
+        attrs = window_attrs(k.attrs["strides"], k.attrs["dilation"])
+        total = named_linalg(
+            k, "linalg.pooling_nchw_sum", attrs, [xp, _window(k, x.dtype)], fill_tensor(k, zero, out)
+        )
         counts = [_tap_counts(k, x, out, axis) for axis in (2, 3)]
         maps = [
             "(d0, d1, d2, d3) -> (d2)",
@@ -155,7 +157,7 @@ class AvgPool2dOp(Pool2dOp):
 def _pool_attrs(
     kernel: int | Sequence[int], strides: Any, padding: Any, dilation: Any, ceil_mode: bool
 ) -> dict:
-    attrs = _conv_attrs(2, kernel if strides is None else strides, padding, dilation, 1)
+    attrs = window_op_attrs(2, kernel if strides is None else strides, padding, dilation, 1)
     del attrs["groups"]
     attrs["kernel"] = [kernel] * 2 if isinstance(kernel, int) else list(kernel)
     attrs["ceil_mode"] = ceil_mode
@@ -220,7 +222,7 @@ def _pad_windows(k: KernelBuilder, x: KernelValue, out: KernelValue, value: str)
             needed = (windows - 1) * stride + (kernel - 1) * dilation + 1 - size - pads[i]
             after = smax(after, needed)
         high.append(after)
-    return _pad(k, x, [0, 0, pads[0], pads[1]], high, value)
+    return pad_tensor(k, x, [0, 0, pads[0], pads[1]], high, value)
 
 
 def _tap_counts(k: KernelBuilder, x: KernelValue, out: KernelValue, axis: int) -> KernelValue:
@@ -249,7 +251,7 @@ def _tap_counts(k: KernelBuilder, x: KernelValue, out: KernelValue, axis: int) -
         last_pos = op("subi", op("subi", hi, c[1]), start)
         last = op("minsi", op("floordivsi", last_pos, c[dilation]), c[kernel - 1])
         count = op("maxsi", op("addi", op("subi", last, first), c[1]), c[0])
-        return [_index_to_float(k, count, x.dtype)]
+        return [index_to_float(k, count, x.dtype)]
 
     [r] = k.generic([], [dest], ["(d0) -> (d0)"], ["parallel"], body)
     return r
@@ -269,7 +271,7 @@ class AdaptiveAvgPool2dOp(RelaxOp):
 
     @classmethod
     def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
-        x = _float_operand(operand_types[0], "x")
+        x = float_operand(operand_types[0], "x")
         size = attrs["output_size"]
         if len(size) != 2 or any(s <= 0 for s in size):
             raise ShapeError(f"'output_size' needs 2 positive values, got {size}")
@@ -280,7 +282,7 @@ class AdaptiveAvgPool2dOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        _require_known_result(k)
+        require_known_result(k)
         x, out = k.ins[0], k.outs[0]
         t = element(x.dtype)
         zero = k.constant(0.0, x.dtype)
@@ -298,7 +300,7 @@ class AdaptiveAvgPool2dOp(RelaxOp):
 
         # rows[n, c, i, w] = sum over the h of window i of x[n, c, h, w]; then the same along w.
         pre = "(d0, d1, d2, d3, d4) -> "
-        rows = _fill(k, zero, _empty_dims(k, [(x, 0), (x, 1), (out, 2), (x, 3)], x.dtype))
+        rows = fill_tensor(k, zero, empty_like_dims(k, [(x, 0), (x, 1), (out, 2), (x, 3)], x.dtype))
         [rows] = k.generic(
             [x, start_h, end_h],
             [rows],
@@ -308,7 +310,7 @@ class AdaptiveAvgPool2dOp(RelaxOp):
         )
         [total] = k.generic(
             [rows, start_w, end_w],
-            [_fill(k, zero, out)],
+            [fill_tensor(k, zero, out)],
             [pre + "(d0, d1, d2, d4)", pre + "(d3)", pre + "(d3)", pre + "(d0, d1, d2, d3)"],
             ["parallel"] * 4 + ["reduction"],
             window_sum,
@@ -347,7 +349,7 @@ def _adaptive_windows(k: KernelBuilder, x: KernelValue, axis: int) -> list[Kerne
         end = k.scalar(
             f"arith.ceildivsi {k.scalar(f'arith.muli {after}, {size}', 'index')}, {c_out}", "index"
         )
-        return [start, end, _index_to_float(k, k.scalar(f"arith.subi {end}, {start}", "index"), x.dtype)]
+        return [start, end, index_to_float(k, k.scalar(f"arith.subi {end}, {start}", "index"), x.dtype)]
 
     shape = (const(out_size),)
     dests = [k.empty(shape, "index"), k.empty(shape, "index"), k.empty(shape, x.dtype)]

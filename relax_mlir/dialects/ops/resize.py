@@ -20,8 +20,8 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.dialects.dims import fmt_shape, tensor_operand
-from relax_mlir.dialects.ops.conv import _require_known_result
 from relax_mlir.dialects.ops.elementwise import FLOAT_DTYPES
+from relax_mlir.dialects.ops.window import require_known_result
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, caller_location, located, relax_op
 from relax_mlir.dialects.types import Dim, RelaxType, TensorType, relax_type
 from relax_mlir.errors import ParseError, ShapeError
@@ -66,7 +66,7 @@ class ResizeOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        _require_known_result(k)
+        require_known_result(k)
         x, out = k.ins[0], k.outs[0]
         maps = ["(d0, d1, d2, d3) -> (d2)", "(d0, d1, d2, d3) -> (d3)"]
         out_map = "(d0, d1, d2, d3) -> (d0, d1, d2, d3)"
@@ -350,7 +350,7 @@ class ResizeAxisRuntimeOp(ResizeAxisOp):
 def _lower_axis(k: KernelBuilder, params: dict[str, str] | None) -> list[KernelValue]:
     """The kernel of ``relax.resize_axis``; ``params`` holds f64 SSA values of the scale and roi read at run
     time (None: the attributes)."""
-    _require_known_result(k)
+    require_known_result(k)
     x, out = k.ins[0], k.outs[0]
     axis, rank = k.attrs["axis"], x.rank
     if any(d == const(0) for d in out.shape):

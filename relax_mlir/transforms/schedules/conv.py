@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.dialects.ops.conv import VECTOR_CONV_ATTR
+from relax_mlir.dialects.ops.conv_kernels import VECTOR_CONV_ATTR
 from relax_mlir.transforms.schedules import (
     MARKER_ATTRS,
     VectorUnit,

@@ -1,0 +1,481 @@
+"""The CPU kernels of a convolution (NCHW input, OIHW weight; a 1-D one comes as a unit height): im2col +
+``linalg.matmul`` per block of output rows (``im2col_conv``), and the direct loop on vectors of output
+columns that reads the input in place (``direct_conv``, for grouped, depthwise and few-channel
+convolutions: ``direct_fits``). Both run in an ``scf.forall`` over images x blocks of output rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from relax_mlir.dialects.ops.window import fill_tensor
+from relax_mlir.dialects.types import TensorType
+from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor, element
+from relax_mlir.shape_infer.expr import Expr, as_expr
+
+
+def _padded_rows(
+    k: KernelBuilder,
+    x: KernelValue,
+    n: str,
+    r0: str,
+    rows_in: Expr,
+    pads: Sequence[int],
+    stride: int,
+    zero: str,
+) -> KernelValue:
+    """Rows ``r0 * stride`` .. ``+ rows_in`` of image ``n`` of ``x`` [N, C, H, W] after zero padding, as
+    [C, rows_in, W + left + right]: a view of ``x`` without padding, else a zero fill and one copy per
+    input row that falls inside the block.
+
+    (``tensor.pad`` of the whole batch bufferizes to a ``memref.copy`` into a strided view, which runs
+    as a slow generic loop; rows of static width are vectorized by the schedules.)
+    """
+    c, h, w = x.shape[1:]
+    c_s, h_s, w_s = k.sizes(x)[1:]
+    top, left, bottom, right = pads
+    (rin_s,) = k.mixed([rows_in])
+    if not any(pads):
+        block = TensorType((c, rows_in, w), x.dtype)
+        y0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {stride})>({r0})")
+        return k.op(
+            f"tensor.extract_slice {x.name}[{n}, 0, {y0}, 0] [1, {c_s}, {rin_s}, {w_s}] [1, 1, 1, 1] : "
+            f"{x.mlir} to {builtin_tensor(block)}",
+            block,
+        )
+    image = TensorType((c, h, w), x.dtype)
+    x_n = k.op(
+        f"tensor.extract_slice {x.name}[{n}, 0, 0, 0] [1, {c_s}, {h_s}, {w_s}] [1, 1, 1, 1] : "
+        f"{x.mlir} to {builtin_tensor(image)}",
+        image,
+    )
+    wp = w + left + right  # type: ignore[operator]
+    padded = k.fill(zero, k.empty((c, rows_in, wp), x.dtype))
+    line = TensorType((as_expr(1), as_expr(1), w), x.dtype)
+    # block rows [lo, hi) hold input rows; the others are padding
+    rin, h_i = k.index(rows_in), k.dim(x, 2)
+    lo = k.typed(f"affine.max affine_map<(d0) -> (0, {top} - d0 * {stride})>({r0})")
+    hi = k.typed(
+        f"affine.min affine_map<(d0)[s0, s1] -> (s1, s0 + {top} - d0 * {stride})>({r0})[{h_i}, {rin}]"
+    )
+    count = k.typed(f"affine.max affine_map<(d0, d1) -> (0, d1 - d0)>({lo}, {hi})")
+
+    def channel(ci: str, padded: KernelValue) -> KernelValue:
+        def row(j: str, padded: KernelValue) -> KernelValue:
+            y = k.typed(
+                f"affine.apply affine_map<(d0, d1, d2) -> (d0 * {stride} + d1 + d2 - {top})>({r0}, {lo}, {j})"
+            )
+            src = k.op(
+                f"tensor.extract_slice {x_n.name}[{ci}, {y}, 0] [1, 1, {w_s}] [1, 1, 1] : "
+                f"{x_n.mlir} to {builtin_tensor(line)}",
+                line,
+            )
+            i = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({lo}, {j})")
+            where = f"[{ci}, {i}, {left}] [1, 1, {w_s}] [1, 1, 1]"
+            part = k.op(f"tensor.extract_slice {padded.name}{where} : {padded.mlir} to {src.mlir}", line)
+            copied = k.copy(src, part)
+            return k.op(
+                f"tensor.insert_slice {copied.name} into {padded.name}{where} : {src.mlir} into {padded.mlir}",
+                padded,
+            )
+
+        return k.loop(count, padded, row)
+
+    return k.loop(k.dim(x, 1), padded, channel)
+
+
+def _forall(
+    k: KernelBuilder,
+    uppers: Sequence[str],
+    init: KernelValue,
+    body: Callable[[list[str], KernelValue], tuple[KernelValue, str]],
+    marker: str | None = None,
+) -> KernelValue:
+    """``scf.forall`` over ``uppers`` (one loop dim each) of independent iterations sharing ``init``.
+
+    ``body(ivs, shared)`` emits one iteration and returns its part and where it goes in ``shared``
+    (``[offsets] [sizes] [strides]``), written back with ``tensor.parallel_insert_slice``, which
+    bufferizes in place. (An ``scf.for`` would need a ``tensor.insert_slice`` that the schedules'
+    vectorization turns into a whole-part vector read and write, unrolled at compile time.)
+    ``relax-lower-parallel`` runs the iterations on OpenMP threads when kernels are parallel (with a
+    dynamic schedule for several dims, so that a preempted thread delays only its current iteration).
+    ``marker`` names a unit attribute for the loop (for a schedule to find it).
+    """
+    ivs, shared = [k.fresh("iv") for _ in uppers], KernelValue(k.fresh("o"), init.type, init.mlir)
+    lines, (part, where) = k.capture(lambda: body(ivs, shared))
+    result = KernelValue(k.fresh("t"), init.type, init.mlir)
+    k.emit(
+        f"{result.name} = scf.forall ({', '.join(ivs)}) in ({', '.join(uppers)}) "
+        f"shared_outs({shared.name} = {init.name}) "
+        f"-> ({init.mlir}) {{",
+        *("  " + line for line in lines),
+        "  scf.forall.in_parallel {",
+        f"    tensor.parallel_insert_slice {part.name} into {shared.name}{where} : {part.mlir} into {init.mlir}",
+        "  }",
+        "}" if marker is None else f"}} {{{marker}}}",
+    )
+    return result
+
+
+MIN_BLOCK_COLUMNS = 256  # output pixels per row block of a convolution (the matmul's n), at least ...
+MIN_SPLIT_COLUMNS = 32  # ... or, for a small image, at least one register tile's width, in two or more blocks
+MIN_SPLIT_WORK = 1 << 18  # multiply-adds per image below which it stays one block (a fork costs more)
+
+
+def _block_rows(oh: Expr | None, ow: Expr | None, work: int) -> Expr:
+    """Output rows per block of an im2col convolution: the fewest that divide ``oh`` and give at least
+    ``MIN_BLOCK_COLUMNS`` pixels, so that blocks run on several threads and their columns stay in cache;
+    for a smaller image the most that still split it, down to ``MIN_SPLIT_COLUMNS`` pixels (so that batch
+    1 uses several threads). All of ``oh`` for an image of less than ``MIN_SPLIT_WORK`` multiply-adds
+    (``work``, 0 if unknown) or when a dim is dynamic (one dynamic: the whole image; both: one row, as
+    ``memref.expand_shape`` of one dim into two dynamic ones aborts MLIR 22)."""
+    static = [d is not None and d.is_const for d in (oh, ow)]
+    if not any(static):
+        return as_expr(1)
+    if not all(static) or work < MIN_SPLIT_WORK:
+        return oh  # type: ignore[return-value]
+    h, w = oh.value, ow.value  # type: ignore[union-attr]
+    divisors = [r for r in range(1, h) if h % r == 0]
+    rows = next((r for r in divisors if r * w >= MIN_BLOCK_COLUMNS), None)
+    if rows is None:
+        rows = next((r for r in reversed(divisors) if r * w >= MIN_SPLIT_COLUMNS), max(h, 1))
+    return as_expr(rows)
+
+
+def im2col_conv(
+    k: KernelBuilder,
+    x: KernelValue,
+    w: KernelValue,
+    out: KernelValue,
+    strides: Sequence[int],
+    dilation: Sequence[int],
+    pads: Sequence[int],
+    zero: str,
+) -> KernelValue:
+    """``out = conv(x, w)`` as im2col + one matmul per block of output rows: W [F, C*KH*KW] x cols
+    [C*KH*KW, rows*OW], in an ``scf.forall`` over images x blocks (``_block_rows``), so that one image
+    runs on several threads.
+
+    Each block pads the input rows it reads on its own (``_padded_rows``), zero-fills its part of ``out``
+    and fills its ``cols`` [C, KH, KW, rows, OW] row by row, one row copy per kernel tap, so all stay in
+    cache; the schedules vectorize the copies when OW is static, and strided rows are one contiguous
+    vector read and a shuffle. A 1x1 stride-1 convolution without padding multiplies the input rows
+    themselves. The contraction is a ``linalg.matmul`` that the matmul schedule tiles and vectorizes.
+    """
+    c, f = x.shape[1], out.shape[1]
+    kh, kw = w.shape[2:]
+    oh, ow = out.shape[2:]
+    assert kh is not None and kw is not None and kh.is_const and kw.is_const
+    static = all(d is not None and d.is_const for d in (c, f, oh, ow))
+    work = c.value * f.value * kh.value * kw.value * oh.value * ow.value if static else 0  # type: ignore[union-attr]
+    rows = _block_rows(oh, ow, work)
+    whole = rows == oh
+    top, _, bottom, _ = pads
+    if whole:  # also when oh is dynamic: rows may then be 0
+        rows_in = x.shape[2] + top + bottom  # type: ignore[operator]
+    else:
+        rows_in = (rows - 1) * strides[0] + (kh.value - 1) * dilation[0] + 1
+    block = TensorType((as_expr(1), f, rows, ow), out.dtype)  # not rank-reduced: epilogues fuse into it
+    line = TensorType((as_expr(1), as_expr(1), ow), x.dtype)
+    f_s, oh_s, ow_s = k.sizes(out)[1:]
+    rows_s = oh_s if whole else str(rows.value)
+    pointwise = kh == 1 and kw == 1 and list(strides) == [1, 1] and not any(pads)
+    w2 = k.collapse(w, [[0], [1, 2, 3]])
+
+    # A strided row of static width: one contiguous vector read and a shuffle picking every stride-th
+    # element (a strided transfer_read would become one scalar load per element).
+    span = strides[1] * (ow.value - 1) + 1 if ow is not None and ow.is_const else 0
+    deinterleave = strides[1] > 1 and 0 < span <= 256
+    c0, pad = k.const(0), k.constant(0.0, x.dtype)
+
+    def strided_row(
+        x_b: KernelValue, ci: str, y: str, x0: int, at: Sequence[str], cols: KernelValue
+    ) -> KernelValue:
+        t = element(x.dtype)
+        v = k.typed(
+            f"vector.transfer_read {x_b.name}[{ci}, {y}, {k.const(x0)}], {pad} {{in_bounds = [true]}} : "
+            f"{x_b.mlir}, vector<{span}x{t}>"
+        )
+        mask = ", ".join(str(strides[1] * e) for e in range(ow.value))  # type: ignore[union-attr]
+        picked = k.typed(f"vector.shuffle {v}, {v} [{mask}] : vector<{span}x{t}>, vector<{span}x{t}>")
+        written = k.fresh("t")
+        k.emit(
+            f"{written} = vector.transfer_write {picked}, {cols.name}[{', '.join(at)}] {{in_bounds = [true]}} : "
+            f"vector<{ow.value}x{t}>, {cols.mlir}"  # type: ignore[union-attr]
+        )
+        return KernelValue(written, cols.type, cols.mlir)
+
+    def fill_row(x_b: KernelValue, ci: str, r: str, cols: KernelValue) -> KernelValue:
+        """Row ``r`` of every tap of channel ``ci`` in ``cols``, from the block's padded rows ``x_b``."""
+        for i in range(kh.value):  # type: ignore[union-attr]
+            y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {strides[0]} + {i * dilation[0]})>({r})")
+            for j in range(kw.value):  # type: ignore[union-attr]
+                if deinterleave:
+                    cols = strided_row(x_b, ci, y, j * dilation[1], [ci, k.const(i), k.const(j), r, c0], cols)
+                    continue
+                src = k.op(
+                    f"tensor.extract_slice {x_b.name}[{ci}, {y}, {j * dilation[1]}] [1, 1, {ow_s}] "
+                    f"[1, 1, {strides[1]}] : {x_b.mlir} to {builtin_tensor(line)}",
+                    line,
+                )
+                where = f"[{ci}, {i}, {j}, {r}, 0] [1, 1, 1, 1, {ow_s}] [1, 1, 1, 1, 1]"
+                part = k.op(f"tensor.extract_slice {cols.name}{where} : {cols.mlir} to {src.mlir}", line)
+                copied = k.copy(src, part)
+                cols = k.op(
+                    f"tensor.insert_slice {copied.name} into {cols.name}{where} : {src.mlir} into {cols.mlir}",
+                    cols,
+                )
+        return cols
+
+    blocks = k.dim(out, 2) if rows == 1 and not (oh is not None and oh.is_const) else None
+    if blocks is None:
+        blocks = k.const(1 if whole else oh.value // rows.value)  # type: ignore[union-attr]
+
+    def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n, b = ivs
+        r0 = c0 if whole else k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows_s})>({b})")
+        x_b = _padded_rows(k, x, n, r0, rows_in, pads, strides[0], zero)
+        if pointwise:  # the input rows are the columns [C, rows*OW]
+            cols2 = k.collapse(x_b, [[0], [1, 2]])
+        else:
+            rows_count = k.index(rows) if not whole else k.dim(out, 2)
+
+            def channel(ci: str, cols: KernelValue) -> KernelValue:
+                return k.loop(rows_count, cols, lambda r, cols: fill_row(x_b, ci, r, cols))
+
+            cols = k.loop(k.dim(x, 1), k.empty((c, kh, kw, rows, ow), x.dtype), channel)
+            cols2 = k.collapse(cols, [[0, 1, 2], [3, 4]])
+        where = f"[{n}, 0, {r0}, 0] [1, {f_s}, {rows_s}, {ow_s}] [1, 1, 1, 1]"
+        o_b = k.op(
+            f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
+        )
+        o2 = k.collapse(fill_tensor(k, zero, o_b), [[0, 1], [2, 3]])
+        r2 = k.op(
+            f"linalg.matmul ins({w2.name}, {cols2.name} : {w2.mlir}, {cols2.mlir}) "
+            f"outs({o2.name} : {o2.mlir}) -> {o2.mlir}",
+            o2,
+        )
+        sizes = [
+            None if d is not None and d.is_const else v
+            for d, v in zip(block.shape, ("1", f_s, rows_s, ow_s), strict=True)
+        ]
+        return k.expand(r2, [[0, 1], [2, 3]], block.shape, sizes), where
+
+    return _forall(k, [k.dim(out, 0), blocks], out, one_block)
+
+
+DIRECT_LANES = {"f32": 16, "f64": 8}  # element types of the direct convolution: lanes per 512-bit vector
+MAX_UNROLLED_TAPS = 32  # taps per output channel unrolled (more: a loop over the group's input channels)
+ACCUMULATORS = 8  # vectors of outputs accumulated at once: output channels x vectors of columns
+MAX_CHANNEL_BLOCK = 4  # output channels that share each input read
+# plain convolutions with at most this many taps per output (32 channels of 3x3) run direct: measured
+# (bench_conv.py, AMD Zen 4, loaded) 0.8-0.95x the time of im2col + matmul for 8-32 channels; 1x1 ones
+# stay matmuls (up to 1.8x slower direct)
+SMALL_CONV_TAPS = 288
+MAX_ROW_FMAS = 640  # FMAs unrolled per output row (8192 took 23 s to compile); more: im2col or a named op
+# on the loop of a direct convolution: the conv schedules vectorize the epilogue fused into it
+VECTOR_CONV_ATTR = "relax.vector_conv"
+
+
+def direct_fits(x: KernelValue, w: KernelValue, out: KernelValue, groups: int) -> bool:
+    """Whether ``direct_conv`` takes this convolution: f32/f64, every dim static but the batch, at most
+    ``MAX_ROW_FMAS`` unrolled per output row; grouped, or with few input channels (at most
+    ``SMALL_CONV_TAPS`` taps per output, not 1x1), where it was faster than im2col + matmul."""
+    dims = (*x.shape[1:], *w.shape, *out.shape[1:])
+    if x.dtype not in DIRECT_LANES or not all(d is not None and d.is_const for d in dims):
+        return False
+    f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
+    if not (groups > 1 or (kh * kw > 1 and cg * kh * kw <= SMALL_CONV_TAPS)):
+        return False
+    taps = cg * kh * kw if cg * kh * kw <= MAX_UNROLLED_TAPS else kh * kw
+    chunks = -(-out.shape[3].value // DIRECT_LANES[x.dtype])  # type: ignore[union-attr]
+    return chunks * _channel_block(f // groups) * taps <= MAX_ROW_FMAS
+
+
+def _channel_block(per_group: int) -> int:
+    """Output channels of one group computed together: the most, up to ``MAX_CHANNEL_BLOCK``, that divide
+    the group's."""
+    return max(q for q in range(1, MAX_CHANNEL_BLOCK + 1) if per_group % q == 0)
+
+
+def direct_conv(
+    k: KernelBuilder,
+    x: KernelValue,
+    w: KernelValue,
+    out: KernelValue,
+    strides: Sequence[int],
+    dilation: Sequence[int],
+    pads: Sequence[int],
+    groups: int,
+) -> KernelValue:
+    """``out = conv(x, w)`` as a direct loop on vectors of output columns, reading ``x`` in place (no
+    padded copy, no im2col columns): per block of output channels (up to ``MAX_CHANNEL_BLOCK`` of one
+    group) and output row, ``ACCUMULATORS`` vectors of outputs accumulate one FMA per output channel, input
+    channel of the group and tap, of the tap's input row segment (read once for the channel block) and
+    the tap's weight broadcast. Column positions are static: a segment is one contiguous read (strided:
+    a read and a shuffle), at the left and right borders shuffled next to zeros; a tap row in the top or
+    bottom padding is skipped (``scf.if``, only for tap rows that can fall there). Up to
+    ``MAX_UNROLLED_TAPS`` taps per output channel are unrolled, more loop over the group's channels; a
+    depthwise convolution (one output channel per group) broadcasts its weights once per channel.
+
+    Same parallel structure as ``_im2col_conv``: an ``scf.forall`` over images x blocks of output rows,
+    each writing its part of ``out``, into which ``relax-fuse-kernels`` moves the bias/ReLU/residual
+    epilogue (vectorized by the ``conv-vector`` schedule, which finds the loop by ``VECTOR_CONV_ATTR``).
+    (MLIR 22's named NCHW depthwise and grouped convolutions stay scalar loops.)
+    """
+    t = element(x.dtype)
+    lanes = DIRECT_LANES[x.dtype]
+    h, wd = (d.value for d in x.shape[2:])  # type: ignore[union-attr]
+    f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
+    oh, ow = (d.value for d in out.shape[2:])  # type: ignore[union-attr]
+    per_group = f // groups
+    fb = _channel_block(per_group)
+    rows = _block_rows(out.shape[2], out.shape[3], f * cg * kh * kw * oh * ow).value  # type: ignore[union-attr]
+    top, left = pads[0], pads[1]
+    (sy, sx), (dy, dx) = strides, dilation
+    block = TensorType((as_expr(1), as_expr(f), as_expr(rows), as_expr(ow)), out.dtype)
+    c0, c_h = k.const(0), k.const(h)
+    chunks = [(s, min(lanes, ow - s)) for s in range(0, ow, lanes)]
+    per_block = max(1, ACCUMULATORS // fb)
+    column_blocks = [chunks[i : i + per_block] for i in range(0, len(chunks), per_block)]
+    unrolled = cg * kh * kw <= MAX_UNROLLED_TAPS
+    held = unrolled and fb == 1
+    # tap rows that some output row reads in the top or bottom padding
+    guarded = {i for i in range(kh) if i * dy < top or (oh - 1) * sy + i * dy - top > h - 1}
+    pad = k.constant(0.0, x.dtype)
+
+    def vec(n: int) -> str:
+        return f"vector<{n}x{t}>"
+
+    def segment(n_img: str, c: str, y: str, start: int, n: int, j: int) -> str | None:
+        """Input columns of tap column ``j`` for output columns ``start`` .. ``start + n`` of row ``y``,
+        zeros where they fall in the padding; None when all do. One read of a multiple of ``n`` elements
+        (moved inside the row at the borders) and at most one shuffle, which picks every stride-th element
+        and the zeros (odd-sized reads and shuffles of two types lower to one instruction per element)."""
+        base = start * sx + j * dx - left
+        valid = [e for e in range(n) if 0 <= base + sx * e < wd]
+        if not valid:
+            return None
+        span = sx * (n - 1) + 1
+        size = next((m for m in (-(-span // n) * n, span) if m <= wd), None)
+        if size is None:  # a row narrower than the segment: read the valid part only
+            size, at = sx * (len(valid) - 1) + 1, base + sx * valid[0]
+        else:
+            at = min(max(base, 0), wd - size)
+        v = k.typed(
+            f"vector.transfer_read {x.name}[{n_img}, {c}, {y}, {k.const(at)}], {pad} "
+            f"{{in_bounds = [true]}} : {x.mlir}, {vec(size)}"
+        )
+        picks = [base + sx * e - at if e in valid else size for e in range(n)]
+        if picks == list(range(size)):
+            return v
+        other = v if len(valid) == n else k.typed(f"arith.constant dense<0.0> : {vec(size)}")
+        return k.typed(
+            f"vector.shuffle {v}, {other} [{', '.join(map(str, picks))}] : {vec(size)}, {vec(size)}"
+        )
+
+    def region(head: str, types: list[str], inits: list[str], body: Callable[[], list[str]]) -> list[str]:
+        """``scf.for`` (``head`` with its iter_args) or ``scf.if`` (``head`` is the condition; the else branch
+        yields ``inits``) whose results are the vectors ``body`` yields."""
+        lines, updated = k.capture(body)
+        names, ts = [k.fresh("v") for _ in types], ", ".join(types)
+        is_if = not head.startswith("scf.for")
+        k.emit(
+            f"{', '.join(names)} = {'scf.if ' if is_if else ''}{head} -> ({ts}) {{",
+            *("  " + line for line in lines),
+            f"  scf.yield {', '.join(updated)} : {ts}",
+            *(["} else {", f"  scf.yield {', '.join(inits)} : {ts}"] if is_if else []),
+            "}",
+        )
+        return names
+
+    def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n_img, b = ivs
+        r0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows})>({b})")
+        where = f"[{n_img}, 0, {r0}, 0] [1, {f}, {rows}, {ow}] [1, 1, 1, 1]"
+        o_b = k.op(
+            f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
+        )
+
+        def channels(f0: str, part: KernelValue) -> KernelValue:
+            fos = [f0] + [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})") for q in range(1, fb)]
+            c_first = k.typed(f"affine.apply affine_map<(d0) -> ((d0 floordiv {per_group}) * {cg})>({f0})")
+            held_w: dict[tuple[int, int, int], str] = {}  # (channel of the group, tap, lanes) -> weights
+
+            def weight(fo: str, ci: str, i: int, j: int, n: int) -> str:
+                s = k.typed(f"tensor.extract {w.name}[{fo}, {ci}, {k.const(i)}, {k.const(j)}] : {w.mlir}")
+                return k.typed(f"vector.broadcast {s} : {t} to {vec(n)}")
+
+            if held:  # broadcast each weight once per output channel, before the row loop
+                for ci in range(cg):
+                    for tap in range(kh * kw):
+                        for n in sorted({n for _, n in chunks}):
+                            held_w[ci, tap, n] = weight(f0, k.const(ci), tap // kw, tap % kw, n)
+
+            def taps(
+                c: str, ci: int | str, r: str, cols: list[tuple[int, int]], accs: list[str]
+            ) -> list[str]:
+                """``accs`` ([output channel][vector of columns]) plus the taps of input channel ``c`` (``ci``
+                of the group) for the columns ``cols`` of output row ``r``."""
+                for i in range(kh):
+                    y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {sy} + {i * dy - top})>({r})")
+
+                    def tap_row(i: int = i, y: str = y, accs: list[str] = accs) -> list[str]:
+                        accs = list(accs)
+                        for a, (start, n) in enumerate(cols):
+                            for j in range(kw):
+                                v = segment(n_img, c, y, start, n, j)
+                                for q in range(fb if v is not None else 0):
+                                    if held:
+                                        wv = held_w[ci, i * kw + j, n]  # type: ignore[index]
+                                    else:
+                                        ci_s = k.const(ci) if isinstance(ci, int) else ci
+                                        wv = weight(fos[q], ci_s, i, j, n)
+                                    at = q * len(cols) + a
+                                    accs[at] = k.typed(f"vector.fma {v}, {wv}, {accs[at]} : {vec(n)}")
+                        return accs
+
+                    if i not in guarded:
+                        accs = tap_row()
+                        continue
+                    lo = k.typed(f"arith.cmpi sge, {y}, {c0} : index")
+                    hi = k.typed(f"arith.cmpi slt, {y}, {c_h} : index")
+                    inside = k.typed(f"arith.andi {lo}, {hi} : i1")
+                    accs = region(inside, [vec(n) for _ in range(fb) for _, n in cols], accs, tap_row)
+                return accs
+
+            def row(r_local: str, part: KernelValue) -> KernelValue:
+                r = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({r0}, {r_local})")
+                for cols in column_blocks:
+                    types = [vec(n) for _ in range(fb) for _, n in cols]
+                    accs = [k.typed(f"arith.constant dense<0.0> : {ty}") for ty in types]
+                    if unrolled:
+                        for ci in range(cg):
+                            c = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {ci})>({c_first})")
+                            accs = taps(c, ci, r, cols, accs)
+                    else:
+                        ci, carried = k.fresh("iv"), [k.fresh("acc") for _ in types]
+
+                        def body(ci: str = ci, carried: list[str] = carried, cols=cols) -> list[str]:
+                            c = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({c_first}, {ci})")
+                            return taps(c, ci, r, cols, carried)
+
+                        inits = ", ".join(f"{a} = {v}" for a, v in zip(carried, accs, strict=True))
+                        head = f"scf.for {ci} = {c0} to {k.const(cg)} step {k.const(1)} iter_args({inits})"
+                        accs = region(head, types, accs, body)
+                    for q in range(fb):
+                        for a, (start, n) in enumerate(cols):
+                            written = k.fresh("t")
+                            k.emit(
+                                f"{written} = vector.transfer_write {accs[q * len(cols) + a]}, {part.name}"
+                                f"[{c0}, {fos[q]}, {r_local}, {k.const(start)}] {{in_bounds = [true]}} : "
+                                f"{vec(n)}, {part.mlir}"
+                            )
+                            part = KernelValue(written, part.type, part.mlir)
+                return part
+
+            return k.loop(k.const(rows), part, row)
+
+        return k.loop(k.const(f), o_b, channels, step=fb), where
+
+    return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block, VECTOR_CONV_ATTR)
