@@ -26,6 +26,10 @@ group, started at the zero point's term), then one FMA with both scales per lane
 dot product per group (2048x768 Q4_0 at batch 1, 1 thread: 63 -> 31 us). Otherwise, and always for m > 4 (prefill),
 activations stay f32.
 
+The GEMV paths prefetch, per group and weight row, the packed bytes of the next block of weight rows: a
+block reads its ``NB`` rows as short interleaved streams that the hardware prefetcher misses (the 125M
+model's decode step at 1 thread, AMD Zen 4: Q4_0 11.0 -> 5.4 ms, Q8_0 17.0 -> 12.2 ms).
+
 Vectors are ``VectorShape.lanes`` f32 wide: 16 when LLVM reports AVX-512 on the host, else 8 (AVX2 and
 others, with fewer accumulators for 16 registers). Rows past the end of a chunk or of ``x`` are clamped to
 the last one (their results are masked out of the write), so the inner loops hold no bounds checks.
@@ -631,6 +635,7 @@ class _Kernel:
             ]
             new = list(accs)
             for j in range(nb):
+                self.prefetch(wrows[j], s, nb, self.group_elements() * sb)
                 if self.layout == "q4_0":
                     col = self.t(f"affine.apply affine_map<(d0) -> (d0 * {nbytes})>({s})")
                     b = read(data, wrows[j], col, bvec, self.izero("i8"))
@@ -694,6 +699,7 @@ class _Kernel:
                 xs.append((q, o, self.t(f"vector.broadcast {d} : f32 to {vec}")))
             new = list(accs)
             for j in range(nb):
+                self.prefetch(wrows[j], g, nb, self.group_elements())
                 w = self.weight_bytes(data, wrows[j], g)
                 s = self.scale(scales, wrows[j], g, vec)
                 for i, (q, o, d) in enumerate(xs):
@@ -706,6 +712,21 @@ class _Kernel:
             return new
 
         return self.accumulate(len(xrows), nb, vec, step, dest, at)
+
+    def group_elements(self) -> int:
+        """Data elements per group of 32 weights (bytes for q8_0 and q4_0, words for q4f16_1)."""
+        return GROUP // LAYOUTS[self.layout][1]
+
+    def prefetch(self, row: str, g: str, ahead: int, per: int) -> None:
+        """Prefetch the packed bytes that row ``row + ahead`` (clamped) holds at group (or superblock) ``g``
+        of ``per`` data elements: the GEMV's next block of weight rows, so that the rows, which the block
+        reads in ``nb`` interleaved short streams, arrive from DRAM before they are needed (17 -> 12 ms per
+        Q8_0 decode step of the 125M model at 1 thread)."""
+        r = self.imin(self.t(f"arith.addi {row}, {self.c(ahead)} : index"), self.last_row)
+        col = self.t(f"affine.apply affine_map<(d0) -> (d0 * {per})>({g})")
+        self.k.emit(
+            f"memref.prefetch {self.buffer}[{r}, {col}], read, locality<3>, data : {self.buffer_type}"
+        )
 
     # -- the kernel ----------------------------------------------------------------------------------
     def emit(
@@ -720,6 +741,12 @@ class _Kernel:
         c, shared = k.fresh("part"), KernelValue(k.fresh("shared"), o.type, o.mlir)
         result = KernelValue(k.fresh("t"), o.type, o.mlir)
         quantized = self.quantize_x(x, m) if self.int8 else None
+        self.buffer = k.fresh("wbuf")
+        self.buffer_type = builtin_tensor(data.type).replace("tensor<", "memref<", 1)
+        k.emit(
+            f"{self.buffer} = bufferization.to_buffer {data.name} read_only : {data.mlir} to {self.buffer_type}"
+        )
+        self.last_row = last
         # parts: every chunk its own when the call is big enough to split, else one part of all chunks
         work = self.t(f"arith.muli {m}, {self.c(rows * self.depth)} : index")
         split = self.t(f"arith.cmpi uge, {work}, {self.c(MIN_SPLIT_WORK)} : index")
@@ -777,14 +804,12 @@ class _Kernel:
                         return self.block_sb(quantized, xrows, data, scales, wrows, acc, (self.c(0), nb_))
                     if quantized is not None:
                         return self.block_i8(quantized, xrows, data, scales, wrows, acc, (self.c(0), nb_))
-                    return self.block(
-                        x,
-                        xrows,
-                        wrows,
-                        lambda j, g: self.weights(data, scales, wrows[j], g),
-                        acc,
-                        (self.c(0), nb_),
-                    )
+
+                    def w_of(j: int, g: str) -> list[str]:
+                        self.prefetch(wrows[j], g, nb, self.group_elements())
+                        return self.weights(data, scales, wrows[j], g)
+
+                    return self.block(x, xrows, wrows, w_of, acc, (self.c(0), nb_))
 
                 return self.k.loop(nc, os_, nblock, step=nb).name
 
