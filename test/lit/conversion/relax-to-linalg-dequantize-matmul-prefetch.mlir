@@ -3,14 +3,16 @@
 
 // The GEMV paths of relax.dequantize_matmul prefetch, per group and weight row, the packed bytes of the
 // next block of weight rows (the block's rows are short interleaved streams the hardware prefetcher
-// misses): q8_0 with int8 activations (one vpdpbusd per group) ...
+// misses): q8_0 with int8 activations (two groups, one 64-byte line, per 512-bit vpdpbusd: the bytes
+// flipped to unsigned ones) ...
 // CHECK-LABEL: func.func private @dequantize_matmul_0(
 // CHECK-SAME:    %{{.*}}: tensor<?x64xf32>, %[[D:.*]]: tensor<8x64xi8>
 // CHECK:         %[[B:.*]] = bufferization.to_buffer %[[D]] read_only : tensor<8x64xi8> to memref<8x64xi8>
 // CHECK:         scf.forall
 // CHECK:           memref.prefetch %[[B]][%{{.*}}, %{{.*}}], read, locality<3>, data : memref<8x64xi8>
-// CHECK:           vector.transfer_read %[[D]]
-// CHECK:           llvm.x86.avx512.vpdpbusd.256
+// CHECK:           %[[W:.*]] = vector.transfer_read %[[D]]{{.*}} : tensor<8x64xi8>, vector<64xi8>
+// CHECK:           arith.xori %[[W]], %{{.*}} : vector<64xi8>
+// CHECK:           llvm.x86.avx512.vpdpbusd.512
 // PORTABLE-LABEL: func.func private @dequantize_matmul_0(
 // PORTABLE:         memref.prefetch
 // PORTABLE:         arith.sitofp {{.*}} : vector<8xi8> to vector<8xf32>
