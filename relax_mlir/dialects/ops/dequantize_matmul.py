@@ -30,7 +30,9 @@ activations stay f32.
 
 The GEMV paths prefetch, per group and weight row, the packed bytes of the next block of weight rows: a
 block reads its ``NB`` rows as short interleaved streams that the hardware prefetcher misses (the 125M
-model's decode step at 1 thread, AMD Zen 4: Q4_0 11.0 -> 5.4 ms, Q8_0 17.0 -> 12.2 ms).
+model's decode step at 1 thread, AMD Zen 4, int8 activations: Q8_0 16.0 -> 11.8 ms, Q4_0 6.1 -> 5.9 ms;
+f32 activations: Q8_0 17.4 -> 11.4 ms, Q4_0 11.9 -> 10.0 ms; both int8 steps now read ~12-13 GB/s, one
+core's DRAM bandwidth).
 
 Vectors are ``VectorShape.lanes`` f32 wide: 16 when LLVM reports AVX-512 on the host, else 8 (AVX2 and
 others, with fewer accumulators for 16 registers). Rows past the end of a chunk or of ``x`` are clamped to
@@ -782,8 +784,7 @@ class _Kernel:
     def prefetch(self, row: str, g: str, ahead: int, per: int) -> None:
         """Prefetch the packed bytes that row ``row + ahead`` (clamped) holds at group (or superblock) ``g``
         of ``per`` data elements: the GEMV's next block of weight rows, so that the rows, which the block
-        reads in ``nb`` interleaved short streams, arrive from DRAM before they are needed (17 -> 12 ms per
-        Q8_0 decode step of the 125M model at 1 thread)."""
+        reads in ``nb`` interleaved short streams, arrive from DRAM before they are needed (module docstring)."""
         r = self.imin(self.t(f"arith.addi {row}, {self.c(ahead)} : index"), self.last_row)
         col = self.t(f"affine.apply affine_map<(d0) -> (d0 * {per})>({g})")
         self.k.emit(
