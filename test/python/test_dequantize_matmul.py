@@ -201,8 +201,8 @@ def test_int8_activations(layout: str, k: int, scale_dtype: type, threads: int) 
     """``activations=i8`` (the pass option): rows at decode (m <= 4) use int8 x on hosts with VNNI, and then
     equal the float64 product of the same quantized x (to f32 rounding); m > 4 and hosts without VNNI keep f32
     activations. A q8_0 byte of -128 (outside llama.cpp's range, but storable) still counts as -128. The
-    4-bit layouts' superblocks (4 groups per 512-bit dot product, 2 per 256-bit) at 8, 2 and 3 groups (one
-    group per dot product: no superblock fits)."""
+    4-bit layouts' superblocks (4 groups per 512-bit dot product, 2 per 256-bit) and q8_0's (2 groups per
+    512-bit one) at 8, 2 and 3 groups (one group per dot product: no superblock fits)."""
     rows = 37
     data, scales = random_weight(layout, rows, k, scale_dtype)
     if layout == "q8_0":
@@ -213,7 +213,7 @@ def test_int8_activations(layout: str, k: int, scale_dtype: type, threads: int) 
     vs = host_vectors()
     int8 = vs.dot is not None
     assert ("vpdpbusd" in texts["host"]) == int8
-    if layout != "q8_0" and k == 256:
+    if k in (64, 256) and (layout == "q8_0" or k == 256):
         assert ("vpdpbusd.512" in texts["host"]) == (vs.dot512 is not None)
     w = dequantize(layout, data, scales)
     for m in ROWS_M:
