@@ -109,7 +109,6 @@ class DequantizeMatmulOp(RelaxOp):
         if groups == 0:
             return [k.fill(k.constant(0, "f32"), out)]
         lead = x.rank - 1
-        dynamic = sum(1 for d in x.shape[:-1] if d is None or not d.is_const)
         vs = target_vectors(k.choices.get("target_features", "host"))
         if lead == 0:
             x2 = k.expand(x, [[0, 1]], [1, x.shape[0]])
@@ -118,16 +117,8 @@ class DequantizeMatmulOp(RelaxOp):
                 x2, data, scales, o2, k.dim(x2, 0)
             )
             return [k.collapse(r, [[0, 1]])]
-        if dynamic <= 1:
-            x2 = x if lead == 1 else k.collapse(x, [list(range(lead)), [lead]])
-            kernel = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"])
-            return [kernel.emit(x2, data, scales, out, k.dim(x2, 0))]
-        if lead == 2:
-            kernel = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"])
-            return [
-                k.per_leading_row(x, out, lambda xs, os_, count: kernel.emit(xs, data, scales, os_, count))
-            ]
-        raise k.fail(f"operand 'x' {x.type}: at most two leading dims may be symbolic when more than one is")
+        kernel = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"])
+        return [k.on_rows(x, out, lambda xs, os_, count: kernel.emit(xs, data, scales, os_, count))]
 
 
 def dequantize_matmul(
