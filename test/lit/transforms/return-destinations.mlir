@@ -24,3 +24,17 @@ func.func private @other(%x: memref<?x?x8xf32>, %out: memref<?x?x8xf32>) -> memr
   %r = memref.reshape %flat(%shape) : (memref<?x8xf32>, memref<3xindex>) -> memref<?x?x8xf32>
   return %r : memref<?x?x8xf32>
 }
+
+// A copy of the destination viewed back onto the destination is dropped; a copy from another buffer stays.
+// CHECK-LABEL: func.func private @self_copy(
+// CHECK-NOT:     linalg.copy ins(%{{.*}} : memref<?x?x8xf32>) outs(%arg1
+// CHECK:         linalg.copy ins(%arg0 : memref<?x?x8xf32>) outs(%arg1 : memref<?x?x8xf32>)
+// CHECK-NEXT:    return
+func.func private @self_copy(%x: memref<?x?x8xf32>, %out: memref<?x?x8xf32>) attributes {relax.destinations} {
+  %flat = memref.collapse_shape %out [[0, 1], [2]] : memref<?x?x8xf32> into memref<?x8xf32>
+  %shape = memref.alloca() : memref<3xindex>
+  %r = memref.reshape %flat(%shape) : (memref<?x8xf32>, memref<3xindex>) -> memref<?x?x8xf32>
+  linalg.copy ins(%r : memref<?x?x8xf32>) outs(%out : memref<?x?x8xf32>)
+  linalg.copy ins(%x : memref<?x?x8xf32>) outs(%out : memref<?x?x8xf32>)
+  return
+}
