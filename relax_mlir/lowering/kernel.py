@@ -555,16 +555,13 @@ class KernelBuilder:
         shape: Sequence[Expr | int | None],
         sizes: Sequence[str | None] | None = None,
     ) -> KernelValue:
-        """``tensor.expand_shape`` of ``value`` to ``shape`` (a view, no copy).
+        """``tensor.expand_shape`` of ``value`` to ``shape`` (a view, no copy); ``tensor.reshape`` when a group
+        expands into several dynamic dims.
 
         ``sizes`` gives index values for dims of ``shape`` (needed for unknown ones); the others are
         computed from their expressions.
         """
         dims = tuple(None if d is None else as_expr(d) for d in shape)
-        for g in groups:
-            if sum(1 for i in g if dims[i] is None or not dims[i].is_const) > 1:
-                # MLIR 22's expand-strided-metadata aborts on such a memref.expand_shape.
-                raise self.fail(f"cannot expand one dim into several dynamic dims {[dims[i] for i in g]}")
         out = []
         for i, d in enumerate(dims):
             given = sizes[i] if sizes is not None else None
@@ -577,6 +574,16 @@ class KernelBuilder:
             else:
                 out.append(self.index(d))
         t = TensorType(dims, value.dtype)
+        if any(sum(1 for i in g if _dynamic(dims[i])) > 1 for g in groups):
+            # MLIR 22's expand-strided-metadata aborts on a memref.expand_shape with several dynamic dims in
+            # one group; tensor.reshape bufferizes to memref.reshape (a view of an identity-layout buffer).
+            shape_t = f"tensor<{len(out)}xindex>"
+            values = [v if v.startswith("%") else self.const(int(v)) for v in out]
+            extents = self.typed(f"tensor.from_elements {', '.join(values)} : {shape_t}")
+            return self.op(
+                f"tensor.reshape {value.name}({extents}) : ({value.mlir}, {shape_t}) -> {builtin_tensor(t)}",
+                t,
+            )
         dynamic = [any(_dynamic(dims[i]) for i in g) for g in groups]
         name, source = value.name, value.mlir
         if any(dyn and not _dynamic(d) for d, dyn in zip(value.shape, dynamic, strict=True)):
@@ -676,71 +683,21 @@ class KernelBuilder:
             f"tensor.insert_slice {copied.name} into {dst.name}{where} : {src.mlir} into {dst.mlir}", dst
         )
 
-    def per_leading_row(
+    def on_rows(
         self, x: KernelValue, out: KernelValue, inner: Callable[[KernelValue, KernelValue, str], KernelValue]
     ) -> KernelValue:
-        """For ``x`` [b, s, k] and ``out`` [b, s, n]: an ``scf.for`` over ``b`` writing, into each ``out[i]``,
-        ``inner(x[i], out[i], s)`` on the 2-D slices (``s``: the index value of their row count). When ``s``
-        is 1 at run time (decoding one token per sequence), one ``inner`` call on the ``b`` rows instead
-        (the views ``x[:, 0]`` and ``out[:, 0]``): a kernel that streams its weights once per call then
-        reads them once per step, not ``b`` times."""
-        b, s, depth, n = x.shape[0], x.shape[1], x.shape[2], out.shape[2]
-        count = self.dim(x, 1)
-        x_row = TensorType((s, depth), x.dtype)
-        o_row = TensorType((s, n), out.dtype)
-
-        def body(i: str, acc: KernelValue) -> KernelValue:
-            xs = self.op(
-                f"tensor.extract_slice {x.name}[{i}, 0, 0] [1, {count}, {depth}] [1, 1, 1] : {x.mlir} to "
-                f"{builtin_tensor(x_row)}",
-                x_row,
-            )
-            os_ = self.op(
-                f"tensor.extract_slice {acc.name}[{i}, 0, 0] [1, {count}, {n}] [1, 1, 1] : {acc.mlir} to "
-                f"{builtin_tensor(o_row)}",
-                o_row,
-            )
-            r = inner(xs, os_, count)
-            return self.op(
-                f"tensor.insert_slice {r.name} into {acc.name}[{i}, 0, 0] [1, {count}, {n}] [1, 1, 1] : "
-                f"{r.mlir} into {acc.mlir}",
-                acc,
-            )
-
-        def one_row_each() -> KernelValue:
-            rows = self.dim(x, 0)
-            x_col, o_col = TensorType((b, depth), x.dtype), TensorType((b, n), out.dtype)
-            xs = self.op(
-                f"tensor.extract_slice {x.name}[0, 0, 0] [{rows}, 1, {depth}] [1, 1, 1] : {x.mlir} to "
-                f"{builtin_tensor(x_col)}",
-                x_col,
-            )
-            os_ = self.op(
-                f"tensor.extract_slice {out.name}[0, 0, 0] [{rows}, 1, {n}] [1, 1, 1] : {out.mlir} to "
-                f"{builtin_tensor(o_col)}",
-                o_col,
-            )
-            r = inner(xs, os_, rows)
-            return self.op(
-                f"tensor.insert_slice {r.name} into {out.name}[0, 0, 0] [{rows}, 1, {n}] [1, 1, 1] : "
-                f"{r.mlir} into {out.mlir}",
-                out,
-            )
-
-        single = self.typed(f"arith.cmpi eq, {count}, {self.const(1)} : index")
-        then_lines, then_value = self.capture(one_row_each)
-        else_lines, else_value = self.capture(lambda: self.loop(self.dim(x, 0), out, body))
-        result = KernelValue(self.fresh("t"), out.type, out.mlir)
-        self.emit(
-            f"{result.name} = scf.if {single} -> ({out.mlir}) {{",
-            *("  " + line for line in then_lines),
-            f"  scf.yield {then_value.name} : {out.mlir}",
-            "} else {",
-            *("  " + line for line in else_lines),
-            f"  scf.yield {else_value.name} : {out.mlir}",
-            "}",
-        )
-        return result
+        """For ``x`` [..., k] and ``out`` [..., n]: ``inner(x2, o2, m)`` on the views ``x2`` [m, k] and ``o2``
+        [m, n] whose ``m`` rows (an index value) are all the leading dims, its result viewed as ``out``'s
+        shape. One call for every row (``[b, 1, k]`` at decode reads the weights once, not ``b`` times)."""
+        lead = x.rank - 1
+        groups = [list(range(lead)), [lead]]
+        x2 = x if lead == 1 else self.collapse(x, groups)
+        o2 = out if lead == 1 else self.collapse(out, groups)
+        r = inner(x2, o2, self.dim(x2, 0))
+        if lead == 1:
+            return r
+        sizes = [None if d is not None and d.is_const else self.dim(out, i) for i, d in enumerate(out.shape)]
+        return self.expand(r, groups, out.shape, sizes)
 
     def loop(
         self, upper: str, init: KernelValue, body: Callable[[str, KernelValue], KernelValue], step: int = 1

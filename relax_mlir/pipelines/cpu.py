@@ -103,6 +103,7 @@ BUFFERIZE: Pipeline = [
     P("canonicalize"),
     # temporaries of row-fused kernels (transforms/schedules/rows.py) are allocated once, not once per row
     P("func.func", nested=passes("buffer-loop-hoisting")),
+    P("relax-return-destinations"),  # a kernel's destination viewed back through a reshape: the argument
     P("drop-equivalent-buffer-results"),
     # buffer-deallocation-pipeline, spelled out to split multi-buffer deallocs (relax-split-deallocs)
     P("expand-realloc", emit_deallocs=False),

@@ -102,6 +102,7 @@ def _unlocked(name: str, *args: Any) -> Any:
 
 
 _DEFINE = re.compile(r'define (?:(internal|private) )?.*?@("[^"]*"|[-\w$.]+)\(')
+_REFERENCE = re.compile(r'@("[^"]*"|[-\w$.]+)')
 _GLOBAL = re.compile(r'(@(?:"[^"]*"|[-\w$.]+)) = (?:(private|internal|external) )?.*?\b(global|constant) ')
 
 
@@ -130,12 +131,15 @@ def split_module(text: str, parts: int) -> list[str]:
         return [text]
     # owner of each function: itself, or (internal) the function whose body names it
     owner = {name: name for name, internal, _, _ in functions if not internal}
-    bodies = {name: "\n".join(lines[a + 1 : b]) for name, _, a, b in functions}
+    internals = {name for name, internal, _, _ in functions if internal}
+    named: dict[str, set[str]] = {name: set() for name in internals}  # internal function -> its users
+    for user, _, a, b in functions:
+        for ref in _REFERENCE.findall("\n".join(lines[a + 1 : b])):
+            if ref in named and ref != user:
+                named[ref].add(user)
     for name, internal, _, _ in functions:
         if internal:
-            users = {
-                u for u, body in bodies.items() if u != name and re.search(rf"@{re.escape(name)}\b", body)
-            }
+            users = named[name]
             if len(users) != 1:
                 return [text]
             owner[name] = users.pop()

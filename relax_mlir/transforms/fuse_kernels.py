@@ -325,13 +325,26 @@ def _safe_to_fuse_loops(f: ir.Operation) -> bool:
     return safe
 
 
+# op -> the operand its result is written into (insert_slice's dest) or a view of (a reshape's source)
+_TIED = {
+    "tensor.collapse_shape": 0,
+    "tensor.expand_shape": 0,
+    "tensor.reshape": 0,
+    "tensor.cast": 0,
+    "tensor.insert_slice": 1,
+}
+
+
 def _tied_init(v: ir.Value) -> tuple[ir.Operation, int] | None:
-    """The linalg op or ``scf.forall`` (its shared outputs) that produced ``v`` and the index of the
-    destination operand tied to it (both have their destinations last, one per result)."""
+    """The op that produced ``v`` and the index of the destination operand tied to it: a linalg op or
+    ``scf.forall`` (its shared outputs; both have their destinations last, one per result), an
+    ``insert_slice`` (its dest) or a reshape view (its source)."""
     owner = v.owner
     if not isinstance(owner, (ir.Operation, ir.OpView)):
         return None
     op = owner.operation
+    if op.name in _TIED:
+        return op, _TIED[op.name]
     if not (op.name.startswith("linalg.") or op.name == "scf.forall") or not len(op.results):
         return None
     r = ir.OpResult(v).result_number

@@ -158,7 +158,7 @@ def test_fused_from_model_pattern(layout: str) -> None:
     kernels = re.findall(r"func\.func private @(\w+)", texts["host"])
     assert kernels == ["dequantize_matmul_0"]  # no f32 weight written by a dequantize kernel
     w = dequantize(layout, data, scales)
-    for b, s in [(1, 0), (1, 1), (2, 3), (3, 17)]:
+    for b, s in [(1, 0), (1, 1), (2, 3), (3, 17), (4, 1), (0, 2)]:  # (4, 1): one product on the 4 rows
         x = RNG.standard_normal((b, s, 64), dtype=np.float32)
         check(exe(x, data, scales), x.astype(np.float64) @ w.T)
 
@@ -256,15 +256,17 @@ def test_symbolic_k_is_checked_at_run_time() -> None:
         exe(RNG.standard_normal((2, 32), dtype=np.float32), data, scales)
 
 
+@pytest.mark.parametrize("seq", [1, "s"])
 @pytest.mark.parametrize("rows", [32, 70])
-def test_decode_shape_among_scheduled_kernels(rows: int) -> None:
+def test_decode_shape_among_scheduled_kernels(rows: int, seq: int | str) -> None:
     """x [b, 1, k] (the LLM's decode step) next to kernels that relax-schedule-kernels tiles: the result is
     written into the destination in place (a reshaped destination made bufferization copy it, and the copy's
-    deallocation abort MLIR's lowering: 'memref of i1'). One chunk of rows (32) and several (70)."""
+    deallocation abort MLIR's lowering: 'memref of i1'). One chunk of rows (32) and several (70); a symbolic
+    seq too (all rows viewed as one 2-D product, its result reshaped)."""
     data, scales = random_weight("q8_0", rows, 64)
     bb = rb.BlockBuilder()
     params = {
-        "x": rb.tensor(["b", 1, 64]),
+        "x": rb.tensor(["b", seq, 64]),
         "d": rb.tensor([rows, 64], "i8"),
         "s": rb.tensor([rows, 2], "f16"),
     }
@@ -275,8 +277,8 @@ def test_decode_shape_among_scheduled_kernels(rows: int) -> None:
         bb.ret(out)
     exe = compile(bb.module, opt_level=1)
     w = dequantize("q8_0", data, scales)
-    for b in (1, 3, 6):
-        x = RNG.standard_normal((b, 1, 64), dtype=np.float32)
+    for b, n in ((1, 1), (3, 1), (6, 1), (2, 1 if seq == 1 else 5), (0, 1)):
+        x = RNG.standard_normal((b, n, 64), dtype=np.float32)
         e = np.exp(x - x.max(-1, keepdims=True))
         check(exe(x, data, scales), np.exp((e / e.sum(-1, keepdims=True)).astype(np.float64) @ w.T))
 

@@ -220,7 +220,7 @@ def test_two_reshaped_slices_of_a_planned_storage_compile() -> None:
 def test_constant_used_after_two_checks_compiles() -> None:
     """An entry check (a guard), a mid-body check (a reshape whose size is proven at run time), and a constant
     used after both: canonicalization hoists the constant's memref.get_global before the first branch, and
-    ownership-based-buffer-deallocation aborted the process on it (relax-sink-globals re-reads it below)."""
+    ownership-based-buffer-deallocation aborted the process on it (relax-thread-buffers re-reads it below)."""
     import textwrap  # noqa: PLC0415
 
     from isolated import expect_error, run_isolated  # noqa: PLC0415

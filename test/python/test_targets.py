@@ -33,7 +33,7 @@ OLD_PIPELINES = {
     "gpu": "relax-to-host-gpu,host-to-gpu",
     "host-to-gpu": (
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
-        "canonicalize,func.func(buffer-loop-hoisting),drop-equivalent-buffer-results,"
+        "canonicalize,func.func(buffer-loop-hoisting),relax-return-destinations,drop-equivalent-buffer-results,"
         "expand-realloc{emit-deallocs=false},canonicalize,relax-thread-buffers,ownership-based-buffer-deallocation,"
         "canonicalize,buffer-deallocation-simplification,relax-split-deallocs,"
         "bufferization-lower-deallocations,cse,canonicalize,canonicalize,"
@@ -52,7 +52,7 @@ OLD_PIPELINES = {
     ),
     "host-to-llvm": (
         "builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
-        "canonicalize,func.func(buffer-loop-hoisting),drop-equivalent-buffer-results,"
+        "canonicalize,func.func(buffer-loop-hoisting),relax-return-destinations,drop-equivalent-buffer-results,"
         "expand-realloc{emit-deallocs=false},canonicalize,relax-thread-buffers,ownership-based-buffer-deallocation,"
         "canonicalize,buffer-deallocation-simplification,relax-split-deallocs,"
         "bufferization-lower-deallocations,cse,canonicalize,canonicalize,relax-lower-parallel,"

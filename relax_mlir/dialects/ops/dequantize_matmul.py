@@ -117,7 +117,6 @@ class DequantizeMatmulOp(RelaxOp):
         if groups == 0:
             return [k.fill(k.constant(0, "f32"), out)]
         lead = x.rank - 1
-        dynamic = sum(1 for d in x.shape[:-1] if d is None or not d.is_const)
         vs = target_vectors(k.choices.get("target_features", "host"))
         if lead == 0:
             x2 = k.expand(x, [[0, 1]], [1, x.shape[0]])
@@ -126,16 +125,8 @@ class DequantizeMatmulOp(RelaxOp):
                 x2, data, scales, o2, k.dim(x2, 0)
             )
             return [k.collapse(r, [[0, 1]])]
-        if dynamic <= 1:
-            x2 = x if lead == 1 else k.collapse(x, [list(range(lead)), [lead]])
-            kernel = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"])
-            return [kernel.emit(x2, data, scales, out, k.dim(x2, 0))]
-        if lead == 2:
-            kernel = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"])
-            return [
-                k.per_leading_row(x, out, lambda xs, os_, count: kernel.emit(xs, data, scales, os_, count))
-            ]
-        raise k.fail(f"operand 'x' {x.type}: at most two leading dims may be symbolic when more than one is")
+        kernel = _Kernel(k, layout, rows, groups, vs, k.attrs["activations"])
+        return [k.on_rows(x, out, lambda xs, os_, count: kernel.emit(xs, data, scales, os_, count))]
 
 
 def dequantize_matmul(
@@ -816,38 +807,21 @@ class _Kernel:
         parts = self.t(f"arith.select {split}, {self.c(chunks)}, {self.c(1)} : index")
         per_part = self.t(f"arith.select {split}, {self.c(1)}, {self.c(chunks)} : index")
 
-        lead = o.rank - 1
-        # (``o`` may be defined in a loop (``_rows_loop``): with one leading dim, its size is ``m``)
-        lead_sizes = [
-            str(d.value) if d is not None and d.is_const else (m if lead == 1 else k.dim(o, i))
-            for i, d in enumerate(o.shape[:-1])
-        ]
-        part = TensorType((*o.shape[:-1], None), "f32")  # a chunk of columns of ``o``
-        # Leading dims other than one are all static 1: rank-reducing slices make the chunk 2-D. Else they are
-        # collapsed (a reshape chain that bufferization may copy through).
-        reduce = (
-            lead > 1
-            and sum(1 for d in o.shape[:-1] if not (d is not None and d.is_const and d.value == 1)) <= 1
-        )
+        # ``o`` is [m, n] (``KernelBuilder.on_rows``); it may be defined in a loop, so its row count is ``m``
+        d = o.shape[0]
+        m_size = str(d.value) if d is not None and d.is_const else m
+        part = TensorType((d, None), "f32")  # a chunk of columns of ``o``
 
         def where(first: str, size: str) -> str:
-            return f"[{', '.join(['0'] * lead)}, {first}] [{', '.join([*lead_sizes, size])}] [{', '.join(['1'] * o.rank)}]"
+            return f"[0, {first}] [{m_size}, {size}] [1, 1]"
 
         def one_chunk(index: str, local: str, dest: KernelValue) -> KernelValue:
             """Chunk ``index`` (weight rows from ``CHUNK * index``) computed into ``dest`` (the part) at
             column ``local``."""
             n0 = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({index})")
             nc = self.t(f"affine.min affine_map<(d0) -> ({CHUNK}, {rows} - d0)>({n0})")
-            # the chunk as [m, nc]: leading dims collapsed here, not on ``o`` itself, so that the kernel's
-            # result is the forall's (writing its destination in place)
             at = where(local, nc)
-            if reduce:  # unit leading dims dropped by the slice itself ([b, 1, k] at decode): no reshape
-                whole = k.op(f"tensor.extract_slice {dest.name}{at} : {dest.mlir} to {cty}", chunk)
-            else:
-                whole = k.op(
-                    f"tensor.extract_slice {dest.name}{at} : {dest.mlir} to {builtin_tensor(part)}", part
-                )
-            os_ = whole if lead == 1 or reduce else k.collapse(whole, [list(range(lead)), [lead]])
+            os_ = k.op(f"tensor.extract_slice {dest.name}{at} : {dest.mlir} to {builtin_tensor(part)}", part)
             if os_.mlir != cty:
                 os_ = k.op(f"tensor.cast {os_.name} : {os_.mlir} to {cty}", chunk)
 
@@ -933,9 +907,7 @@ class _Kernel:
 
             big = self.t(f"arith.cmpi ugt, {m}, {self.c(SMALL)} : index")
             r = KernelValue(self.branch(big, cty, gemm, decode), chunk, cty)
-            if lead > 1 and not reduce:
-                r = k.expand(r, [list(range(lead)), [lead]], part.shape, [*lead_sizes, nc])
-            if r.mlir != builtin_tensor(part) and not reduce:
+            if r.mlir != builtin_tensor(part):
                 r = k.op(f"tensor.cast {r.name} : {r.mlir} to {builtin_tensor(part)}", part)
             return k.op(
                 f"tensor.insert_slice {r.name} into {dest.name}{at} : {r.mlir} into {dest.mlir}", dest

@@ -149,27 +149,15 @@ class MatmulPackedOp(RelaxOp):
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
-        """A ``linalg.mmt4d`` with unit inner tiles on rows (``[m, k, 1, 1] x [np, k, nr, 1]``), which
-        ``transforms/schedules/packed_matmul.py`` tiles into register blocks. Leading dims with at most one symbol
-        collapse into the rows; ``[b, s, k]`` with two symbols loops over ``b``; more fall back to an
-        untiled ``linalg.generic``."""
+        """``linalg.generic`` ops on the rows (all leading dims collapsed into one, ``KernelBuilder.on_rows``)
+        that ``transforms/schedules/packed_matmul.py`` tiles into register blocks (``_packed_2d``)."""
         lhs, packed = k.ins
         if lhs.shape[-1] != packed.shape[1]:
             k.assume(0, (*lhs.shape[:-1], packed.shape[1]))
             lhs = k.ins[0]
         out = k.destination(0)
-        lead = lhs.rank - 1
-        if _dynamic(lhs.shape[:-1]) <= 1:
-            x2, _ = _leading(k, lhs, lead)
-            o2, groups = _leading(k, out, lead)
-            r = _packed_2d(k, x2, packed, o2, k.attrs["n"], k.dim(x2, 0))
-            return [_restore(k, r, out, groups)]
-        if lead == 2:
-            n = k.attrs["n"]
-            return [
-                k.per_leading_row(lhs, out, lambda xs, os_, rows: _packed_2d(k, xs, packed, os_, n, rows))
-            ]
-        return [_packed_generic(k, lhs, packed, out)]
+        n = k.attrs["n"]
+        return [k.on_rows(lhs, out, lambda xs, os_, rows: _packed_2d(k, xs, packed, os_, n, rows))]
 
 
 def matmul_packed(lhs: ir.Value, packed: ir.Value, n: int, *, loc: ir.Location | None = None) -> ir.Value:
@@ -536,24 +524,3 @@ def _rest_rows(
         f"{flat.mlir} into {target.mlir}",
         target,
     )
-
-
-def _packed_generic(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue) -> KernelValue:
-    """The packed product as one untiled ``linalg.generic`` (leading dims with several symbols)."""
-    lead = x.rank - 1
-    width = w.shape[2].value  # type: ignore[union-attr]
-    dims = [f"d{i}" for i in range(lead + 2)]
-    rows, col, red = dims[:lead], dims[lead], dims[lead + 1]
-    head = f"({', '.join(dims)}) -> "
-    maps = [
-        head + f"({', '.join([*rows, red])})",
-        head + f"({col} floordiv {width}, {red}, {col} mod {width})",
-        head + f"({', '.join([*rows, col])})",
-    ]
-    t = element(out.dtype)
-
-    def body(a: list[str]) -> list[str]:
-        return [k.scalar(f"arith.addf {a[2]}, {k.scalar(f'arith.mulf {a[0]}, {a[1]}', t)}", t)]
-
-    [r] = k.generic([x, w], [_fill_zero(k, out)], maps, ["parallel"] * (lead + 1) + ["reduction"], body)
-    return r
