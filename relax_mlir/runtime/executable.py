@@ -33,6 +33,7 @@ import numpy as np
 
 from relax_mlir.dialects.types import NUMPY_DTYPES, PrimType, TensorType, parse_type
 from relax_mlir.errors import InputError, OutOfMemoryError
+from relax_mlir.runtime import libs
 from relax_mlir.runtime.loader import LoadedObject
 from relax_mlir.shape_infer.expr import Expr, format_dim
 from relax_mlir.transforms.check_allocations import CONTEXT_BYTES, GUARD_PREFIX, KEY_GLOBAL
@@ -572,6 +573,7 @@ class Function(Signature):
         else:
             self._fn = ctypes.CFUNCTYPE(None, *argtypes)(loaded.address(f"_mlir_ciface_{name}"))
         self._loaded = loaded  # keeps the code alive
+        self._workers = libs.worker_wait()  # OpenMP workers spin or sleep by the machine's load
         self._plan_outputs()
         self._frames: list[_Frame] = []  # idle frames; a call pops one (or makes one) and returns it
 
@@ -669,6 +671,8 @@ class Function(Signature):
 
     def _run(self, arrays: list[np.ndarray], dims: tuple[int, ...], ints: list[int]) -> Any:
         """Allocate the outputs, pack the descriptors into a frame, call the native code."""
+        if self._workers is not None:
+            self._workers.tick()
         extended = dims + self._out_consts if self._out_consts else dims
         if self._out_exprs:
             env = self._env(dims)

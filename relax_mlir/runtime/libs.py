@@ -7,6 +7,7 @@ import functools
 import glob
 import importlib.util
 import os
+import time
 from pathlib import Path
 
 from relax_mlir.errors import RelaxError
@@ -45,12 +46,20 @@ OPENMP_DIRS = (
     "/usr/lib/llvm-*/lib",
     "/usr/local/lib",
 )
-# Worker threads of a finished parallel region sleep at once (ms of spinning before they sleep). Spinning
-# workers collapse a loaded machine: with one other CPU-bound process on 2 cores, a 2-thread kernel ran
-# 2-30x slower than on 1 thread with 1 ms of spinning (the spinning worker uses up its share of the core,
-# so the next fork-join waits a scheduler time slice for it), and no slower than on 1 thread at 0
-# (bench/bench_llm.py --under-load). $KMP_BLOCKTIME or $OMP_WAIT_POLICY, when set, decide instead.
+# How long (ms) the worker threads of a finished parallel region spin before they sleep; ``WorkerWait``
+# picks one of two from the machine's load. Busy: spinning workers collapse a loaded machine (with one
+# other CPU-bound process on 2 cores, a 2-thread kernel ran 2-30x slower than on 1 thread with 1 ms of
+# spinning: the spinning worker uses up its share of the core, so the next fork-join waits a scheduler time
+# slice for it; no slower than on 1 thread at 0; bench/bench_llm.py --under-load). Quiet: waking a
+# sleeping worker costs tens of microseconds per parallel region (the 2-thread MLP 784-512-512-10 at batch
+# 64 took 0.63 ms with workers sleeping at once, 0.42 ms with them spinning; AMD EPYC VM, quiet).
+# $KMP_BLOCKTIME or $OMP_WAIT_POLICY, when set, decide instead.
 OPENMP_BLOCKTIME_MS = "0"
+QUIET_BLOCKTIME_MS = 200  # libomp's own default
+_OURS: set[str] = set()  # the settings relax_mlir chose (not the user)
+# Other processes' busy cores, beyond the cores this process's threads leave free, that make the machine busy
+BUSY_CORES = 0.5
+LOAD_SAMPLE_S = 0.25  # how often calls re-sample the load (a /proc/stat read: tens of microseconds)
 
 
 @functools.cache
@@ -65,8 +74,9 @@ def openmp_library() -> str | None:
     for path in candidates:
         if not os.path.exists(path):
             continue
-        if "OMP_WAIT_POLICY" not in os.environ:
-            os.environ.setdefault("KMP_BLOCKTIME", OPENMP_BLOCKTIME_MS)
+        if "OMP_WAIT_POLICY" not in os.environ and "KMP_BLOCKTIME" not in os.environ:
+            os.environ["KMP_BLOCKTIME"] = OPENMP_BLOCKTIME_MS
+            _OURS.add("KMP_BLOCKTIME")
         try:
             lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError:
@@ -74,3 +84,66 @@ def openmp_library() -> str | None:
         if hasattr(lib, "__kmpc_fork_call"):
             return path
     return None
+
+
+def _cpu_seconds() -> tuple[float, float, float] | None:
+    """(monotonic time, busy CPU seconds of the whole machine, this process's CPU seconds), or None where
+    /proc/stat is unreadable."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 5:
+        return None
+    idle = fields[3] + fields[4]  # idle and iowait
+    return time.monotonic(), (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK"), time.process_time()
+
+
+class WorkerWait:
+    """Sets libomp's blocktime from the machine's load, re-sampled at most every ``LOAD_SAMPLE_S`` seconds
+    when compiled code is called (``tick``): ``QUIET_BLOCKTIME_MS`` while other processes leave this
+    process's threads their cores, else ``OPENMP_BLOCKTIME_MS``. Others' load is the machine's busy time
+    minus this process's CPU time (its own spinning workers do not count)."""
+
+    def __init__(self, lib: ctypes.CDLL, cores: int, threads: int) -> None:
+        self._set = lib.kmp_set_blocktime
+        self._set.argtypes = [ctypes.c_int]
+        self._spare = max(0, cores - threads) + BUSY_CORES
+        self._blocktime = int(OPENMP_BLOCKTIME_MS)
+        self._sample = _cpu_seconds()
+        self._next = time.monotonic() + LOAD_SAMPLE_S / 4  # the first decision comes soon after loading
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            return
+        self._next = now + LOAD_SAMPLE_S
+        sample, last = _cpu_seconds(), self._sample
+        self._sample = sample
+        if sample is None or last is None:
+            return
+        others = ((sample[1] - last[1]) - (sample[2] - last[2])) / max(sample[0] - last[0], 1e-3)
+        blocktime = QUIET_BLOCKTIME_MS if others <= self._spare else int(OPENMP_BLOCKTIME_MS)
+        if blocktime != self._blocktime:
+            self._set(blocktime)
+            self._blocktime = blocktime
+
+
+@functools.cache
+def worker_wait() -> WorkerWait | None:
+    """The process's ``WorkerWait``; None without libomp, or when $KMP_BLOCKTIME or $OMP_WAIT_POLICY is set."""
+    from relax_mlir.transforms.parallelize import default_threads  # noqa: PLC0415
+
+    path = openmp_library()
+    if path is None or "KMP_BLOCKTIME" not in _OURS:
+        return None
+    lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    if not hasattr(lib, "kmp_set_blocktime"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        threads = default_threads()
+    except RelaxError:  # a malformed $RELAX_MLIR_NUM_THREADS: compiling reports it
+        threads = cores
+    return WorkerWait(lib, cores, min(threads, cores))
