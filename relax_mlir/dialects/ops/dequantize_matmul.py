@@ -556,10 +556,7 @@ class _Kernel:
         nb = len(wrows)
         expand = ", ".join(str(i // 8) for i in range(16))
 
-        def read(t: KernelValue, r: str, col: str, ty: str, pad: str) -> str:
-            return self.t(
-                f"vector.transfer_read {t.name}[{r}, {col}], {pad} {{in_bounds = [true]}} : {t.mlir}, {ty}"
-            )
+        read = self.read_vector
 
         def step(s: str, accs: list[str]) -> list[str]:
             col = self.t(f"affine.apply affine_map<(d0) -> (d0 * 64)>({s})")
@@ -580,11 +577,7 @@ class _Kernel:
             for j in range(nb):
                 self.prefetch(wrows[j], s, nb, 64)
                 w = self.t(f"arith.xori {read(data, wrows[j], col, bvec, self.izero('i8'))}, {flip} : {bvec}")
-                zero = self.t(f"arith.constant 0.0 : {scales.dtype}")
-                sv = read(scales, wrows[j], scol, f"vector<2x{scales.dtype}>", zero)
-                if scales.dtype == "f16":
-                    sv = self.t(f"arith.extf {sv} : vector<2xf16> to vector<2xf32>")
-                ws = self.t(f"vector.shuffle {sv}, {sv} [{expand}] : vector<2xf32>, vector<2xf32>")
+                ws = self.row_scales(scales, wrows[j], scol, 2, expand)
                 for i, (xb, o, d) in enumerate(xs):
                     p = self.t(f"func.call {callee}({o}, {w}, {xb}) : {signature}")
                     f = self.t(f"arith.sitofp {p} : {ivec} to {vec}")
@@ -676,10 +669,7 @@ class _Kernel:
         nb = len(wrows)
         expand = ", ".join(str(i // 4) for i in range(lanes))
 
-        def read(t: KernelValue, r: str, col: str, ty: str, pad: str) -> str:
-            return self.t(
-                f"vector.transfer_read {t.name}[{r}, {col}], {pad} {{in_bounds = [true]}} : {t.mlir}, {ty}"
-            )
+        read = self.read_vector
 
         def step(s: str, accs: list[str]) -> list[str]:
             xcol = self.t(f"affine.apply affine_map<(d0) -> (d0 * {32 * sb})>({s})")
@@ -707,11 +697,7 @@ class _Kernel:
                 lo = self.t(f"arith.andi {b}, {self.t(f'arith.constant dense<15> : {bvec}')} : {bvec}")
                 hi = self.t(f"arith.shrui {b}, {self.t(f'arith.constant dense<4> : {bvec}')} : {bvec}")
                 scol = self.t(f"affine.apply affine_map<(d0) -> (d0 * {sb})>({s})")
-                zero = self.t(f"arith.constant 0.0 : {scales.dtype}")
-                sv = read(scales, wrows[j], scol, f"vector<{sb}x{scales.dtype}>", zero)
-                if scales.dtype == "f16":
-                    sv = self.t(f"arith.extf {sv} : vector<{sb}xf16> to vector<{sb}xf32>")
-                ws = self.t(f"vector.shuffle {sv}, {sv} [{expand}] : vector<{sb}xf32>, vector<{sb}xf32>")
+                ws = self.row_scales(scales, wrows[j], scol, sb, expand)
                 for i, (xlo, xhi, o, d) in enumerate(xs):
                     p = self.t(f"func.call {callee}({o}, {lo}, {xlo}) : {signature}")
                     p = self.t(f"func.call {callee}({p}, {hi}, {xhi}) : {signature}")
@@ -772,6 +758,21 @@ class _Kernel:
     def group_elements(self) -> int:
         """Data elements per group of 32 weights (bytes for q8_0 and q4_0, words for q4f16_1)."""
         return GROUP // LAYOUTS[self.layout][1]
+
+    def read_vector(self, t: KernelValue, r: str, col: str, ty: str, pad: str) -> str:
+        """An in-bounds ``vector.transfer_read`` of type ``ty`` from row ``r`` of 2-D ``t`` at column ``col``."""
+        return self.t(
+            f"vector.transfer_read {t.name}[{r}, {col}], {pad} {{in_bounds = [true]}} : {t.mlir}, {ty}"
+        )
+
+    def row_scales(self, scales: KernelValue, row: str, col: str, n: int, expand: str) -> str:
+        """The ``n`` scales of weight row ``row`` from column ``col``, as f32, each repeated over its lanes of
+        the dot products (``expand``: the shuffle's lane-to-scale indices)."""
+        zero = self.t(f"arith.constant 0.0 : {scales.dtype}")
+        sv = self.read_vector(scales, row, col, f"vector<{n}x{scales.dtype}>", zero)
+        if scales.dtype == "f16":
+            sv = self.t(f"arith.extf {sv} : vector<{n}xf16> to vector<{n}xf32>")
+        return self.t(f"vector.shuffle {sv}, {sv} [{expand}] : vector<{n}xf32>, vector<{n}xf32>")
 
     def prefetch(self, row: str, g: str, ahead: int, per: int) -> None:
         """Prefetch the packed bytes that row ``row + ahead`` (clamped) holds at group (or superblock) ``g``
