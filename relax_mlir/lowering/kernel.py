@@ -524,9 +524,16 @@ class KernelBuilder:
 
     # -- constants and reshapes ---------------------------------------------------------------------------
     def constant(self, value: float | int | bool, dtype: str) -> str:
-        """A scalar ``arith.constant`` of ``dtype`` (inf and nan included); returns its SSA name."""
+        """A scalar ``arith.constant`` of ``dtype`` as kernels store it (``element``: a boolean is an i8
+        holding 0 or 1; inf and nan included); returns its SSA name."""
         name = self.fresh("cst")
         self.emit(f"{name} = arith.constant {scalar_literal(value, dtype)}")
+        return name
+
+    def flag(self, value: bool) -> str:
+        """An i1 ``arith.constant`` (a condition, not a stored boolean); returns its SSA name."""
+        name = self.fresh("cst")
+        self.emit(f"{name} = arith.constant {'true' if value else 'false'}")
         return name
 
     def flatten(self, value: KernelValue) -> KernelValue:
@@ -806,9 +813,7 @@ def scalar_literal(value: float | int | bool, dtype: str) -> str:
         if "." not in text:
             text = text.replace("e", ".0e")
         return f"{text} : {t}"
-    if dtype == "i1":
-        return f"{1 if value else 0} : i1"
-    bits = int(t[1:])
+    bits = int(t[1:])  # booleans and sub-byte ints: stored as bytes (``element``)
     v = int(value) % (1 << bits)
     if v >= 1 << (bits - 1):
         v -= 1 << bits

@@ -28,7 +28,7 @@ def close(actual: np.ndarray, expected: np.ndarray, dtype: str = "f32") -> None:
         np.testing.assert_array_equal(actual, expected)
 
 
-NP = {"f32": np.float32, "f64": np.float64, "i8": np.int8, "ui8": np.uint8, "i32": np.int32}
+NP = {"f32": np.float32, "f64": np.float64, "i1": np.bool_, "i8": np.int8, "ui8": np.uint8, "i32": np.int32}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -411,12 +411,13 @@ def test_max_pool2d(kernel, strides, padding, dilation, ceil_mode: bool, shapes)
         close(exe(x), pool_ref(x, *args, ceil_mode, "max"))
 
 
-@pytest.mark.parametrize("dtype", ["i8", "ui8", "i32"])
+@pytest.mark.parametrize("dtype", ["i1", "i8", "ui8", "i32"])
 def test_max_pool2d_ints(dtype: str) -> None:
+    """Booleans too (found by fuzzing: their lowest value was an i1 constant filling i8 storage)."""
     exe = compile_fn(
         {"x": rb.tensor(["n", "c", "h", "w"], dtype)}, lambda x: R.max_pool2d(x, 3, 2, 1, ceil_mode=True)
     )
-    low, high = {"i8": (-128, 128), "ui8": (0, 256), "i32": (-(2**31), 2**31 - 1)}[dtype]
+    low, high = {"i1": (0, 2), "i8": (-128, 128), "ui8": (0, 256), "i32": (-(2**31), 2**31 - 1)}[dtype]
     for shape in [(1, 1, 1, 1), (2, 3, 5, 6), (1, 2, 8, 3)]:
         x = rand(shape, NP[dtype], low, high)
         close(exe(x), pool_ref(x, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), True, "max"), dtype)

@@ -196,7 +196,7 @@ def _count(
 def _nonzero(k: KernelBuilder, dtype: str, v: str) -> str:
     """``v != 0`` (NaN counts as non-zero, -0.0 as zero, as in numpy)."""
     t = element(dtype)
-    zero = k.constant(0, "i8" if dtype == "i1" else dtype)  # booleans are stored as i8 0/1
+    zero = k.constant(0, dtype)
     if is_float(dtype):
         return k.scalar(f"arith.cmpf une, {v}, {zero}", t)
     return k.scalar(f"arith.cmpi ne, {v}, {zero}", t)
@@ -204,13 +204,13 @@ def _nonzero(k: KernelBuilder, dtype: str, v: str) -> str:
 
 def _differ(k: KernelBuilder, dtype: str, a: str, b: str) -> str:
     """``a != b`` with all NaNs equal (numpy.unique's equal_nan)."""
-    return k.scalar(f"arith.xori {equal(k, dtype, a, b)}, {k.constant(True, 'i1')}", "i1")
+    return k.scalar(f"arith.xori {equal(k, dtype, a, b)}, {k.flag(True)}", "i1")
 
 
 def _merge_pass(k: KernelBuilder, x: KernelValue, n: str, src: str, dst: str, width: str) -> str:
     """Merge the sorted runs of ``width`` of ``src`` pairwise into ``dst`` (stable); returns the new ``dst``."""
     t, c1 = element(x.dtype), k.const(1)
-    true = k.constant(True, "i1")
+    true = k.flag(True)
     lo, d, p, i, j, dd, merged, result = (k.fresh(v) for v in ("lo", "d", "p", "i", "j", "dd", "m", "pass"))
     two_w = k.scalar(f"arith.muli {width}, {k.const(2)}", "index")
 

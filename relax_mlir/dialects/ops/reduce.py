@@ -239,7 +239,7 @@ def cumulate(
         raise k.fail(f"{k.op_name} of an i1 tensor is not lowered: convert it with relax.astype first")
     rank, t = x.rank, element(x.dtype)
     combine = COMBINE[kind][0 if is_float(x.dtype) else 1]
-    start = k.constant(identity_value(kind, x.dtype), stored(x.dtype))
+    start = k.constant(identity_value(kind, x.dtype), x.dtype)
     dims = [str(d.value) if d is not None and d.is_const else k.dim(x, j) for j, d in enumerate(x.shape)]
     if isinstance(axis, int):
         n = k.dim(x, axis)
@@ -504,7 +504,7 @@ def _topk(k: KernelBuilder, count: str, count_size: str | None) -> list[KernelVa
         zero = k.constant(0, "i64")
         value = _gather(k, x, axis, k.scalar(f"arith.maxsi {a[0]}, {zero}", "i64"))
         missing = k.scalar(f"arith.cmpi slt, {a[0]}, {zero}", "i64")
-        return [k.scalar(f"arith.select {missing}, {k.constant(0, stored(x.dtype))}, {value}", t)]
+        return [k.scalar(f"arith.select {missing}, {k.constant(0, x.dtype)}, {value}", t)]
 
     [v] = k.generic([found], [values], [identity(rank)] * 2, ["parallel"] * rank, gather)
     return [v, found]
@@ -534,11 +534,6 @@ COMBINE = {  # name -> (float op, signed int op, unsigned int op)
 }
 
 
-def stored(dtype: str) -> str:
-    """The dtype of constants combined with stored elements (booleans are stored as i8 0/1)."""
-    return "i8" if dtype == "i1" else dtype
-
-
 def _int_bounds(dtype: str) -> tuple[int, int]:
     if dtype == "i1":
         return 0, 1
@@ -566,7 +561,7 @@ def _line(k: KernelBuilder, text: str) -> str:
 
 
 def _fill(k: KernelBuilder, dest: KernelValue, value: float | int) -> KernelValue:
-    return k.fill(k.constant(value, stored(dest.dtype)), dest)
+    return k.fill(k.constant(value, dest.dtype), dest)
 
 
 def _projection(rank: int, dims: Sequence[int]) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mlir import ir
 
 from relax_mlir.dialects.dims import ONE, normalize_axis, tensor_operand
-from relax_mlir.dialects.ops.reduce import COMBINE, cumulate, identity_value, stored
+from relax_mlir.dialects.ops.reduce import COMBINE, cumulate, identity_value
 from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
@@ -279,7 +279,7 @@ class ReduceAxesOp(RelaxOp):
         t, fl = element(x.dtype), is_float(x.dtype)
         unsigned = unsigned_order(x.dtype)
         op = COMBINE[kind][0 if fl else 2 if unsigned else 1]
-        acc = k.fill(k.constant(identity_value(kind, x.dtype), stored(x.dtype)), acc)
+        acc = k.fill(k.constant(identity_value(kind, x.dtype), x.dtype), acc)
         ds = [f"d{i}" for i in range(2 * rank)]
         head = f"({', '.join(ds)})"
         maps = [
