@@ -251,6 +251,29 @@ def test_output_too_large_raises() -> None:
     assert "4096.0 GiB" in message
 
 
+def test_conv_with_huge_padding_compiles_fast() -> None:
+    """A conv whose output is 2**31 rows high (fuzz case 46204: padding 2**32 + 1) compiles at once (choosing
+    its row blocks tried every row count: minutes) and reports the output it cannot allocate."""
+    expect_error(
+        """
+        import numpy as np
+        import relax_mlir
+        import relax_mlir.builder as rb
+        from relax_mlir.dialects import relax as R
+
+        w = np.ones((4, 3, 3, 3), np.float32)
+        bb = rb.BlockBuilder()
+        with bb.function("main", {"x": rb.tensor(["n", 3, 8, 8])}) as (x,):
+            bb.ret(R.conv2d(x, R.constant(w), strides=[2, 2], padding=[1, 1, 2**32 + 1, 1]))
+        f = relax_mlir.compile(bb.module, opt_level=2)
+        f(np.ones((1, 3, 8, 8), np.float32))
+        """,
+        "OutOfMemoryError",
+        match="output #0 of shape (1, 4, 2147483652, 4)",
+        timeout=60,
+    )
+
+
 def test_large_allocations_still_run() -> None:
     """Allocations that succeed are not reported, however large (256 MiB buffers inside compiled code)."""
     code = """

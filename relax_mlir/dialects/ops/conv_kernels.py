@@ -120,22 +120,23 @@ def _forall(
 MIN_BLOCK_COLUMNS = 256  # output pixels per row block of a convolution (the matmul's n), at least ...
 MIN_SPLIT_COLUMNS = 32  # ... or, for a small image, at least one register tile's width, in two or more blocks
 MIN_SPLIT_WORK = 1 << 18  # multiply-adds per image below which it stays one block (a fork costs more)
+MAX_BLOCK_ROWS = 1 << 12  # row counts tried per block (an output 2**31 rows high must not try them all)
 
 
 def _block_rows(oh: Expr | None, ow: Expr | None, work: int) -> Expr:
     """Output rows per block of an im2col convolution: the fewest that divide ``oh`` and give at least
     ``MIN_BLOCK_COLUMNS`` pixels, so that blocks run on several threads and their columns stay in cache;
     for a smaller image the most that still split it, down to ``MIN_SPLIT_COLUMNS`` pixels (so that batch
-    1 uses several threads). All of ``oh`` for an image of less than ``MIN_SPLIT_WORK`` multiply-adds
-    (``work``, 0 if unknown) or when a dim is dynamic (one dynamic: the whole image; both: one row, as
-    ``memref.expand_shape`` of one dim into two dynamic ones aborts MLIR 22)."""
+    1 uses several threads), of at most ``MAX_BLOCK_ROWS``. All of ``oh`` for an image of less than
+    ``MIN_SPLIT_WORK`` multiply-adds (``work``, 0 if unknown) or when a dim is dynamic (one dynamic: the
+    whole image; both: one row, as ``memref.expand_shape`` of one dim into two dynamic ones aborts MLIR 22)."""
     static = [d is not None and d.is_const for d in (oh, ow)]
     if not any(static):
         return as_expr(1)
     if not all(static) or work < MIN_SPLIT_WORK:
         return oh  # type: ignore[return-value]
     h, w = oh.value, ow.value  # type: ignore[union-attr]
-    divisors = [r for r in range(1, h) if h % r == 0]
+    divisors = [r for r in range(1, min(h, MAX_BLOCK_ROWS + 1)) if h % r == 0]
     rows = next((r for r in divisors if r * w >= MIN_BLOCK_COLUMNS), None)
     if rows is None:
         rows = next((r for r in reversed(divisors) if r * w >= MIN_SPLIT_COLUMNS), max(h, 1))
