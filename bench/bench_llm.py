@@ -646,7 +646,7 @@ def merge_results(old: str, text: str, under_load: bool) -> str:
     """``old`` LLM_RESULTS.md with only the section of this mode replaced by ``text``."""
     head, sep, tail = old.partition(UNDER_LOAD)
     if under_load:
-        return head.rstrip("\n") + "\n\n" + text
+        return (head.rstrip("\n") + "\n\n" if head.strip() else "") + text
     return text.rstrip("\n") + "\n\n" + (sep + tail if sep else "")
 
 
