@@ -108,10 +108,12 @@ class ThreadBudget:
     and libomp's blocktime, re-sampled at most every ``LOAD_SAMPLE_S`` seconds when compiled code is called
     (``tick``). Others' load is the machine's busy time minus this process's CPU time (its own spinning
     workers do not count). Count: ``threads`` on a quiet machine, lowered to the cores other processes leave
-    free (at least 1: then no OpenMP fork at all) when they are busy. Blocktime: ``QUIET_BLOCKTIME_MS`` while
-    others leave this process's threads their cores, else ``OPENMP_BLOCKTIME_MS``. ``count``/``blocktime``
-    False: the user chose them, leave them alone (``count``: $RELAX_MLIR_NUM_THREADS, then ``threads`` is
-    set as it is; ``set_count`` False: $OMP_NUM_THREADS, libomp's own; ``blocktime``: $KMP_BLOCKTIME or
+    free (at least 1: then no OpenMP fork at all) when they are busy. Blocktime: ``QUIET_BLOCKTIME_MS`` when
+    the count adapts (workers then spin only on free cores, and a flip mid-run would change the cost of
+    every fork); for a count the user fixed, ``QUIET_BLOCKTIME_MS`` while others leave this process's
+    threads their cores, else ``OPENMP_BLOCKTIME_MS``. ``count``/``blocktime`` False: the user chose them,
+    leave them alone (``count``: $RELAX_MLIR_NUM_THREADS, then ``threads`` is set as it is; ``set_count``
+    False: $OMP_NUM_THREADS, libomp's own; ``blocktime``: $KMP_BLOCKTIME or
     $OMP_WAIT_POLICY)."""
 
     def __init__(
@@ -153,10 +155,12 @@ class ThreadBudget:
         if sample is None or last is None:
             return
         others = ((sample[1] - last[1]) - (sample[2] - last[2])) / max(sample[0] - last[0], 1e-3)
-        if self._adapt:
+        if self._adapt:  # the threads stay off busy cores: their workers may spin (no flip mid-run)
             free = self._cores - math.ceil(others - BUSY_CORES)
             self.count = max(1, min(self._threads, free))
-        blocktime = QUIET_BLOCKTIME_MS if others <= self._spare else int(OPENMP_BLOCKTIME_MS)
+            blocktime = QUIET_BLOCKTIME_MS
+        else:
+            blocktime = QUIET_BLOCKTIME_MS if others <= self._spare else int(OPENMP_BLOCKTIME_MS)
         if self._set_blocktime is not None and blocktime != self._blocktime:
             self._set_blocktime(blocktime)
             self._blocktime = blocktime

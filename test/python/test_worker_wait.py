@@ -42,7 +42,8 @@ def _budget(monkeypatch: pytest.MonkeyPatch, samples: list, cores: int, threads:
 
 
 def _wait(monkeypatch: pytest.MonkeyPatch, samples: list, cores: int, threads: int):  # noqa: ANN202
-    return _budget(monkeypatch, samples, cores, threads)[:2]
+    """A budget whose count the user fixed: only the blocktime follows the load."""
+    return _budget(monkeypatch, samples, cores, threads, count=False)[:2]
 
 
 def _tick_at(monkeypatch: pytest.MonkeyPatch, wait: libs.ThreadBudget, now: float) -> None:
@@ -99,15 +100,16 @@ def test_a_users_openmp_wait_setting_is_left_alone(env: dict[str, str]) -> None:
 
 
 def test_busy_machine_lowers_the_thread_count_and_quiet_restores_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The blocktime then stays the quiet one: the threads keep off busy cores."""
     samples = [(0.0, 0.0, 0.0), (1.0, 1.9, 1.8), (2.0, 3.9, 2.9), (3.0, 5.0, 3.95)]
-    budget, _, counts = _budget(monkeypatch, samples, cores=2, threads=2)
+    budget, blocktimes, counts = _budget(monkeypatch, samples, cores=2, threads=2)
     _tick_at(monkeypatch, budget, 0.01)  # before the first sample: the compiled-for count
     assert counts == [2]
     _tick_at(monkeypatch, budget, 1.0)  # others used 0.1 cores: quiet
     _tick_at(monkeypatch, budget, 2.0)  # others used 0.9 cores: one core left
     assert counts == [2, 1] and budget.count == 1
     _tick_at(monkeypatch, budget, 3.0)  # quiet again
-    assert counts == [2, 1, 2]
+    assert counts == [2, 1, 2] and blocktimes == [libs.QUIET_BLOCKTIME_MS]
 
 
 def test_count_is_the_free_cores(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +124,7 @@ def test_a_users_thread_count_is_kept(monkeypatch: pytest.MonkeyPatch, kw: dict)
     samples = [(0.0, 0.0, 0.0), (1.0, 1.9, 1.0)]  # others used 0.9 cores
     budget, blocktimes, counts = _budget(monkeypatch, samples, cores=2, threads=2, **kw)
     _tick_at(monkeypatch, budget, 1.0)
-    assert blocktimes == [] and counts == ([2] if "count" in kw else [])
+    assert blocktimes == [] and counts == ([2] if "count" in kw else [])  # busy: workers sleep at once
 
 
 def test_counts_are_per_calling_thread(monkeypatch: pytest.MonkeyPatch) -> None:
