@@ -49,7 +49,8 @@ OPENMP_DIRS = (
     "/usr/local/lib",
 )
 # How long (ms) the worker threads of a finished parallel region spin before they sleep; ``ThreadBudget``
-# picks one of two from the machine's load. Busy: spinning workers collapse a loaded machine (with one
+# picks one of two from the machine's load when the user fixed the thread count (else it lowers the count
+# instead, and workers spin on the cores left free). Busy: spinning workers collapse a loaded machine (with one
 # other CPU-bound process on 2 cores, a 2-thread kernel ran 2-30x slower than on 1 thread with 1 ms of
 # spinning: the spinning worker uses up its share of the core, so the next fork-join waits a scheduler time
 # slice for it; no slower than on 1 thread at 0; bench/bench_llm.py --under-load). Quiet: waking a
