@@ -3,6 +3,9 @@
     python3 bench/bench_llm.py                 # 1 and 2 threads; writes bench/LLM_RESULTS.md
     python3 bench/bench_llm.py --threads 1 --small --no-write      # a tiny model, for development
     python3 bench/bench_llm.py --under-load    # decode beside one busy process (its own section)
+
+Each mode rewrites only its own section of bench/LLM_RESULTS.md (the under-load one starts at ``## Under
+load``).
     python3 bench/bench_llm.py --no-llama-cpp  # without building/running llama.cpp
 
 The config is d=768, 12 layers, 12 query heads, 4 KV heads, ffn 2048, vocab 32000, fp32, max context
@@ -19,7 +22,9 @@ The config is d=768, 12 layers, 12 query heads, 4 KV heads, ffn 2048, vocab 3200
 It reports prefill latency for 128 and 512 tokens, decode tokens/s at batch 1 and 4 (32 steps after a
 128-token prompt), each engine's % of the memory-bandwidth bound (weight bytes read per decode step /
 measured copy bandwidth), and memory (weights, KV cache, activations). ``--under-load`` measures decode
-with one CPU-bound process running beside it.
+(fp32, Q8_0, Q4_0) with one CPU-bound process running beside it, and the load other processes put on the
+machine meanwhile; there relax_mlir's row at all cores runs the default (no thread count set: the run-time
+count follows the load, ``runtime/libs.ThreadBudget``).
 """
 
 from __future__ import annotations
@@ -441,9 +446,10 @@ def relax_child(spec: dict) -> dict:
         "step_bytes": step,
         "memory": [f"{total / 2**20:.0f} MiB", kv, "not planned (allocator)"],
     }
-    if under_load or not spec.get("gguf_dir"):
+    if not spec.get("gguf_dir"):
         return result
-    for dtype, activations in itertools.product(GGUF_TYPES[1:], ("f32", "i8")):  # the files llama.cpp runs
+    kinds = ("f32",) if under_load else ("f32", "i8")
+    for dtype, activations in itertools.product(GGUF_TYPES[1:], kinds):  # the files llama.cpp runs
         path = Path(spec["gguf_dir"]) / f"model-{dtype}.gguf"
         t = time.perf_counter()
         qlm = LanguageModel.from_gguf(
@@ -453,7 +459,7 @@ def relax_child(spec: dict) -> dict:
         size, step_q = gguf_step_bytes(path)
         name = f"relax_mlir {dtype}" + (", int8 activations" if activations == "i8" else "")
         result["engines"][name] = {
-            **measure(RelaxEngine(qlm), cfg.vocab_size),
+            **measure(RelaxEngine(qlm), cfg.vocab_size, prefill=not under_load),
             "step_bytes": step_q,
             "compile_s": compile_q,
             "memory": [f"{size / 2**20:.0f} MiB (as the file)", kv, ""],
@@ -515,6 +521,16 @@ def write_files(cfg, gdir: Path) -> dict[str, int]:  # noqa: ANN001
         np.save(gdir / f"expected-{dtype}.npy", forward(cfg, held, prompt))
         sizes[dtype] = path.stat().st_size
     return sizes
+
+
+def write_quantized(cfg, gdir: Path) -> None:  # noqa: ANN001
+    """The model as GGUF files of the quantized types (what ``--under-load`` decodes besides fp32)."""
+    from relax_mlir.llm import random_weights  # noqa: PLC0415
+    from relax_mlir.llm.gguf import save_gguf  # noqa: PLC0415
+
+    weights = random_weights(cfg, seed=0, scale=0.02)
+    for dtype in GGUF_TYPES[1:]:
+        save_gguf(cfg, weights, gdir / f"model-{dtype}.gguf", dtype)
 
 
 def _row(name: str, e: dict, bw: float) -> str:
@@ -605,21 +621,43 @@ UNDER_LOAD = "## Under load"
 
 
 def report_under_load(results: list[dict], spec: dict) -> str:
+    cores = os.cpu_count()
     lines = [
         UNDER_LOAD,
         "",
         f"Decode with one CPU-bound process (a Python busy loop) running beside the benchmark on this "
-        f"{os.cpu_count()}-core machine ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Target: "
-        "2-thread decode no slower than 1-thread decode.",
+        f"{cores}-core machine ({machine()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). "
+        "Target: 2-thread decode no slower than 1-thread decode. relax_mlir at "
+        f"{cores} threads runs the default (no thread count set: the count of each parallel region follows "
+        "the load at run time); at fewer, `RELAX_MLIR_NUM_THREADS`. Others' load: the busy cores of all "
+        "other processes (the busy loop included) while the run lasted, from /proc/stat.",
         "",
-        "| engine | threads | decode b1 tok/s | decode b4 tok/s |",
-        "| --- | ---: | ---: | ---: |",
+        "| engine | threads | decode b1 tok/s | decode b4 tok/s | others' load (cores) |",
+        "| --- | ---: | ---: | ---: | ---: |",
     ]
     for name in results[0]["engines"]:
         for r in results:
             d = r["engines"][name]["decode"]
-            lines.append(f"| {name} | {r['threads']} | {d[1]:.1f} | {d[4]:.1f} |")
+            lines.append(f"| {name} | {r['threads']} | {d[1]:.1f} | {d[4]:.1f} | {r['others_load']:.2f} |")
     return "\n".join(lines) + "\n"
+
+
+def merge_results(old: str, text: str, under_load: bool) -> str:
+    """``old`` LLM_RESULTS.md with only the section of this mode replaced by ``text``."""
+    head, sep, tail = old.partition(UNDER_LOAD)
+    if under_load:
+        return (head.rstrip("\n") + "\n\n" if head.strip() else "") + text
+    return text.rstrip("\n") + "\n\n" + (sep + tail if sep else "")
+
+
+def machine_busy() -> tuple[float, float] | None:
+    """(monotonic time, busy CPU seconds of the whole machine) from /proc/stat, or None."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return time.monotonic(), (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def busy_loop() -> subprocess.Popen:
@@ -628,6 +666,8 @@ def busy_loop() -> subprocess.Popen:
 
 
 def run_child(spec: dict) -> dict:
+    """Run one engine's child at ``spec["threads"]``; under load, the result also has ``others_load``: the
+    cores other processes kept busy meanwhile (the machine's busy time minus the child's CPU time)."""
     threads = spec["threads"]
     env = dict(
         os.environ,
@@ -636,6 +676,9 @@ def run_child(spec: dict) -> dict:
         RELAX_MLIR_NUM_THREADS=str(threads),
         OMP_NUM_THREADS=str(threads),
     )
+    if spec.get("under_load") and threads >= (os.cpu_count() or 1):  # the default: adapts to the load
+        del env["RELAX_MLIR_NUM_THREADS"], env["OMP_NUM_THREADS"]
+    before, child_cpu = machine_busy(), _children_cpu()
     out = subprocess.run(
         [sys.executable, __file__, "--child", json.dumps(spec)],
         env=env,
@@ -646,10 +689,20 @@ def run_child(spec: dict) -> dict:
     if out.returncode != 0:
         raise RuntimeError(f"{spec['kind']} child failed (exit {out.returncode}):\n{out.stderr[-3000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
+    after, child_cpu = machine_busy(), _children_cpu() - child_cpu
+    if before is not None and after is not None:
+        result["others_load"] = (after[1] - before[1] - child_cpu) / max(after[0] - before[0], 1e-3)
     for e in result["engines"].values():  # JSON object keys are strings: back to token counts and batches
         e["prefill"] = {int(k): v for k, v in e["prefill"].items()}
         e["decode"] = {int(k): v for k, v in e["decode"].items()}
     return result
+
+
+def _children_cpu() -> float:
+    import resource  # noqa: PLC0415
+
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
 
 
 def main() -> int:
@@ -670,22 +723,21 @@ def main() -> int:
     ensure_torch()
     threads = [int(t) for t in args.threads.split(",")]
     base = {"small": args.small}
+    out = HERE / "LLM_RESULTS.md"
     if args.under_load:
-        busy = busy_loop()
-        try:
-            results = [
-                run_child({**base, "kind": "relax", "threads": t, "under_load": True}) for t in threads
-            ]
-        finally:
-            busy.kill()
-            busy.wait()
+        with tempfile.TemporaryDirectory(prefix="bench_llm_") as gdir:
+            write_quantized(config(args.small), Path(gdir))
+            busy = busy_loop()
+            try:
+                spec = {**base, "kind": "relax", "under_load": True, "gguf_dir": gdir}
+                results = [run_child({**spec, "threads": t}) for t in threads]
+            finally:
+                busy.kill()
+                busy.wait()
         text = report_under_load(results, base)
         print(text)
-        out = HERE / "LLM_RESULTS.md"
-        if not args.no_write and out.exists():
-            old = out.read_text()
-            old = old.split(UNDER_LOAD)[0].rstrip("\n") + "\n\n"
-            out.write_text(old + text)
+        if not args.no_write:
+            out.write_text(merge_results(out.read_text() if out.exists() else "", text, under_load=True))
         return 0
 
     llama_dir = None if args.no_llama_cpp else ensure_llama_cpp()
@@ -713,7 +765,7 @@ def main() -> int:
     text = report(results, spec)
     print(text)
     if not args.no_write:
-        (HERE / "LLM_RESULTS.md").write_text(text + "\n")
+        out.write_text(merge_results(out.read_text() if out.exists() else "", text + "\n", under_load=False))
     return 0
 
 

@@ -573,7 +573,7 @@ class Function(Signature):
         else:
             self._fn = ctypes.CFUNCTYPE(None, *argtypes)(loaded.address(f"_mlir_ciface_{name}"))
         self._loaded = loaded  # keeps the code alive
-        self._workers = libs.worker_wait()  # OpenMP workers spin or sleep by the machine's load
+        self._workers = libs.thread_budget()  # threads and their spinning follow the machine's load
         self._plan_outputs()
         self._frames: list[_Frame] = []  # idle frames; a call pops one (or makes one) and returns it
 

@@ -6,7 +6,9 @@ import ctypes
 import functools
 import glob
 import importlib.util
+import math
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -46,8 +48,9 @@ OPENMP_DIRS = (
     "/usr/lib/llvm-*/lib",
     "/usr/local/lib",
 )
-# How long (ms) the worker threads of a finished parallel region spin before they sleep; ``WorkerWait``
-# picks one of two from the machine's load. Busy: spinning workers collapse a loaded machine (with one
+# How long (ms) the worker threads of a finished parallel region spin before they sleep; ``ThreadBudget``
+# picks one of two from the machine's load when the user fixed the thread count (else it lowers the count
+# instead, and workers spin on the cores left free). Busy: spinning workers collapse a loaded machine (with one
 # other CPU-bound process on 2 cores, a 2-thread kernel ran 2-30x slower than on 1 thread with 1 ms of
 # spinning: the spinning worker uses up its share of the core, so the next fork-join waits a scheduler time
 # slice for it; no slower than on 1 thread at 0; bench/bench_llm.py --under-load). Quiet: waking a
@@ -100,50 +103,95 @@ def _cpu_seconds() -> tuple[float, float, float] | None:
     return time.monotonic(), (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK"), time.process_time()
 
 
-class WorkerWait:
-    """Sets libomp's blocktime from the machine's load, re-sampled at most every ``LOAD_SAMPLE_S`` seconds
-    when compiled code is called (``tick``): ``QUIET_BLOCKTIME_MS`` while other processes leave this
-    process's threads their cores, else ``OPENMP_BLOCKTIME_MS``. Others' load is the machine's busy time
-    minus this process's CPU time (its own spinning workers do not count)."""
+class ThreadBudget:
+    """Sets, from the machine's load, the thread count compiled code runs parallel regions on (libomp's
+    ``omp_set_num_threads``, read back by ``omp_get_max_threads`` in each region: ``relax-lower-parallel``)
+    and libomp's blocktime, re-sampled at most every ``LOAD_SAMPLE_S`` seconds when compiled code is called
+    (``tick``). Others' load is the machine's busy time minus this process's CPU time (its own spinning
+    workers do not count). Count: ``threads`` on a quiet machine, lowered to the cores other processes leave
+    free (at least 1: then no OpenMP fork at all) when they are busy. Blocktime: ``QUIET_BLOCKTIME_MS`` when
+    the count adapts (workers then spin only on free cores, and a flip mid-run would change the cost of
+    every fork); for a count the user fixed, ``QUIET_BLOCKTIME_MS`` while others leave this process's
+    threads their cores, else ``OPENMP_BLOCKTIME_MS``. ``count``/``blocktime`` False: the user chose them,
+    leave them alone (``count``: $RELAX_MLIR_NUM_THREADS, then ``threads`` is set as it is; ``set_count``
+    False: $OMP_NUM_THREADS, libomp's own; ``blocktime``: $KMP_BLOCKTIME or
+    $OMP_WAIT_POLICY)."""
 
-    def __init__(self, lib: ctypes.CDLL, cores: int, threads: int) -> None:
-        self._set = lib.kmp_set_blocktime
-        self._set.argtypes = [ctypes.c_int]
+    def __init__(
+        self,
+        lib: ctypes.CDLL,
+        cores: int,
+        threads: int,
+        *,
+        count: bool = True,
+        set_count: bool = True,
+        blocktime: bool = True,
+    ) -> None:
+        self._set_blocktime = lib.kmp_set_blocktime if blocktime else None
+        self._set_count = lib.omp_set_num_threads if set_count else None
+        for setter in (self._set_blocktime, self._set_count):
+            if setter is not None:
+                setter.argtypes = [ctypes.c_int]
+        self._adapt = count and set_count
+        self._cores, self._threads = cores, threads
         self._spare = max(0, cores - threads) + BUSY_CORES
         self._blocktime = int(OPENMP_BLOCKTIME_MS)
+        self.count = threads  # the count calls use now
+        self._local = threading.local()  # libomp's count is per calling thread: the count set on this one
         self._sample = _cpu_seconds()
         self._next = time.monotonic() + LOAD_SAMPLE_S / 4  # the first decision comes soon after loading
 
     def tick(self) -> None:
         now = time.monotonic()
-        if now < self._next:
-            return
+        if now >= self._next:
+            self._decide(now)
+        if self._set_count is not None and getattr(self._local, "count", 0) != self.count:
+            self._set_count(self.count)
+            self._local.count = self.count
+
+    def _decide(self, now: float) -> None:
         self._next = now + LOAD_SAMPLE_S
         sample, last = _cpu_seconds(), self._sample
         self._sample = sample
         if sample is None or last is None:
             return
         others = ((sample[1] - last[1]) - (sample[2] - last[2])) / max(sample[0] - last[0], 1e-3)
-        blocktime = QUIET_BLOCKTIME_MS if others <= self._spare else int(OPENMP_BLOCKTIME_MS)
-        if blocktime != self._blocktime:
-            self._set(blocktime)
+        if self._adapt:  # the threads stay off busy cores: their workers may spin (no flip mid-run)
+            free = self._cores - math.ceil(others - BUSY_CORES)
+            self.count = max(1, min(self._threads, free))
+            blocktime = QUIET_BLOCKTIME_MS
+        else:
+            blocktime = QUIET_BLOCKTIME_MS if others <= self._spare else int(OPENMP_BLOCKTIME_MS)
+        if self._set_blocktime is not None and blocktime != self._blocktime:
+            self._set_blocktime(blocktime)
             self._blocktime = blocktime
 
 
 @functools.cache
-def worker_wait() -> WorkerWait | None:
-    """The process's ``WorkerWait``; None without libomp, or when $KMP_BLOCKTIME or $OMP_WAIT_POLICY is set."""
-    from relax_mlir.transforms.parallelize import default_threads  # noqa: PLC0415
+def thread_budget() -> ThreadBudget | None:
+    """The process's ``ThreadBudget``; None without libomp, or when the user set both the thread count
+    ($OMP_NUM_THREADS) and the wait policy ($KMP_BLOCKTIME or $OMP_WAIT_POLICY)."""
+    from relax_mlir.transforms.parallelize import THREADS_ENV, default_threads  # noqa: PLC0415
 
     path = openmp_library()
-    if path is None or "KMP_BLOCKTIME" not in _OURS:
+    blocktime = "KMP_BLOCKTIME" in _OURS
+    omp_count = "OMP_NUM_THREADS" in os.environ
+    if path is None or (omp_count and not blocktime):
         return None
     lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-    if not hasattr(lib, "kmp_set_blocktime"):
+    if not hasattr(lib, "kmp_set_blocktime") or not hasattr(lib, "omp_set_num_threads"):
         return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     try:
         threads = default_threads()
     except RelaxError:  # a malformed $RELAX_MLIR_NUM_THREADS: compiling reports it
         threads = cores
-    return WorkerWait(lib, cores, min(threads, cores))
+    user = bool(os.environ.get(THREADS_ENV, "").strip())
+    return ThreadBudget(
+        lib,
+        cores,
+        threads if user else min(threads, cores),
+        count=not user,
+        set_count=not omp_count,
+        blocktime=blocktime,
+    )

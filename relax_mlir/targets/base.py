@@ -193,11 +193,11 @@ def threads_tag(pipeline: str) -> str:
     """The thread count the code is generated for, when ``pipeline`` splits kernels over threads (else
     nothing: the code is the same for every count, and so is the cache key).
 
-    ``relax-parallelize-kernels`` fixes the count at compile time: chunk counts of static dims
-    (``min(threads, size)``), packed matmuls' panel tiles, ``omp.parallel``'s thread count, and with one
-    thread no parallel code at all. Reading the count at run time would make those static tile shapes
-    dynamic (a slower schedule) and give a one-thread build the parallel code, which takes LLVM about
-    2.5x longer to compile (the 12-layer LLM: 3.6 s against 8.7 s of CPU time)."""
+    ``relax-parallelize-kernels`` fixes the chunking at compile time: chunk counts of static dims
+    (``min(threads, size)``), packed matmuls' panel tiles, the most threads of an ``omp.parallel`` (the
+    run-time count, ``runtime/libs.ThreadBudget``, may only lower it), and with one thread no parallel code
+    at all. Chunking by the run-time count would make those static tile shapes dynamic (a slower schedule)
+    and give a one-thread build the parallel code, which takes LLVM longer to compile."""
     if not uses_pass(pipeline, "relax-parallelize-kernels"):
         return ""
     try:

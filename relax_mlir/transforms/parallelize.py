@@ -8,8 +8,9 @@ contraction or convolution: softmax, norms and sums reduce along it), and the ro
 producers fused for several uses after each fusion (else a chain of shared producers is cloned
 exponentially: 0.6 s for one layer norm). The number of chunks is decided at run time: ``min(threads, size)``
 per tiled dim when the loop's work (the iteration-space sizes of the root and its producers) is at least
-``min-work``, else 1. ``relax-lower-parallel`` (in ``host-to-llvm``) runs a single chunk on the calling
-thread without entering OpenMP, and several in an ``omp.parallel`` of ``min(threads, chunks)`` threads.
+``min-work``, else 1. ``relax-lower-parallel`` (in ``host-to-llvm``) runs a single chunk, or every chunk
+when the run-time thread count is 1, on the calling thread without entering OpenMP, and otherwise an
+``omp.parallel`` of ``min(threads, run-time count, chunks)`` threads.
 Kernel schedules (``relax-schedule-kernels``) run after this and match the tiled ops inside the loops.
 Ops a kernel already wraps in loops of its own stay outside the chunks (serial), except the packed-weight
 matmul's generics (marked ``relax.packed_matmul``, maybe inside the lowering's loop over a batch dim):
@@ -20,8 +21,11 @@ fill fused, by the same run-time rule; a thread preempted on a busy machine then
 The thread count is the pass option ``num-threads``; 0 (the default) reads ``$RELAX_MLIR_NUM_THREADS``
 and otherwise uses the cores available to the process. With one thread the pass leaves kernels serial.
 The chosen count is recorded as the module attribute ``relax.num_threads``, which ``relax-lower-parallel``
-(in ``host-to-llvm``) bakes into ``omp.parallel``; it is also set when a kernel's lowering wrote chunk loops
-of its own (``relax.dequantize_matmul``'s ``scf.forall`` over weight rows), which the pass leaves as they are. The pass is a pure IR rewrite: whether the OpenMP
+(in ``host-to-llvm``) makes the most threads of an ``omp.parallel``; the count used is read at run time
+(``omp_get_max_threads``: ``runtime/libs.ThreadBudget`` lowers it while other processes keep cores busy).
+The attribute is also set when a kernel's lowering wrote chunk loops of its own
+(``relax.dequantize_matmul``'s ``scf.forall`` over weight rows), which the pass leaves as they are. The
+pass is a pure IR rewrite: whether the OpenMP
 runtime is installed matters only where code is loaded (``compile()`` then lowers the chunks serially).
 """
 
@@ -30,7 +34,7 @@ from __future__ import annotations
 import os
 
 from mlir import ir, passmanager
-from mlir.dialects import arith, linalg, scf, tensor
+from mlir.dialects import arith, func, linalg, scf, tensor
 
 from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
 from relax_mlir.errors import PassError
@@ -427,8 +431,10 @@ def _defined_outside(v: ir.Value, region_op: ir.Operation) -> bool:
 
 @register_pass("relax-lower-parallel")
 class LowerParallel:
-    """Lower scf.forall chunk loops (bufferized) to OpenMP: one omp.parallel per loop, forked only when
-    it has more than one chunk, on ``relax.num_threads`` threads; without that attribute, serial loops."""
+    """Lower scf.forall chunk loops (bufferized) to OpenMP. Each loop's body becomes a function of its
+    chunk indices (``_outline_chunk``), called from an ``omp.parallel`` of min(``relax.num_threads``, the
+    run-time count ``omp_get_max_threads()``, chunks) threads, or, when that count or the loop's chunk count
+    is 1, from serial loops on the calling thread (no OpenMP entry); without the attribute, serial loops."""
 
     def run(self, module: ir.Operation) -> None:
         if not ops_named(module, "scf.forall"):
@@ -438,8 +444,9 @@ class LowerParallel:
         if threads <= 1:
             passmanager.PassManager.parse("builtin.module(func.func(scf-forall-to-for))").run(module)
             return
-        for forall in ops_named(module, "scf.forall"):
-            _serial_path_for_one_chunk(forall)
+        _declare_thread_count(module)
+        for i, forall in enumerate(ops_named(module, "scf.forall")):
+            _serial_unless_threads(forall, _outline_chunk(forall, i))
         passmanager.PassManager.parse(
             f"builtin.module(func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={threads}}})"
         ).run(module)
@@ -449,44 +456,130 @@ class LowerParallel:
             _inline_loop_scope(scope)
 
 
-def _serial_path_for_one_chunk(forall: ir.Operation) -> None:
-    """``scf.if chunks == 1 {its body at chunk 0} else {forall}``: a loop whose chunk count is decided at
-    run time runs a single chunk on the calling thread, without entering the OpenMP runtime (whose
-    serialized parallel region still costs microseconds: too much for tiny calls). A count of 0 (a loop
-    over the images of an empty batch) runs the forall, which does nothing: running the body would
-    write chunk 0 out of bounds of empty buffers."""
+RUN_THREADS_FN = "omp_get_max_threads"  # libomp's nthreads ICV: what ``runtime/libs.ThreadBudget`` sets
+
+
+def _declare_thread_count(module: ir.Operation) -> None:
+    """Declare ``omp_get_max_threads() -> i32``: the thread count parallel regions use, set at run time
+    (``omp_set_num_threads``, ``$OMP_NUM_THREADS``; else libomp's default, the cores: what an AOT library
+    uses without relax_mlir's runtime)."""
+    body = module.regions[0].blocks[0]
+    if any(
+        op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == RUN_THREADS_FN
+        for op in (o.operation for o in body.operations)
+    ):
+        return
+    with ir.InsertionPoint.at_block_begin(body), module.location:
+        func.FuncOp(RUN_THREADS_FN, ([], [ir.IntegerType.get_signless(32)]), visibility="private")
+
+
+def _run_threads() -> ir.Value:
+    """The run-time thread count (at least 1), as an index, at the current insertion point."""
+    count = func.CallOp([ir.IntegerType.get_signless(32)], RUN_THREADS_FN, []).result
+    return arith.index_cast(ir.IndexType.get(), count)
+
+
+def _inside(op: ir.Operation, region_op: ir.Operation) -> bool:
+    """Whether ``op`` is ``region_op`` or nested in it."""
+    while op is not None and op.name != "builtin.module":
+        if op == region_op:
+            return True
+        op = op.parent
+    return False
+
+
+def _outline_chunk(forall: ir.Operation, number: int) -> str | None:
+    """Move the body of ``forall`` (normalized: from 0 by 1, no results) into a private function of its
+    chunk indices and the values it uses from outside (constants are cloned in), and call it from the loop:
+    the serial and the parallel paths then share one copy of the body (half the code for LLVM). Returns the
+    function's name, or None (loop left as it is)."""
     attrs = forall.attributes
     if any(v != 0 for v in ir.DenseI64ArrayAttr(attrs["staticLowerBound"])) or any(
         v != 1 for v in ir.DenseI64ArrayAttr(attrs["staticStep"])
     ):
-        return
+        return None
     if len(forall.results) or forall.parent is None:
-        return
-    static = [v for v in ir.DenseI64ArrayAttr(attrs["staticUpperBound"]) if v != _DYNAMIC]
-    dynamic = list(forall.operands)
-    if not dynamic or any(v > 1 for v in static):  # always several chunks: always parallel
-        return
+        return None
+    parent = forall.parent
+    while parent.name != "func.func":
+        parent = parent.parent
+    block = forall.regions[0].blocks[0]
+    ops = [op.operation for op in block.operations][:-1]
+    captured: dict[ir.Value, None] = {}
+    constants: dict[ir.Value, None] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for v in op.operands:
+            if _defined_outside(v, forall):
+                owner = v.owner
+                is_const = not isinstance(owner, ir.Block) and owner.name == "arith.constant"
+                (constants if is_const else captured)[v] = None
+        return ir.WalkResult.ADVANCE
+
+    for op in ops:
+        op.walk(visit)
+    ivs = list(block.arguments)
     index = ir.IndexType.get()
+    name = f"{ir.StringAttr(parent.attributes['sym_name']).value}_chunk{number}"
+    with ir.InsertionPoint(parent), forall.location:
+        outlined = func.FuncOp(
+            name, ([index] * len(ivs) + [v.type for v in captured], []), visibility="private"
+        )
+        entry = outlined.add_entry_block()
+    with ir.InsertionPoint(entry), forall.location:
+        ret = func.ReturnOp([])
+    for op in ops:
+        op.move_before(ret.operation)
+    for iv, arg in zip(ivs, entry.arguments[: len(ivs)], strict=True):
+        iv.replace_all_uses_with(arg)  # all its uses moved into the function
+    with ir.InsertionPoint(block.operations[0]), forall.location:
+        func.CallOp([], name, [*ivs, *captured])
+    replacements = list(zip(captured, entry.arguments[len(ivs) :], strict=True))
+    with ir.InsertionPoint.at_block_begin(entry):
+        for v in constants:
+            replacements.append((v, v.owner.clone().result))
+    for v, new in replacements:
+        for use in list(v.uses):
+            owner = use.owner if isinstance(use.owner, ir.Operation) else use.owner.operation
+            if owner != new.owner and _inside(owner, outlined.operation):
+                owner.operands[use.operand_number] = new
+    return name
+
+
+def _serial_unless_threads(forall: ir.Operation, chunk: str | None) -> None:
+    """``scf.if threads <= 1 || chunks <= 1 {serial loops calling chunk} else {forall}``: with one run-time
+    thread, or a single chunk, the chunks run on the calling thread without entering the OpenMP runtime (whose
+    serialized parallel region still costs microseconds: too much for tiny calls)."""
+    if chunk is None:
+        return
+    static = list(ir.DenseI64ArrayAttr(forall.attributes["staticUpperBound"]))
+    dynamic = iter(forall.operands)
+    index = ir.IndexType.get()
+    call = next(op for op in forall.regions[0].blocks[0].operations if op.name == "func.call")
+    args = list(call.operands)[len(static) :]
     with ir.InsertionPoint(forall), forall.location:
-        chunks = dynamic[0]
-        for v in dynamic[1:]:
-            chunks = arith.muli(chunks, v)
-        single = arith.cmpi(arith.CmpIPredicate.eq, chunks, arith.constant(index, 1))
-        branch = scf.IfOp(single, [], has_else=True)
+        one = arith.constant(index, 1)
+        uppers = [next(dynamic) if v == _DYNAMIC else arith.constant(index, v) for v in static]
+        alone = arith.cmpi(arith.CmpIPredicate.ule, _run_threads(), one)
+        if any(v == _DYNAMIC for v in static):
+            chunks = uppers[0]
+            for v in uppers[1:]:
+                chunks = arith.muli(chunks, v)
+            alone = arith.ori(alone, arith.cmpi(arith.CmpIPredicate.ule, chunks, one))
+        branch = scf.IfOp(alone, [], has_else=True)
         with ir.InsertionPoint(branch.then_block):
+            zero, ivs, ip = arith.constant(index, 0), [], None
+            for upper in uppers:
+                loop = scf.ForOp(zero, upper, one, ip=ip)
+                ivs.append(loop.induction_variable)
+                with ir.InsertionPoint(loop.body):
+                    scf.YieldOp([])
+                ip = ir.InsertionPoint(loop.body.operations[0])
+            func.CallOp([], chunk, [*ivs, *args], ip=ip)
             scf.YieldOp([])
         with ir.InsertionPoint(branch.else_block):
             scf.YieldOp([])
     forall.move_before(branch.else_block.operations[0])
-    serial = forall.clone(ir.InsertionPoint(branch.then_block.operations[0]))
-    body = serial.regions[0].blocks[0]
-    with ir.InsertionPoint(serial), serial.location:
-        zero = arith.constant(index, 0)
-    for iv in body.arguments:
-        iv.replace_all_uses_with(zero)
-    for op in list(body.operations)[:-1]:
-        op.operation.move_before(serial)
-    serial.erase()
 
 
 def _constant(v: ir.Value) -> int:
@@ -534,7 +627,8 @@ def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
             trip = arith.ceildivui(arith.subi(ub, lb), step)
             trips = trip if trips is None else arith.muli(trips, trip)
         assert trips is not None
-        one, most = arith.constant(index, 1), arith.constant(index, threads)
+        one = arith.constant(index, 1)
+        most = arith.minui(_run_threads(), arith.constant(index, threads))
         count = arith.maxui(arith.minui(trips, most), one)
         parallel.operands[0] = arith.index_cast(ir.IntegerType.get_signless(32), count)
     if n > 1 or _constant(bounds[1]) > threads:

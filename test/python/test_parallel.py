@@ -236,3 +236,52 @@ def test_idle_openmp_workers_sleep_unless_the_user_sets_a_policy(env: dict, bloc
     assert out.returncode == 0, out.stderr
     got = int(out.last_line)
     assert got == blocktime if blocktime is not None else got > 0  # active: libomp's own (spinning) default
+
+
+# The thread count is read at run time (omp_get_max_threads, set by libs.ThreadBudget from the load): a busy
+# machine (a fake load sampler) gives one thread, so the 2-thread code never forks (no OpenMP worker threads
+# appear); a quiet one gives two. Results equal numpy either way. A fresh process: no worker pool yet.
+RUN_TIME_COUNT_CHILD = """
+import os, sys
+from pathlib import Path
+import numpy as np
+import relax_mlir
+sys.path.insert(0, str(Path(relax_mlir.__file__).parents[1] / "test" / "python"))
+from oprun import build_fn, rand
+import relax_mlir.builder as rb
+from relax_mlir.dialects import relax as R
+from relax_mlir.pipelines.cpu import LEVELS
+from relax_mlir.runtime import libs
+from relax_mlir.targets import compile
+
+others = [0.95]
+state = [0.0, 0.0]
+def fake_sample():
+    state[0] += 1.0
+    state[1] += 1.0 + others[0]
+    return state[0], state[1], state[0]
+libs._cpu_seconds = fake_sample
+PASS = "relax-parallelize-kernels"
+module = build_fn({"x": rb.tensor(["n", 64])}, lambda x: R.exp(x))
+exe = compile(module, pipeline=LEVELS[2].replace(PASS, f"{PASS}{{num-threads=2 min-work=0}}"))
+budget = libs.thread_budget()
+def new_threads_of_calls():
+    before = set(os.listdir("/proc/self/task"))
+    for n in (0, 1, 7, 300):
+        budget._next = 0.0  # sample now
+        x = rand((n, 64), low=-1, high=1)
+        np.testing.assert_allclose(exe(x), np.exp(x), rtol=1e-6)
+    return budget.count, len(set(os.listdir("/proc/self/task")) - before)
+busy = new_threads_of_calls()
+others[0] = 0.0
+quiet = new_threads_of_calls()
+print(busy, quiet)
+assert busy == (1, 0), busy
+assert quiet[0] == 2 and quiet[1] > 0, quiet
+"""
+
+
+def test_thread_count_follows_the_load_at_run_time() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", parallelize.THREADS_ENV)}
+    out = run_isolated(RUN_TIME_COUNT_CHILD, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]

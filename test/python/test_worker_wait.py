@@ -1,11 +1,13 @@
-"""OpenMP workers spin while the machine is quiet and sleep at once while other processes are busy
-(``runtime/libs.py``: ``WorkerWait`` sets libomp's blocktime from /proc/stat)."""
+"""OpenMP workers spin while the machine is quiet and sleep at once while other processes are busy, and
+parallel regions use only the cores other processes leave free (``runtime/libs.py``: ``ThreadBudget`` sets
+libomp's blocktime and thread count from /proc/stat)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -26,18 +28,25 @@ class _Setter:
 class _Lib:
     def __init__(self) -> None:
         self.kmp_set_blocktime = _Setter()
+        self.omp_set_num_threads = _Setter()
 
 
-def _wait(monkeypatch: pytest.MonkeyPatch, samples: list, cores: int, threads: int):  # noqa: ANN202
-    """A WorkerWait made at time 0 whose load samples are ``samples``, and its recorded blocktimes."""
+def _budget(monkeypatch: pytest.MonkeyPatch, samples: list, cores: int, threads: int, **kw):  # noqa: ANN202
+    """A ThreadBudget made at time 0 whose load samples are ``samples``, its recorded blocktimes and counts."""
     it = iter(samples)
     monkeypatch.setattr(libs, "_cpu_seconds", lambda: next(it))
     monkeypatch.setattr(libs.time, "monotonic", lambda: 0.0)
     lib = _Lib()
-    return libs.WorkerWait(lib, cores, threads), lib.kmp_set_blocktime.calls  # type: ignore[arg-type]
+    budget = libs.ThreadBudget(lib, cores, threads, **kw)  # type: ignore[arg-type]
+    return budget, lib.kmp_set_blocktime.calls, lib.omp_set_num_threads.calls
 
 
-def _tick_at(monkeypatch: pytest.MonkeyPatch, wait: libs.WorkerWait, now: float) -> None:
+def _wait(monkeypatch: pytest.MonkeyPatch, samples: list, cores: int, threads: int):  # noqa: ANN202
+    """A budget whose count the user fixed: only the blocktime follows the load."""
+    return _budget(monkeypatch, samples, cores, threads, count=False)[:2]
+
+
+def _tick_at(monkeypatch: pytest.MonkeyPatch, wait: libs.ThreadBudget, now: float) -> None:
     monkeypatch.setattr(libs.time, "monotonic", lambda: now)
     wait.tick()
 
@@ -81,9 +90,49 @@ def test_cpu_seconds_reads_this_machine() -> None:
 def test_a_users_openmp_wait_setting_is_left_alone(env: dict[str, str]) -> None:
     code = (
         "from relax_mlir.runtime import libs\n"
-        "assert libs.worker_wait() is None, 'adapted a blocktime the user set'\n"
+        "budget = libs.thread_budget()\n"
+        "assert budget is not None and budget._set_blocktime is None, 'adapted a blocktime the user set'\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_busy_machine_lowers_the_thread_count_and_quiet_restores_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The blocktime then stays the quiet one: the threads keep off busy cores."""
+    samples = [(0.0, 0.0, 0.0), (1.0, 1.9, 1.8), (2.0, 3.9, 2.9), (3.0, 5.0, 3.95)]
+    budget, blocktimes, counts = _budget(monkeypatch, samples, cores=2, threads=2)
+    _tick_at(monkeypatch, budget, 0.01)  # before the first sample: the compiled-for count
+    assert counts == [2]
+    _tick_at(monkeypatch, budget, 1.0)  # others used 0.1 cores: quiet
+    _tick_at(monkeypatch, budget, 2.0)  # others used 0.9 cores: one core left
+    assert counts == [2, 1] and budget.count == 1
+    _tick_at(monkeypatch, budget, 3.0)  # quiet again
+    assert counts == [2, 1, 2] and blocktimes == [libs.QUIET_BLOCKTIME_MS]
+
+
+def test_count_is_the_free_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """8 cores, 8 threads: others busy on 2.7 cores leave 5 (others' half-busy cores count as free)."""
+    budget, _, counts = _budget(monkeypatch, [(0.0, 0.0, 0.0), (1.0, 10.7, 8.0)], cores=8, threads=8)
+    _tick_at(monkeypatch, budget, 1.0)
+    assert counts == [5]
+
+
+@pytest.mark.parametrize("kw", [{"count": False}, {"set_count": False}])
+def test_a_users_thread_count_is_kept(monkeypatch: pytest.MonkeyPatch, kw: dict) -> None:
+    samples = [(0.0, 0.0, 0.0), (1.0, 1.9, 1.0)]  # others used 0.9 cores
+    budget, blocktimes, counts = _budget(monkeypatch, samples, cores=2, threads=2, **kw)
+    _tick_at(monkeypatch, budget, 1.0)
+    assert blocktimes == [] and counts == ([2] if "count" in kw else [])  # busy: workers sleep at once
+
+
+def test_counts_are_per_calling_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """libomp keeps the count per thread: a call from another thread sets it there too."""
+    budget, _, counts = _budget(monkeypatch, [(0.0, 0.0, 0.0)], cores=2, threads=2)
+    budget.tick()
+    budget.tick()
+    worker = threading.Thread(target=budget.tick)
+    worker.start()
+    worker.join()
+    assert counts == [2, 2]

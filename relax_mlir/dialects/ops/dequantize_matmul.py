@@ -201,7 +201,7 @@ def features_vectors(features: dict[str, bool]) -> VectorShape:
 CHUNK = 32  # weight rows per parallel chunk (and per f32 panel of the GEMM path)
 # Multiply-adds (m x rows x k) below which a call runs its chunks on the calling thread. The layer GEMVs of
 # the 125M LLM (768x2048, 2048x768: ~1.6M multiply-adds, 31-60 us) split: with workers spinning on a quiet
-# machine (libs.WorkerWait) 2-thread Q4_0 decode went from 215 to 293 tok/s at 2^20 (2^22 split only the
+# machine (libs.ThreadBudget) 2-thread Q4_0 decode went from 215 to 293 tok/s at 2^20 (2^22 split only the
 # LM head; AMD EPYC Zen 4). On a busy machine, waking a sleeping worker costs ~40 us, as long as such a GEMV.
 MIN_SPLIT_WORK = 1 << 20
 MB = 4  # x rows per register block

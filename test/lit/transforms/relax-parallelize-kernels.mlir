@@ -2,8 +2,10 @@
 // RUN: relax-opt %s --pass-pipeline='builtin.module(relax-parallelize-kernels{num-threads=2},one-shot-bufferize{bufferize-function-boundaries},relax-lower-parallel)' | FileCheck %s --check-prefix=OMP
 // RUN: relax-opt %s --pass-pipeline='builtin.module(relax-parallelize-kernels{num-threads=1})' | FileCheck %s --check-prefix=SERIAL
 
-// The module records the thread count that relax-lower-parallel bakes into omp.parallel.
+// The module records the thread count that relax-lower-parallel makes the most threads of omp.parallel;
+// the count used is read at run time (omp_get_max_threads, which the runtime sets from the load).
 // CHECK: module attributes {relax.num_threads = 2 : i64}
+// OMP: func.func private @omp_get_max_threads() -> i32
 // SERIAL-NOT: relax.num_threads
 // SERIAL-NOT: scf.forall
 
@@ -22,20 +24,32 @@
 // CHECK: tensor.parallel_insert_slice
 // CHECK-NOT: linalg.
 // CHECK: return
-// OMP-LABEL: func.func private @rows
-// A single chunk runs on the calling thread without entering the OpenMP runtime; 0 chunks (an empty
-// dim) take the loop, which runs nothing.
-// OMP: %[[SINGLE:.*]] = arith.cmpi eq, %{{.*}}, %c1
-// OMP: scf.if %[[SINGLE]] {
-// OMP-NOT: omp.
+// The loop body becomes one function of the chunk index (and the values it uses), called from serial
+// loops on the calling thread when one thread runs at run time or there is a single chunk (no OpenMP
+// entry; 0 chunks run nothing), else from an omp.parallel of min(2, run-time count, chunks) threads.
+// OMP-LABEL: func.func private @rows_chunk0(%{{.*}}: index,
 // OMP: linalg.generic
+// OMP: return
+// OMP-LABEL: func.func private @rows(
+// OMP: %[[RT:.*]] = call @omp_get_max_threads() : () -> i32
+// OMP: %[[RTI:.*]] = arith.index_cast %[[RT]]
+// OMP: %[[ALONE:.*]] = arith.cmpi ule, %[[RTI]], %c1
+// OMP: %[[SINGLE:.*]] = arith.cmpi ule, %{{.*}}, %c1
+// OMP: %[[RUN_HERE:.*]] = arith.ori %[[ALONE]], %[[SINGLE]]
+// OMP: scf.if %[[RUN_HERE]] {
+// OMP-NOT: omp.
+// OMP: scf.for
+// OMP-NEXT: func.call @rows_chunk0(
 // OMP: } else {
 // OMP: %[[TRIPS:.*]] = arith.ceildivui
+// OMP: call @omp_get_max_threads()
 // OMP: %[[T:.*]] = arith.maxui
 // OMP: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
 // OMP: omp.parallel num_threads(%[[T32]] : i32)
 // OMP-NEXT: omp.wsloop {
 // OMP-NEXT: omp.loop_nest
+// OMP-NEXT: func.call @rows_chunk0(
+// OMP-NOT: linalg.
 // OMP: return
 func.func private @rows(%x: tensor<?x?xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
@@ -66,7 +80,7 @@ func.func private @rows(%x: tensor<?x?xf32>, %out: tensor<?x?xf32>) -> tensor<?x
 // CHECK-DAG: linalg.broadcast
 // CHECK: linalg.batch_matmul ins({{.*}} : tensor<2x64x64xf32>, tensor<2x64x96xf32>)
 // CHECK: linalg.generic
-// OMP-LABEL: func.func private @batched
+// OMP-LABEL: func.func private @batched(
 // OMP: omp.wsloop schedule(dynamic)
 func.func private @batched(%a: tensor<4x128x64xf32>, %b: tensor<64x96xf32>, %out: tensor<4x128x96xf32>) -> tensor<4x128x96xf32> {
   %zero = arith.constant 0.0 : f32
@@ -117,14 +131,14 @@ func.func private @tiny(%x: tensor<4x8xf32>, %out: tensor<4x8xf32>) -> tensor<4x
 // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<?x64xf32>, tensor<?x64x16xf32>) outs(%{{.*}} : tensor<?x?x16xf32>) attrs = {relax.packed_matmul = "rest"}
 // CHECK: tensor.parallel_insert_slice
 // CHECK: scf.yield
-// OMP-LABEL: func.func private @packed
+// OMP-LABEL: func.func private @packed(
 // OMP: scf.for
-// OMP: %[[SINGLE:.*]] = arith.cmpi eq, %{{.*}}, %c1
-// OMP: scf.if %[[SINGLE]] {
+// OMP: scf.if
 // OMP-NOT: omp.
-// OMP: linalg.generic
+// OMP: func.call @packed_chunk2(
 // OMP: } else {
 // OMP: omp.parallel
+// OMP: func.call @packed_chunk2(
 // OMP: scf.yield
 func.func private @packed(%x: tensor<?x?x64xf32>, %w: tensor<32x64x16xf32>, %out: tensor<?x?x32x16xf32>) -> tensor<?x?x32x16xf32> {
   %c0 = arith.constant 0 : index
@@ -155,7 +169,7 @@ func.func private @packed(%x: tensor<?x?x64xf32>, %w: tensor<32x64x16xf32>, %out
 // CHECK-LABEL: func.func private @packed_rows
 // CHECK: scf.forall (%{{.*}}) in (4)
 // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x512xf32>, tensor<8x512x16xf32>) outs(%{{.*}} : tensor<4x8x16xf32>) attrs = {relax.packed_matmul = "rest4"}
-// OMP-LABEL: func.func private @packed_rows
+// OMP-LABEL: func.func private @packed_rows(
 // OMP: omp.wsloop schedule(dynamic)
 func.func private @packed_rows(%x: tensor<4x512xf32>, %w: tensor<32x512x16xf32>, %out: tensor<4x32x16xf32>) -> tensor<4x32x16xf32> {
   %zero = arith.constant 0.0 : f32
