@@ -22,7 +22,13 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.dialects.dims import fmt_shape, join_dtype, same_dim, tensor_operand
-from relax_mlir.dialects.ops.conv_kernels import direct_conv, direct_fits, im2col_conv
+from relax_mlir.dialects.ops.conv_kernels import (
+    direct_conv,
+    direct_fits,
+    im2col_conv,
+    pointwise_conv,
+    pointwise_fits,
+)
 from relax_mlir.dialects.ops.window import (
     check_window_attrs,
     fill_tensor,
@@ -121,6 +127,9 @@ class ConvOp(RelaxOp):
         zero = k.constant(0.0, x.dtype)
         empty = any(d.is_const and d.value == 0 for d in (*x.shape, *w.shape))
         im2col = k.choices.get("conv", "im2col") == "im2col"
+        if not empty and im2col and pointwise_fits(x, w, out, strides, pads, groups):
+            r = pointwise_conv(k, x, w, out)
+            return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
         if not empty and im2col and direct_fits(x, w, out, groups):
             r = direct_conv(k, x, w, out, strides, dilation, pads, groups)
             return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]

@@ -298,6 +298,24 @@ def _channel_block(per_group: int) -> int:
     return max(q for q in range(1, MAX_CHANNEL_BLOCK + 1) if per_group % q == 0)
 
 
+def _region(
+    k: KernelBuilder, head: str, types: list[str], inits: list[str], body: Callable[[], list[str]]
+) -> list[str]:
+    """``scf.for`` (``head`` with its iter_args) or ``scf.if`` (``head`` is the condition; the else branch
+    yields ``inits``) whose results are the vectors ``body`` yields."""
+    lines, updated = k.capture(body)
+    names, ts = [k.fresh("v") for _ in types], ", ".join(types)
+    is_if = not head.startswith("scf.for")
+    k.emit(
+        f"{', '.join(names)} = {'scf.if ' if is_if else ''}{head} -> ({ts}) {{",
+        *("  " + line for line in lines),
+        f"  scf.yield {', '.join(updated)} : {ts}",
+        *(["} else {", f"  scf.yield {', '.join(inits)} : {ts}"] if is_if else []),
+        "}",
+    )
+    return names
+
+
 def direct_conv(
     k: KernelBuilder,
     x: KernelValue,
@@ -374,21 +392,6 @@ def direct_conv(
             f"vector.shuffle {v}, {other} [{', '.join(map(str, picks))}] : {vec(size)}, {vec(size)}"
         )
 
-    def region(head: str, types: list[str], inits: list[str], body: Callable[[], list[str]]) -> list[str]:
-        """``scf.for`` (``head`` with its iter_args) or ``scf.if`` (``head`` is the condition; the else branch
-        yields ``inits``) whose results are the vectors ``body`` yields."""
-        lines, updated = k.capture(body)
-        names, ts = [k.fresh("v") for _ in types], ", ".join(types)
-        is_if = not head.startswith("scf.for")
-        k.emit(
-            f"{', '.join(names)} = {'scf.if ' if is_if else ''}{head} -> ({ts}) {{",
-            *("  " + line for line in lines),
-            f"  scf.yield {', '.join(updated)} : {ts}",
-            *(["} else {", f"  scf.yield {', '.join(inits)} : {ts}"] if is_if else []),
-            "}",
-        )
-        return names
-
     def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
         n_img, b = ivs
         r0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows})>({b})")
@@ -397,7 +400,7 @@ def direct_conv(
             f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
         )
 
-        def channels(f0: str, part: KernelValue) -> KernelValue:
+        def channels(f0: str, part: KernelValue, fb: int = fb) -> KernelValue:
             fos = [f0] + [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})") for q in range(1, fb)]
             c_first = k.typed(f"affine.apply affine_map<(d0) -> ((d0 floordiv {per_group}) * {cg})>({f0})")
             held_w: dict[tuple[int, int, int], str] = {}  # (channel of the group, tap, lanes) -> weights
@@ -441,7 +444,7 @@ def direct_conv(
                     lo = k.typed(f"arith.cmpi sge, {y}, {c0} : index")
                     hi = k.typed(f"arith.cmpi slt, {y}, {c_h} : index")
                     inside = k.typed(f"arith.andi {lo}, {hi} : i1")
-                    accs = region(inside, [vec(n) for _ in range(fb) for _, n in cols], accs, tap_row)
+                    accs = _region(k, inside, [vec(n) for _ in range(fb) for _, n in cols], accs, tap_row)
                 return accs
 
             def row(r_local: str, part: KernelValue) -> KernelValue:
@@ -462,7 +465,7 @@ def direct_conv(
 
                         inits = ", ".join(f"{a} = {v}" for a, v in zip(carried, accs, strict=True))
                         head = f"scf.for {ci} = {c0} to {k.const(cg)} step {k.const(1)} iter_args({inits})"
-                        accs = region(head, types, accs, body)
+                        accs = _region(k, head, types, accs, body)
                     for q in range(fb):
                         for a, (start, n) in enumerate(cols):
                             written = k.fresh("t")
@@ -479,3 +482,123 @@ def direct_conv(
         return k.loop(k.const(f), o_b, channels, step=fb), where
 
     return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block, VECTOR_CONV_ATTR)
+
+
+POINTWISE_CHANNELS = 8  # output channels of a 1x1 convolution's register tile, by ...
+POINTWISE_VECTORS = 2  # ... this many vectors of pixels (the matmul schedule's 8 x 32 tile on AVX-512)
+
+
+def pointwise_fits(
+    x: KernelValue, w: KernelValue, out: KernelValue, strides: Sequence[int], pads: Sequence[int], groups: int
+) -> bool:
+    """Whether ``pointwise_conv`` takes this convolution: 1x1, stride 1, no padding, one group, f32/f64,
+    every dim static but the batch."""
+    dims = (*x.shape[1:], *w.shape, *out.shape[1:])
+    if x.dtype not in DIRECT_LANES or not all(d is not None and d.is_const for d in dims):
+        return False
+    kh, kw = (d.value for d in w.shape[2:])  # type: ignore[union-attr]
+    return groups == 1 and kh == kw == 1 and list(strides) == [1, 1] and not any(pads)
+
+
+def pointwise_conv(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue) -> KernelValue:
+    """``out = conv(x, w)`` for a 1x1 convolution (``pointwise_fits``): per image, the matmul W [F, C] x
+    X [C, H*W] on the input in place, register-blocked as the matmul schedule's tiles are:
+    ``POINTWISE_CHANNELS`` output channels x ``POINTWISE_VECTORS`` vectors of pixels accumulate in
+    registers over the input channels (one vector read per channel and vector of pixels, one weight
+    broadcast per channel and output channel) and are written once: no zero fill of ``out``, no
+    accumulator reads. The last output channels (F mod ``POINTWISE_CHANNELS``) take a tile of fewer rows. Pixels run over whole blocks of output rows (contiguous at stride 1), so a row's end
+    leaves no remainder; the block's last pixels take vectors of the lanes left.
+
+    Same parallel structure as ``direct_conv`` (an ``scf.forall`` over images x blocks of output rows,
+    ``_block_rows``, marked ``VECTOR_CONV_ATTR``), into which ``relax-fuse-kernels`` moves the epilogue.
+    """
+    t = element(x.dtype)
+    lanes = DIRECT_LANES[x.dtype]
+    c, h, wd = (d.value for d in x.shape[1:])  # type: ignore[union-attr]
+    f = w.shape[0].value  # type: ignore[union-attr]
+    rows = _block_rows(out.shape[2], out.shape[3], f * c * h * wd).value  # type: ignore[union-attr]
+    pixels = rows * wd
+    fb = min(f, POINTWISE_CHANNELS)
+    width = POINTWISE_VECTORS * lanes
+    full = pixels // width * width
+    tail = [(s, min(lanes, pixels - s)) for s in range(full, pixels, lanes)]
+    block = TensorType((as_expr(1), as_expr(f), as_expr(rows), as_expr(wd)), out.dtype)
+    x_block = TensorType((as_expr(c), as_expr(rows), as_expr(wd)), x.dtype)
+    w2 = k.collapse(w, [[0], [1, 2, 3]])
+    pad = k.constant(0.0, x.dtype)
+
+    def vec(n: int) -> str:
+        return f"vector<{n}x{t}>"
+
+    def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n_img, b = ivs
+        r0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows})>({b})")
+        x_b = k.op(
+            f"tensor.extract_slice {x.name}[{n_img}, 0, {r0}, 0] [1, {c}, {rows}, {wd}] [1, 1, 1, 1] : "
+            f"{x.mlir} to {builtin_tensor(x_block)}",
+            x_block,
+        )
+        x2 = k.collapse(x_b, [[0], [1, 2]])
+        where = f"[{n_img}, 0, {r0}, 0] [1, {f}, {rows}, {wd}] [1, 1, 1, 1]"
+        o_b = k.op(
+            f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
+        )
+        o2 = k.collapse(o_b, [[0, 1], [2, 3]])
+
+        def channels(f0: str, part: KernelValue, fb: int = fb) -> KernelValue:
+            fos = [f0] + [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})") for q in range(1, fb)]
+
+            def tile(p0: str, cols: list[tuple[int, int]], part: KernelValue) -> KernelValue:
+                """Output channels ``fos`` x pixels ``p0 + start`` .. ``+ n`` for each (start, n) of ``cols``."""
+                ps = [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {s})>({p0})") for s, _ in cols]
+                types = [vec(n) for _ in range(fb) for _, n in cols]
+                accs = [k.typed(f"arith.constant dense<0.0> : {ty}") for ty in types]
+
+                def channel(ci: str, accs: list[str]) -> list[str]:
+                    vs = [
+                        k.typed(
+                            f"vector.transfer_read {x2.name}[{ci}, {p}], {pad} {{in_bounds = [true]}} : "
+                            f"{x2.mlir}, {vec(n)}"
+                        )
+                        for p, (_, n) in zip(ps, cols, strict=True)
+                    ]
+                    accs = list(accs)
+                    for q in range(fb):
+                        s = k.typed(f"tensor.extract {w2.name}[{fos[q]}, {ci}] : {w2.mlir}")
+                        for a, (v, (_, n)) in enumerate(zip(vs, cols, strict=True)):
+                            wv = k.typed(f"vector.broadcast {s} : {t} to {vec(n)}")
+                            at = q * len(cols) + a
+                            accs[at] = k.typed(f"vector.fma {v}, {wv}, {accs[at]} : {vec(n)}")
+                    return accs
+
+                if c <= MAX_UNROLLED_TAPS:
+                    for ci in range(c):
+                        accs = channel(k.const(ci), accs)
+                else:
+                    ci, carried = k.fresh("iv"), [k.fresh("acc") for _ in types]
+                    inits = ", ".join(f"{a} = {v}" for a, v in zip(carried, accs, strict=True))
+                    head = f"scf.for {ci} = {k.const(0)} to {k.const(c)} step {k.const(1)} iter_args({inits})"
+                    accs = _region(k, head, types, accs, lambda: channel(ci, carried))
+                for q in range(fb):
+                    for a, (p, (_, n)) in enumerate(zip(ps, cols, strict=True)):
+                        written = k.fresh("t")
+                        k.emit(
+                            f"{written} = vector.transfer_write {accs[q * len(cols) + a]}, {part.name}"
+                            f"[{fos[q]}, {p}] {{in_bounds = [true]}} : {vec(n)}, {part.mlir}"
+                        )
+                        part = KernelValue(written, part.type, part.mlir)
+                return part
+
+            body = [(s, lanes) for s in range(0, width, lanes)]
+            if full:
+                part = k.loop(k.const(full), part, lambda p0, part: tile(p0, body, part), step=width)
+            if tail:
+                part = tile(k.const(0), tail, part)
+            return part
+
+        r2 = k.loop(k.const(f - f % fb), o2, channels, step=fb)
+        if f % fb:  # the last output channels: a tile of fewer rows
+            r2 = channels(k.const(f - f % fb), r2, f % fb)
+        return k.expand(r2, [[0, 1], [2, 3]], block.shape), where
+
+    return _forall(k, [k.dim(out, 0), k.const(h // rows)], out, one_block, VECTOR_CONV_ATTR)
