@@ -289,13 +289,15 @@ def direct_fits(x: KernelValue, w: KernelValue, out: KernelValue, groups: int) -
         return False
     taps = cg * kh * kw if cg * kh * kw <= MAX_UNROLLED_TAPS else kh * kw
     chunks = -(-out.shape[3].value // DIRECT_LANES[x.dtype])  # type: ignore[union-attr]
-    return chunks * _channel_block(f // groups) * taps <= MAX_ROW_FMAS
+    return chunks * _channel_block(f // groups, chunks) * taps <= MAX_ROW_FMAS
 
 
-def _channel_block(per_group: int) -> int:
-    """Output channels of one group computed together: the most, up to ``MAX_CHANNEL_BLOCK``, that divide
-    the group's."""
-    return max(q for q in range(1, MAX_CHANNEL_BLOCK + 1) if per_group % q == 0)
+def _channel_block(per_group: int, chunks: int) -> int:
+    """Output channels of one group computed together: the most that divide the group's, up to
+    ``MAX_CHANNEL_BLOCK``, or for rows of fewer than two vectors (``chunks``) as many as fill the
+    ``ACCUMULATORS`` (one accumulator each cannot hide the FMA latency)."""
+    most = max(MAX_CHANNEL_BLOCK, ACCUMULATORS // max(chunks, 1))
+    return max(q for q in range(1, most + 1) if per_group % q == 0)
 
 
 def _region(
@@ -347,7 +349,7 @@ def direct_conv(
     f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
     oh, ow = (d.value for d in out.shape[2:])  # type: ignore[union-attr]
     per_group = f // groups
-    fb = _channel_block(per_group)
+    fb = _channel_block(per_group, -(-ow // lanes))
     rows = _block_rows(out.shape[2], out.shape[3], f * cg * kh * kw * oh * ow).value  # type: ignore[union-attr]
     top, left = pads[0], pads[1]
     (sy, sx), (dy, dx) = strides, dilation
