@@ -1,7 +1,8 @@
 """The CPU kernels of a convolution (NCHW input, OIHW weight; a 1-D one comes as a unit height): im2col +
-``linalg.matmul`` per block of output rows (``im2col_conv``), and the direct loop on vectors of output
+``linalg.matmul`` per block of output rows (``im2col_conv``), the direct loop on vectors of output
 columns that reads the input in place (``direct_conv``, for grouped, depthwise and few-channel
-convolutions: ``direct_fits``). Both run in an ``scf.forall`` over images x blocks of output rows.
+convolutions: ``direct_fits``), and the register-blocked matmul of a 1x1 convolution on the input in place
+(``pointwise_conv``: ``pointwise_fits``). All run in an ``scf.forall`` over images x blocks of output rows.
 """
 
 from __future__ import annotations
@@ -270,7 +271,7 @@ ACCUMULATORS = 8  # vectors of outputs accumulated at once: output channels x ve
 MAX_CHANNEL_BLOCK = 4  # output channels that share each input read
 # plain convolutions with at most this many taps per output (32 channels of 3x3) run direct: measured
 # (bench_conv.py, AMD Zen 4, loaded) 0.8-0.95x the time of im2col + matmul for 8-32 channels; 1x1 ones
-# stay matmuls (up to 1.8x slower direct)
+# are not direct (up to 1.8x slower) but pointwise_conv; 64 channels of 3x3 direct: as fast as im2col
 SMALL_CONV_TAPS = 288
 MAX_ROW_FMAS = 640  # FMAs unrolled per output row (8192 took 23 s to compile); more: im2col or a named op
 # on the loop of a direct convolution: the conv schedules vectorize the epilogue fused into it
