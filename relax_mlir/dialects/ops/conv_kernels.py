@@ -503,35 +503,97 @@ def pointwise_fits(
     return groups == 1 and kh == kw == 1 and list(strides) == [1, 1] and not any(pads)
 
 
-def pointwise_conv(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue) -> KernelValue:
-    """``out = conv(x, w)`` for a 1x1 convolution (``pointwise_fits``): per image, the matmul W [F, C] x
-    X [C, H*W] on the input in place, register-blocked as the matmul schedule's tiles are:
-    ``POINTWISE_CHANNELS`` output channels x ``POINTWISE_VECTORS`` vectors of pixels accumulate in
-    registers over the input channels (one vector read per channel and vector of pixels, one weight
-    broadcast per channel and output channel) and are written once: no zero fill of ``out``, no
-    accumulator reads. The last output channels (F mod ``POINTWISE_CHANNELS``) take a tile of fewer rows. Pixels run over whole blocks of output rows (contiguous at stride 1), so a row's end
-    leaves no remainder; the block's last pixels take vectors of the lanes left.
-
-    Same parallel structure as ``direct_conv`` (an ``scf.forall`` over images x blocks of output rows,
-    ``_block_rows``, marked ``VECTOR_CONV_ATTR``), into which ``relax-fuse-kernels`` moves the epilogue.
-    """
-    t = element(x.dtype)
-    lanes = DIRECT_LANES[x.dtype]
-    c, h, wd = (d.value for d in x.shape[1:])  # type: ignore[union-attr]
-    f = w.shape[0].value  # type: ignore[union-attr]
-    rows = _block_rows(out.shape[2], out.shape[3], f * c * h * wd).value  # type: ignore[union-attr]
-    pixels = rows * wd
+def register_matmul(k: KernelBuilder, w2: KernelValue, x2: KernelValue, o2: KernelValue) -> KernelValue:
+    """``o2 = w2 @ x2`` (W [F, C] x X [C, P] into [F, P], all static; ``o2``'s contents are not read),
+    register-blocked as the matmul schedule's tiles are: ``POINTWISE_CHANNELS`` output channels x
+    ``POINTWISE_VECTORS`` vectors of pixels accumulate in registers over the C input channels (one vector
+    read per channel and vector of pixels, one weight broadcast per channel and output channel) and are
+    written once: no zero fill, no accumulator reads. The last output channels (F mod
+    ``POINTWISE_CHANNELS``) take a tile of fewer rows, the last pixels vectors of the lanes left."""
+    t = element(x2.dtype)
+    lanes = DIRECT_LANES[x2.dtype]
+    f, c = (d.value for d in w2.shape)  # type: ignore[union-attr]
+    pixels = x2.shape[1].value  # type: ignore[union-attr]
     fb = min(f, POINTWISE_CHANNELS)
     width = POINTWISE_VECTORS * lanes
     full = pixels // width * width
     tail = [(s, min(lanes, pixels - s)) for s in range(full, pixels, lanes)]
-    block = TensorType((as_expr(1), as_expr(f), as_expr(rows), as_expr(wd)), out.dtype)
-    x_block = TensorType((as_expr(c), as_expr(rows), as_expr(wd)), x.dtype)
-    w2 = k.collapse(w, [[0], [1, 2, 3]])
-    pad = k.constant(0.0, x.dtype)
+    pad = k.constant(0.0, x2.dtype)
 
     def vec(n: int) -> str:
         return f"vector<{n}x{t}>"
+
+    def channels(f0: str, part: KernelValue, fb: int = fb) -> KernelValue:
+        fos = [f0] + [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})") for q in range(1, fb)]
+
+        def tile(p0: str, cols: list[tuple[int, int]], part: KernelValue) -> KernelValue:
+            """Output channels ``fos`` x pixels ``p0 + start`` .. ``+ n`` for each (start, n) of ``cols``."""
+            ps = [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {s})>({p0})") for s, _ in cols]
+            types = [vec(n) for _ in range(fb) for _, n in cols]
+            accs = [k.typed(f"arith.constant dense<0.0> : {ty}") for ty in types]
+
+            def channel(ci: str, accs: list[str]) -> list[str]:
+                vs = [
+                    k.typed(
+                        f"vector.transfer_read {x2.name}[{ci}, {p}], {pad} {{in_bounds = [true]}} : "
+                        f"{x2.mlir}, {vec(n)}"
+                    )
+                    for p, (_, n) in zip(ps, cols, strict=True)
+                ]
+                accs = list(accs)
+                for q in range(fb):
+                    s = k.typed(f"tensor.extract {w2.name}[{fos[q]}, {ci}] : {w2.mlir}")
+                    for a, (v, (_, n)) in enumerate(zip(vs, cols, strict=True)):
+                        wv = k.typed(f"vector.broadcast {s} : {t} to {vec(n)}")
+                        at = q * len(cols) + a
+                        accs[at] = k.typed(f"vector.fma {v}, {wv}, {accs[at]} : {vec(n)}")
+                return accs
+
+            if c <= MAX_UNROLLED_TAPS:
+                for ci in range(c):
+                    accs = channel(k.const(ci), accs)
+            else:
+                ci, carried = k.fresh("iv"), [k.fresh("acc") for _ in types]
+                inits = ", ".join(f"{a} = {v}" for a, v in zip(carried, accs, strict=True))
+                head = f"scf.for {ci} = {k.const(0)} to {k.const(c)} step {k.const(1)} iter_args({inits})"
+                accs = _region(k, head, types, accs, lambda: channel(ci, carried))
+            for q in range(fb):
+                for a, (p, (_, n)) in enumerate(zip(ps, cols, strict=True)):
+                    written = k.fresh("t")
+                    k.emit(
+                        f"{written} = vector.transfer_write {accs[q * len(cols) + a]}, {part.name}"
+                        f"[{fos[q]}, {p}] {{in_bounds = [true]}} : {vec(n)}, {part.mlir}"
+                    )
+                    part = KernelValue(written, part.type, part.mlir)
+            return part
+
+        body = [(s, lanes) for s in range(0, width, lanes)]
+        if full:
+            part = k.loop(k.const(full), part, lambda p0, part: tile(p0, body, part), step=width)
+        if tail:
+            part = tile(k.const(0), tail, part)
+        return part
+
+    r2 = k.loop(k.const(f - f % fb), o2, channels, step=fb)
+    if f % fb:  # the last output channels: a tile of fewer rows
+        r2 = channels(k.const(f - f % fb), r2, f % fb)
+    return r2
+
+
+def pointwise_conv(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue) -> KernelValue:
+    """``out = conv(x, w)`` for a 1x1 convolution (``pointwise_fits``): per image, the matmul W [F, C] x
+    X [C, H*W] on the input in place (``register_matmul``) over blocks of output rows (contiguous at
+    stride 1, so a row's end leaves no remainder).
+
+    Same parallel structure as ``direct_conv`` (an ``scf.forall`` over images x blocks of output rows,
+    ``_block_rows``, marked ``VECTOR_CONV_ATTR``), into which ``relax-fuse-kernels`` moves the epilogue.
+    """
+    c, h, wd = (d.value for d in x.shape[1:])  # type: ignore[union-attr]
+    f = w.shape[0].value  # type: ignore[union-attr]
+    rows = _block_rows(out.shape[2], out.shape[3], f * c * h * wd).value  # type: ignore[union-attr]
+    block = TensorType((as_expr(1), as_expr(f), as_expr(rows), as_expr(wd)), out.dtype)
+    x_block = TensorType((as_expr(c), as_expr(rows), as_expr(wd)), x.dtype)
+    w2 = k.collapse(w, [[0], [1, 2, 3]])
 
     def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
         n_img, b = ivs
@@ -541,67 +603,11 @@ def pointwise_conv(k: KernelBuilder, x: KernelValue, w: KernelValue, out: Kernel
             f"{x.mlir} to {builtin_tensor(x_block)}",
             x_block,
         )
-        x2 = k.collapse(x_b, [[0], [1, 2]])
         where = f"[{n_img}, 0, {r0}, 0] [1, {f}, {rows}, {wd}] [1, 1, 1, 1]"
         o_b = k.op(
             f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
         )
-        o2 = k.collapse(o_b, [[0, 1], [2, 3]])
-
-        def channels(f0: str, part: KernelValue, fb: int = fb) -> KernelValue:
-            fos = [f0] + [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})") for q in range(1, fb)]
-
-            def tile(p0: str, cols: list[tuple[int, int]], part: KernelValue) -> KernelValue:
-                """Output channels ``fos`` x pixels ``p0 + start`` .. ``+ n`` for each (start, n) of ``cols``."""
-                ps = [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {s})>({p0})") for s, _ in cols]
-                types = [vec(n) for _ in range(fb) for _, n in cols]
-                accs = [k.typed(f"arith.constant dense<0.0> : {ty}") for ty in types]
-
-                def channel(ci: str, accs: list[str]) -> list[str]:
-                    vs = [
-                        k.typed(
-                            f"vector.transfer_read {x2.name}[{ci}, {p}], {pad} {{in_bounds = [true]}} : "
-                            f"{x2.mlir}, {vec(n)}"
-                        )
-                        for p, (_, n) in zip(ps, cols, strict=True)
-                    ]
-                    accs = list(accs)
-                    for q in range(fb):
-                        s = k.typed(f"tensor.extract {w2.name}[{fos[q]}, {ci}] : {w2.mlir}")
-                        for a, (v, (_, n)) in enumerate(zip(vs, cols, strict=True)):
-                            wv = k.typed(f"vector.broadcast {s} : {t} to {vec(n)}")
-                            at = q * len(cols) + a
-                            accs[at] = k.typed(f"vector.fma {v}, {wv}, {accs[at]} : {vec(n)}")
-                    return accs
-
-                if c <= MAX_UNROLLED_TAPS:
-                    for ci in range(c):
-                        accs = channel(k.const(ci), accs)
-                else:
-                    ci, carried = k.fresh("iv"), [k.fresh("acc") for _ in types]
-                    inits = ", ".join(f"{a} = {v}" for a, v in zip(carried, accs, strict=True))
-                    head = f"scf.for {ci} = {k.const(0)} to {k.const(c)} step {k.const(1)} iter_args({inits})"
-                    accs = _region(k, head, types, accs, lambda: channel(ci, carried))
-                for q in range(fb):
-                    for a, (p, (_, n)) in enumerate(zip(ps, cols, strict=True)):
-                        written = k.fresh("t")
-                        k.emit(
-                            f"{written} = vector.transfer_write {accs[q * len(cols) + a]}, {part.name}"
-                            f"[{fos[q]}, {p}] {{in_bounds = [true]}} : {vec(n)}, {part.mlir}"
-                        )
-                        part = KernelValue(written, part.type, part.mlir)
-                return part
-
-            body = [(s, lanes) for s in range(0, width, lanes)]
-            if full:
-                part = k.loop(k.const(full), part, lambda p0, part: tile(p0, body, part), step=width)
-            if tail:
-                part = tile(k.const(0), tail, part)
-            return part
-
-        r2 = k.loop(k.const(f - f % fb), o2, channels, step=fb)
-        if f % fb:  # the last output channels: a tile of fewer rows
-            r2 = channels(k.const(f - f % fb), r2, f % fb)
+        r2 = register_matmul(k, w2, k.collapse(x_b, [[0], [1, 2]]), k.collapse(o_b, [[0, 1], [2, 3]]))
         return k.expand(r2, [[0, 1], [2, 3]], block.shape), where
 
     return _forall(k, [k.dim(out, 0), k.const(h // rows)], out, one_block, VECTOR_CONV_ATTR)
