@@ -1,6 +1,7 @@
-"""The register-blocked 1x1 convolution (``conv_kernels.pointwise_conv``) against numpy: W [F, C] x X [C, H*W]
-per image on the input in place, tiles of output channels x vectors of pixels accumulated in registers, the
-last output channels and pixels in smaller tiles, the epilogue fused into its parallel loop."""
+"""The register-blocked matmul of convolutions (``conv_kernels.register_matmul``) against numpy: 1x1 ones
+(``pointwise_conv``) as W [F, C] x X [C, H*W] per image on the input in place, others on their im2col
+columns; tiles of output channels x vectors of pixels accumulated in registers, the last output channels
+and pixels in smaller tiles, the epilogue fused into the parallel loop."""
 
 from __future__ import annotations
 
@@ -93,14 +94,38 @@ def test_pointwise_bias_relu_residual_fused() -> None:
 
 
 @pytest.mark.parametrize("strides, pads", [((2, 2), (0, 0, 0, 0)), ((1, 1), (1, 0, 1, 2))])
-def test_strided_or_padded_1x1_take_im2col(strides: tuple, pads: tuple) -> None:
-    """Only stride-1 unpadded 1x1 convolutions are pointwise; the others stay im2col + matmul."""
+def test_strided_or_padded_1x1_multiply_im2col_columns(strides: tuple, pads: tuple) -> None:
+    """Strided or padded 1x1 convolutions copy their input rows into im2col columns first, then the same
+    register-blocked matmul multiplies them."""
     exe, host = compiled(
         {"x": rb.tensor(["n", 6, 9, 11]), "w": rb.tensor([5, 6, 1, 1])},
         lambda x, w: R.conv2d(x, w, strides, pads),
     )
     w = rand((5, 6, 1, 1), low=-1, high=1)
-    for n in (1, 2):
+    for n in (0, 1, 2):
         x = rand((n, 6, 9, 11), low=-1, high=1)
         np.testing.assert_allclose(exe(x, w), conv2d_ref(x, w, strides, pads, (1, 1), 1), **TOL)
-    assert TILED_MATMUL in kernels(host)
+    kernel = kernels(host)
+    assert "tensor.empty() : tensor<6x1x1x" in kernel and TILED_MATMUL not in kernel
+
+
+@pytest.mark.parametrize("level", [2, 3])
+def test_im2col_register_matmul_with_epilogue(level: int) -> None:
+    """A conv of more taps than the direct kernel takes (40 channels of 3x3), odd sizes, stride 2, with
+    bias + ReLU: im2col columns times ``register_matmul``, the epilogue vectorized in the same loop."""
+    c, f = 40, 12
+
+    def block(x, w, b):  # noqa: ANN001, ANN202
+        return R.relu(R.add(R.conv2d(x, w, 2, 1), b))
+
+    params = {"x": rb.tensor(["n", c, 13, 17]), "w": rb.tensor([f, c, 3, 3]), "b": rb.tensor([f, 1, 1])}
+    exe, host = compiled(params, block, level)
+    w, b = rand((f, c, 3, 3), low=-1, high=1), rand((f, 1, 1), low=-1, high=1)
+    for n in (0, 1, 3):
+        x = rand((n, c, 13, 17), low=-1, high=1)
+        want = np.maximum(conv2d_ref(x, w, (2, 2), (1, 1, 1, 1), (1, 1), 1) + b, 0)
+        np.testing.assert_allclose(exe(x, w, b), want, **TOL)
+    kernel = kernels(host)
+    assert kernel.count("scf.forall (") == 1 and "linalg.generic" not in kernel and TILED_MATMUL not in kernel
+    loop = kernel[kernel.index("scf.forall (") : kernel.index("scf.forall.in_parallel")]
+    assert "arith.maximumf" in loop and "vector.fma" in loop

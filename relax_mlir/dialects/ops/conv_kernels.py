@@ -161,7 +161,10 @@ def im2col_conv(
     and fills its ``cols`` [C, KH, KW, rows, OW] row by row, one row copy per kernel tap, so all stay in
     cache; the schedules vectorize the copies when OW is static, and strided rows are one contiguous
     vector read and a shuffle. A 1x1 stride-1 convolution without padding multiplies the input rows
-    themselves. The contraction is a ``linalg.matmul`` that the matmul schedule tiles and vectorizes.
+    themselves. With every dim but the batch static the contraction is ``register_matmul`` (measured on
+    AMD Zen 4, loaded: 0.97-1.0x the time of the scheduled matmul for 32-128 channels of 3x3, 0.9-1.0x for
+    strided 1x1; the loop is marked ``VECTOR_CONV_ATTR`` for the epilogue), else a ``linalg.matmul`` that
+    the matmul schedule tiles and vectorizes.
     """
     c, f = x.shape[1], out.shape[1]
     kh, kw = w.shape[2:]
@@ -181,6 +184,7 @@ def im2col_conv(
     f_s, oh_s, ow_s = k.sizes(out)[1:]
     rows_s = oh_s if whole else str(rows.value)
     pointwise = kh == 1 and kw == 1 and list(strides) == [1, 1] and not any(pads)
+    registers = static and x.dtype in DIRECT_LANES  # register_matmul, else linalg.matmul (the schedule)
     w2 = k.collapse(w, [[0], [1, 2, 3]])
 
     # A strided row of static width: one contiguous vector read and a shuffle picking every stride-th
@@ -250,19 +254,22 @@ def im2col_conv(
         o_b = k.op(
             f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
         )
-        o2 = k.collapse(fill_tensor(k, zero, o_b), [[0, 1], [2, 3]])
-        r2 = k.op(
-            f"linalg.matmul ins({w2.name}, {cols2.name} : {w2.mlir}, {cols2.mlir}) "
-            f"outs({o2.name} : {o2.mlir}) -> {o2.mlir}",
-            o2,
-        )
+        if registers:
+            r2 = register_matmul(k, w2, cols2, k.collapse(o_b, [[0, 1], [2, 3]]))
+        else:
+            o2 = k.collapse(fill_tensor(k, zero, o_b), [[0, 1], [2, 3]])
+            r2 = k.op(
+                f"linalg.matmul ins({w2.name}, {cols2.name} : {w2.mlir}, {cols2.mlir}) "
+                f"outs({o2.name} : {o2.mlir}) -> {o2.mlir}",
+                o2,
+            )
         sizes = [
             None if d is not None and d.is_const else v
             for d, v in zip(block.shape, ("1", f_s, rows_s, ow_s), strict=True)
         ]
         return k.expand(r2, [[0, 1], [2, 3]], block.shape, sizes), where
 
-    return _forall(k, [k.dim(out, 0), blocks], out, one_block)
+    return _forall(k, [k.dim(out, 0), blocks], out, one_block, VECTOR_CONV_ATTR if registers else None)
 
 
 DIRECT_LANES = {"f32": 16, "f64": 8}  # element types of the direct convolution: lanes per 512-bit vector
