@@ -3,12 +3,13 @@
 Lowering, with every dim but the batch static: plain 1x1 convolutions of stride 1 without padding are
 register-blocked matmuls on the input in place (``conv_kernels.pointwise_conv``); grouped and depthwise
 convolutions, and plain ones with few input channels (``SMALL_CONV_TAPS``), are direct loops on vectors of
-output columns that read the input in place (``conv_kernels.direct_conv``); other plain convolutions with a constant kernel size are im2col +
-a matmul per block of output rows (``conv_kernels.im2col_conv``): ``register_matmul`` with static dims, else
-a ``linalg.matmul`` that the matmul schedule tiles and vectorizes. Both run in an ``scf.forall`` over images x blocks of output rows, so that even one image runs
-on several threads, into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue
-(``transforms/fuse_epilogue.py``). ``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips both
-(the loops would run on the host). Otherwise the result is zero-filled, the input is zero-padded with
+output columns that read the input in place (``conv_kernels.direct_conv``); other plain convolutions with a
+constant kernel size are im2col + a matmul per block of output rows (``conv_kernels.im2col_conv``):
+``register_matmul`` with static dims, else a ``linalg.matmul`` that the matmul schedule tiles and vectorizes.
+Both run in an ``scf.forall`` over images x blocks of output rows, so that even one image runs on several
+threads, into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue
+(``transforms/fuse_epilogue.py``). ``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips both (the
+loops would run on the host). Otherwise the result is zero-filled, the input is zero-padded with
 ``tensor.pad`` and one named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw``
 (groups = 1, symbolic kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel
 per group), else ``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups;
