@@ -13,6 +13,7 @@ from test_lower_nn import conv2d_ref
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.ops.conv_kernels import _channel_block
 from relax_mlir.runtime.executable import Executable
 from relax_mlir.targets import compile
 
@@ -64,6 +65,9 @@ CASES = {
     "plain-16ch": ((16, 12, 20), (12, 16, 3, 3), 1, (1, 1), (1, 1, 1, 1), (1, 1), (1, 3)),
     "plain-5x5-odd": ((5, 9, 11), (7, 5, 5, 5), 1, (1, 2), (2, 2, 1, 0), (1, 1), (1, 2)),
     "plain-1ch-1x1-image": ((1, 1, 1), (4, 1, 3, 3), 1, (1, 1), (1, 1, 1, 1), (1, 1), (1, 2)),
+    # rows of one vector: 8 output channels at once (_channel_block), 40 of them; strided, 13 columns
+    "plain-narrow-8-channels": ((32, 9, 16), (40, 32, 3, 3), 1, (1, 1), (1, 1, 1, 1), (1, 1), (0, 1, 3)),
+    "plain-narrow-s2": ((8, 11, 25), (24, 8, 3, 3), 1, (2, 2), (1, 1, 1, 1), (1, 1), (1, 2)),
 }
 
 
@@ -127,6 +131,14 @@ def test_depthwise_bias_relu6_residual_fused() -> None:
     assert kernel.count("scf.forall (") == 1 and "linalg.generic" not in kernel  # vectorized epilogue
     loop = kernel[kernel.index("scf.forall (") : kernel.index("scf.forall.in_parallel")]
     assert "arith.minimumf" in loop and "arith.maximumf" in loop
+
+
+def test_narrow_rows_block_more_output_channels() -> None:
+    """Rows of at most one vector of outputs take up to ``ACCUMULATORS`` output channels per block (one
+    accumulator each), wider rows ``MAX_CHANNEL_BLOCK``; always a divisor of the group's channels."""
+    assert _channel_block(32, 1) == 8 and _channel_block(40, 1) == 8 and _channel_block(12, 1) == 6
+    assert _channel_block(32, 2) == 4 and _channel_block(32, 4) == 4 and _channel_block(7, 1) == 7
+    assert _channel_block(1, 1) == 1 and _channel_block(6, 3) == 3
 
 
 def test_symbolic_width_takes_the_named_convolution() -> None:

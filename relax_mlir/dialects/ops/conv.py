@@ -1,13 +1,15 @@
 """Convolutions (NCW/NCHW inputs, OIW/OIHW weights); their window arithmetic is in ``window.py``.
 
-Lowering, with every dim but the batch static: grouped and depthwise convolutions, and plain ones with
-few input channels (``SMALL_CONV_TAPS``), are direct loops on vectors of output columns that read the input
-in place (``conv_kernels.direct_conv``); other plain convolutions with a constant kernel size are im2col +
-one ``linalg.matmul`` per block of output rows (``conv_kernels.im2col_conv``), which the matmul schedule tiles and
-vectorizes. Both run in an ``scf.forall`` over images x blocks of output rows, so that even one image runs
-on several threads, into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue
-(``transforms/fuse_epilogue.py``). ``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips both
-(the loops would run on the host). Otherwise the result is zero-filled, the input is zero-padded with
+Lowering, with every dim but the batch static: plain 1x1 convolutions of stride 1 without padding are
+register-blocked matmuls on the input in place (``conv_kernels.pointwise_conv``); grouped and depthwise
+convolutions, and plain ones with few input channels (``SMALL_CONV_TAPS``), are direct loops on vectors of
+output columns that read the input in place (``conv_kernels.direct_conv``); other plain convolutions with a
+constant kernel size are im2col + a matmul per block of output rows (``conv_kernels.im2col_conv``):
+``register_matmul`` with static dims, else a ``linalg.matmul`` that the matmul schedule tiles and vectorizes.
+Both run in an ``scf.forall`` over images x blocks of output rows, so that even one image runs on several
+threads, into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue
+(``transforms/fuse_epilogue.py``). ``convert-relax-to-linalg{conv=direct}``, for GPU targets, skips both (the
+loops would run on the host). Otherwise the result is zero-filled, the input is zero-padded with
 ``tensor.pad`` and one named linalg convolution writes into the destination: ``linalg.conv_2d_nchw_fchw``
 (groups = 1, symbolic kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel
 per group), else ``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups;
@@ -22,7 +24,13 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.dialects.dims import fmt_shape, join_dtype, same_dim, tensor_operand
-from relax_mlir.dialects.ops.conv_kernels import direct_conv, direct_fits, im2col_conv
+from relax_mlir.dialects.ops.conv_kernels import (
+    direct_conv,
+    direct_fits,
+    im2col_conv,
+    pointwise_conv,
+    pointwise_fits,
+)
 from relax_mlir.dialects.ops.window import (
     check_window_attrs,
     fill_tensor,
@@ -121,6 +129,9 @@ class ConvOp(RelaxOp):
         zero = k.constant(0.0, x.dtype)
         empty = any(d.is_const and d.value == 0 for d in (*x.shape, *w.shape))
         im2col = k.choices.get("conv", "im2col") == "im2col"
+        if not empty and im2col and pointwise_fits(x, w, out, strides, pads, groups):
+            r = pointwise_conv(k, x, w, out)
+            return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
         if not empty and im2col and direct_fits(x, w, out, groups):
             r = direct_conv(k, x, w, out, strides, dilation, pads, groups)
             return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]

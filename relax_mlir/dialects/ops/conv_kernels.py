@@ -1,7 +1,8 @@
 """The CPU kernels of a convolution (NCHW input, OIHW weight; a 1-D one comes as a unit height): im2col +
-``linalg.matmul`` per block of output rows (``im2col_conv``), and the direct loop on vectors of output
+``linalg.matmul`` per block of output rows (``im2col_conv``), the direct loop on vectors of output
 columns that reads the input in place (``direct_conv``, for grouped, depthwise and few-channel
-convolutions: ``direct_fits``). Both run in an ``scf.forall`` over images x blocks of output rows.
+convolutions: ``direct_fits``), and the register-blocked matmul of a 1x1 convolution on the input in place
+(``pointwise_conv``: ``pointwise_fits``). All run in an ``scf.forall`` over images x blocks of output rows.
 """
 
 from __future__ import annotations
@@ -161,7 +162,10 @@ def im2col_conv(
     and fills its ``cols`` [C, KH, KW, rows, OW] row by row, one row copy per kernel tap, so all stay in
     cache; the schedules vectorize the copies when OW is static, and strided rows are one contiguous
     vector read and a shuffle. A 1x1 stride-1 convolution without padding multiplies the input rows
-    themselves. The contraction is a ``linalg.matmul`` that the matmul schedule tiles and vectorizes.
+    themselves. With every dim but the batch static the contraction is ``register_matmul`` (measured on
+    AMD Zen 4, loaded: 0.97-1.0x the time of the scheduled matmul for 32-128 channels of 3x3, 0.9-1.0x for
+    strided 1x1; the loop is marked ``VECTOR_CONV_ATTR`` for the epilogue), else a ``linalg.matmul`` that
+    the matmul schedule tiles and vectorizes.
     """
     c, f = x.shape[1], out.shape[1]
     kh, kw = w.shape[2:]
@@ -181,6 +185,7 @@ def im2col_conv(
     f_s, oh_s, ow_s = k.sizes(out)[1:]
     rows_s = oh_s if whole else str(rows.value)
     pointwise = kh == 1 and kw == 1 and list(strides) == [1, 1] and not any(pads)
+    registers = static and x.dtype in DIRECT_LANES  # register_matmul, else linalg.matmul (the schedule)
     w2 = k.collapse(w, [[0], [1, 2, 3]])
 
     # A strided row of static width: one contiguous vector read and a shuffle picking every stride-th
@@ -250,19 +255,22 @@ def im2col_conv(
         o_b = k.op(
             f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
         )
-        o2 = k.collapse(fill_tensor(k, zero, o_b), [[0, 1], [2, 3]])
-        r2 = k.op(
-            f"linalg.matmul ins({w2.name}, {cols2.name} : {w2.mlir}, {cols2.mlir}) "
-            f"outs({o2.name} : {o2.mlir}) -> {o2.mlir}",
-            o2,
-        )
+        if registers:
+            r2 = register_matmul(k, w2, cols2, k.collapse(o_b, [[0, 1], [2, 3]]))
+        else:
+            o2 = k.collapse(fill_tensor(k, zero, o_b), [[0, 1], [2, 3]])
+            r2 = k.op(
+                f"linalg.matmul ins({w2.name}, {cols2.name} : {w2.mlir}, {cols2.mlir}) "
+                f"outs({o2.name} : {o2.mlir}) -> {o2.mlir}",
+                o2,
+            )
         sizes = [
             None if d is not None and d.is_const else v
             for d, v in zip(block.shape, ("1", f_s, rows_s, ow_s), strict=True)
         ]
         return k.expand(r2, [[0, 1], [2, 3]], block.shape, sizes), where
 
-    return _forall(k, [k.dim(out, 0), blocks], out, one_block)
+    return _forall(k, [k.dim(out, 0), blocks], out, one_block, VECTOR_CONV_ATTR if registers else None)
 
 
 DIRECT_LANES = {"f32": 16, "f64": 8}  # element types of the direct convolution: lanes per 512-bit vector
@@ -271,7 +279,7 @@ ACCUMULATORS = 8  # vectors of outputs accumulated at once: output channels x ve
 MAX_CHANNEL_BLOCK = 4  # output channels that share each input read
 # plain convolutions with at most this many taps per output (32 channels of 3x3) run direct: measured
 # (bench_conv.py, AMD Zen 4, loaded) 0.8-0.95x the time of im2col + matmul for 8-32 channels; 1x1 ones
-# stay matmuls (up to 1.8x slower direct)
+# are not direct (up to 1.8x slower) but pointwise_conv; 64 channels of 3x3 direct: as fast as im2col
 SMALL_CONV_TAPS = 288
 MAX_ROW_FMAS = 640  # FMAs unrolled per output row (8192 took 23 s to compile); more: im2col or a named op
 # on the loop of a direct convolution: the conv schedules vectorize the epilogue fused into it
@@ -290,13 +298,33 @@ def direct_fits(x: KernelValue, w: KernelValue, out: KernelValue, groups: int) -
         return False
     taps = cg * kh * kw if cg * kh * kw <= MAX_UNROLLED_TAPS else kh * kw
     chunks = -(-out.shape[3].value // DIRECT_LANES[x.dtype])  # type: ignore[union-attr]
-    return chunks * _channel_block(f // groups) * taps <= MAX_ROW_FMAS
+    return chunks * _channel_block(f // groups, chunks) * taps <= MAX_ROW_FMAS
 
 
-def _channel_block(per_group: int) -> int:
-    """Output channels of one group computed together: the most, up to ``MAX_CHANNEL_BLOCK``, that divide
-    the group's."""
-    return max(q for q in range(1, MAX_CHANNEL_BLOCK + 1) if per_group % q == 0)
+def _channel_block(per_group: int, chunks: int) -> int:
+    """Output channels of one group computed together: the most that divide the group's, up to
+    ``MAX_CHANNEL_BLOCK``, or for rows of fewer than two vectors (``chunks``) as many as fill the
+    ``ACCUMULATORS`` (one accumulator each cannot hide the FMA latency)."""
+    most = max(MAX_CHANNEL_BLOCK, ACCUMULATORS // max(chunks, 1))
+    return max(q for q in range(1, most + 1) if per_group % q == 0)
+
+
+def _region(
+    k: KernelBuilder, head: str, types: list[str], inits: list[str], body: Callable[[], list[str]]
+) -> list[str]:
+    """``scf.for`` (``head`` with its iter_args) or ``scf.if`` (``head`` is the condition; the else branch
+    yields ``inits``) whose results are the vectors ``body`` yields."""
+    lines, updated = k.capture(body)
+    names, ts = [k.fresh("v") for _ in types], ", ".join(types)
+    is_if = not head.startswith("scf.for")
+    k.emit(
+        f"{', '.join(names)} = {'scf.if ' if is_if else ''}{head} -> ({ts}) {{",
+        *("  " + line for line in lines),
+        f"  scf.yield {', '.join(updated)} : {ts}",
+        *(["} else {", f"  scf.yield {', '.join(inits)} : {ts}"] if is_if else []),
+        "}",
+    )
+    return names
 
 
 def direct_conv(
@@ -330,7 +358,7 @@ def direct_conv(
     f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
     oh, ow = (d.value for d in out.shape[2:])  # type: ignore[union-attr]
     per_group = f // groups
-    fb = _channel_block(per_group)
+    fb = _channel_block(per_group, -(-ow // lanes))
     rows = _block_rows(out.shape[2], out.shape[3], f * cg * kh * kw * oh * ow).value  # type: ignore[union-attr]
     top, left = pads[0], pads[1]
     (sy, sx), (dy, dx) = strides, dilation
@@ -375,21 +403,6 @@ def direct_conv(
             f"vector.shuffle {v}, {other} [{', '.join(map(str, picks))}] : {vec(size)}, {vec(size)}"
         )
 
-    def region(head: str, types: list[str], inits: list[str], body: Callable[[], list[str]]) -> list[str]:
-        """``scf.for`` (``head`` with its iter_args) or ``scf.if`` (``head`` is the condition; the else branch
-        yields ``inits``) whose results are the vectors ``body`` yields."""
-        lines, updated = k.capture(body)
-        names, ts = [k.fresh("v") for _ in types], ", ".join(types)
-        is_if = not head.startswith("scf.for")
-        k.emit(
-            f"{', '.join(names)} = {'scf.if ' if is_if else ''}{head} -> ({ts}) {{",
-            *("  " + line for line in lines),
-            f"  scf.yield {', '.join(updated)} : {ts}",
-            *(["} else {", f"  scf.yield {', '.join(inits)} : {ts}"] if is_if else []),
-            "}",
-        )
-        return names
-
     def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
         n_img, b = ivs
         r0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows})>({b})")
@@ -398,7 +411,7 @@ def direct_conv(
             f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
         )
 
-        def channels(f0: str, part: KernelValue) -> KernelValue:
+        def channels(f0: str, part: KernelValue, fb: int = fb) -> KernelValue:
             fos = [f0] + [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})") for q in range(1, fb)]
             c_first = k.typed(f"affine.apply affine_map<(d0) -> ((d0 floordiv {per_group}) * {cg})>({f0})")
             held_w: dict[tuple[int, int, int], str] = {}  # (channel of the group, tap, lanes) -> weights
@@ -442,7 +455,7 @@ def direct_conv(
                     lo = k.typed(f"arith.cmpi sge, {y}, {c0} : index")
                     hi = k.typed(f"arith.cmpi slt, {y}, {c_h} : index")
                     inside = k.typed(f"arith.andi {lo}, {hi} : i1")
-                    accs = region(inside, [vec(n) for _ in range(fb) for _, n in cols], accs, tap_row)
+                    accs = _region(k, inside, [vec(n) for _ in range(fb) for _, n in cols], accs, tap_row)
                 return accs
 
             def row(r_local: str, part: KernelValue) -> KernelValue:
@@ -463,7 +476,7 @@ def direct_conv(
 
                         inits = ", ".join(f"{a} = {v}" for a, v in zip(carried, accs, strict=True))
                         head = f"scf.for {ci} = {c0} to {k.const(cg)} step {k.const(1)} iter_args({inits})"
-                        accs = region(head, types, accs, body)
+                        accs = _region(k, head, types, accs, body)
                     for q in range(fb):
                         for a, (start, n) in enumerate(cols):
                             written = k.fresh("t")
@@ -480,3 +493,129 @@ def direct_conv(
         return k.loop(k.const(f), o_b, channels, step=fb), where
 
     return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block, VECTOR_CONV_ATTR)
+
+
+POINTWISE_CHANNELS = 8  # output channels of a 1x1 convolution's register tile, by ...
+POINTWISE_VECTORS = 2  # ... this many vectors of pixels (the matmul schedule's 8 x 32 tile on AVX-512)
+
+
+def pointwise_fits(
+    x: KernelValue, w: KernelValue, out: KernelValue, strides: Sequence[int], pads: Sequence[int], groups: int
+) -> bool:
+    """Whether ``pointwise_conv`` takes this convolution: 1x1, stride 1, no padding, one group, f32/f64,
+    every dim static but the batch."""
+    dims = (*x.shape[1:], *w.shape, *out.shape[1:])
+    if x.dtype not in DIRECT_LANES or not all(d is not None and d.is_const for d in dims):
+        return False
+    kh, kw = (d.value for d in w.shape[2:])  # type: ignore[union-attr]
+    return groups == 1 and kh == kw == 1 and list(strides) == [1, 1] and not any(pads)
+
+
+def register_matmul(k: KernelBuilder, w2: KernelValue, x2: KernelValue, o2: KernelValue) -> KernelValue:
+    """``o2 = w2 @ x2`` (W [F, C] x X [C, P] into [F, P], all static; ``o2``'s contents are not read),
+    register-blocked as the matmul schedule's tiles are: ``POINTWISE_CHANNELS`` output channels x
+    ``POINTWISE_VECTORS`` vectors of pixels accumulate in registers over the C input channels (one vector
+    read per channel and vector of pixels, one weight broadcast per channel and output channel) and are
+    written once: no zero fill, no accumulator reads. The last output channels (F mod
+    ``POINTWISE_CHANNELS``) take a tile of fewer rows, the last pixels vectors of the lanes left."""
+    t = element(x2.dtype)
+    lanes = DIRECT_LANES[x2.dtype]
+    f, c = (d.value for d in w2.shape)  # type: ignore[union-attr]
+    pixels = x2.shape[1].value  # type: ignore[union-attr]
+    fb = min(f, POINTWISE_CHANNELS)
+    width = POINTWISE_VECTORS * lanes
+    full = pixels // width * width
+    tail = [(s, min(lanes, pixels - s)) for s in range(full, pixels, lanes)]
+    pad = k.constant(0.0, x2.dtype)
+
+    def vec(n: int) -> str:
+        return f"vector<{n}x{t}>"
+
+    def channels(f0: str, part: KernelValue, fb: int = fb) -> KernelValue:
+        fos = [f0] + [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})") for q in range(1, fb)]
+
+        def tile(p0: str, cols: list[tuple[int, int]], part: KernelValue) -> KernelValue:
+            """Output channels ``fos`` x pixels ``p0 + start`` .. ``+ n`` for each (start, n) of ``cols``."""
+            ps = [k.typed(f"affine.apply affine_map<(d0) -> (d0 + {s})>({p0})") for s, _ in cols]
+            types = [vec(n) for _ in range(fb) for _, n in cols]
+            accs = [k.typed(f"arith.constant dense<0.0> : {ty}") for ty in types]
+
+            def channel(ci: str, accs: list[str]) -> list[str]:
+                vs = [
+                    k.typed(
+                        f"vector.transfer_read {x2.name}[{ci}, {p}], {pad} {{in_bounds = [true]}} : "
+                        f"{x2.mlir}, {vec(n)}"
+                    )
+                    for p, (_, n) in zip(ps, cols, strict=True)
+                ]
+                accs = list(accs)
+                for q in range(fb):
+                    s = k.typed(f"tensor.extract {w2.name}[{fos[q]}, {ci}] : {w2.mlir}")
+                    for a, (v, (_, n)) in enumerate(zip(vs, cols, strict=True)):
+                        wv = k.typed(f"vector.broadcast {s} : {t} to {vec(n)}")
+                        at = q * len(cols) + a
+                        accs[at] = k.typed(f"vector.fma {v}, {wv}, {accs[at]} : {vec(n)}")
+                return accs
+
+            if c <= MAX_UNROLLED_TAPS:
+                for ci in range(c):
+                    accs = channel(k.const(ci), accs)
+            else:
+                ci, carried = k.fresh("iv"), [k.fresh("acc") for _ in types]
+                inits = ", ".join(f"{a} = {v}" for a, v in zip(carried, accs, strict=True))
+                head = f"scf.for {ci} = {k.const(0)} to {k.const(c)} step {k.const(1)} iter_args({inits})"
+                accs = _region(k, head, types, accs, lambda: channel(ci, carried))
+            for q in range(fb):
+                for a, (p, (_, n)) in enumerate(zip(ps, cols, strict=True)):
+                    written = k.fresh("t")
+                    k.emit(
+                        f"{written} = vector.transfer_write {accs[q * len(cols) + a]}, {part.name}"
+                        f"[{fos[q]}, {p}] {{in_bounds = [true]}} : {vec(n)}, {part.mlir}"
+                    )
+                    part = KernelValue(written, part.type, part.mlir)
+            return part
+
+        body = [(s, lanes) for s in range(0, width, lanes)]
+        if full:
+            part = k.loop(k.const(full), part, lambda p0, part: tile(p0, body, part), step=width)
+        if tail:
+            part = tile(k.const(0), tail, part)
+        return part
+
+    r2 = k.loop(k.const(f - f % fb), o2, channels, step=fb)
+    if f % fb:  # the last output channels: a tile of fewer rows
+        r2 = channels(k.const(f - f % fb), r2, f % fb)
+    return r2
+
+
+def pointwise_conv(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue) -> KernelValue:
+    """``out = conv(x, w)`` for a 1x1 convolution (``pointwise_fits``): per image, the matmul W [F, C] x
+    X [C, H*W] on the input in place (``register_matmul``) over blocks of output rows (contiguous at
+    stride 1, so a row's end leaves no remainder).
+
+    Same parallel structure as ``direct_conv`` (an ``scf.forall`` over images x blocks of output rows,
+    ``_block_rows``, marked ``VECTOR_CONV_ATTR``), into which ``relax-fuse-kernels`` moves the epilogue.
+    """
+    c, h, wd = (d.value for d in x.shape[1:])  # type: ignore[union-attr]
+    f = w.shape[0].value  # type: ignore[union-attr]
+    rows = _block_rows(out.shape[2], out.shape[3], f * c * h * wd).value  # type: ignore[union-attr]
+    block = TensorType((as_expr(1), as_expr(f), as_expr(rows), as_expr(wd)), out.dtype)
+    x_block = TensorType((as_expr(c), as_expr(rows), as_expr(wd)), x.dtype)
+    w2 = k.collapse(w, [[0], [1, 2, 3]])
+
+    def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n_img, b = ivs
+        r0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows})>({b})")
+        x_b = k.op(
+            f"tensor.extract_slice {x.name}[{n_img}, 0, {r0}, 0] [1, {c}, {rows}, {wd}] [1, 1, 1, 1] : "
+            f"{x.mlir} to {builtin_tensor(x_block)}",
+            x_block,
+        )
+        where = f"[{n_img}, 0, {r0}, 0] [1, {f}, {rows}, {wd}] [1, 1, 1, 1]"
+        o_b = k.op(
+            f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
+        )
+        r2 = register_matmul(k, w2, k.collapse(x_b, [[0], [1, 2]]), k.collapse(o_b, [[0, 1], [2, 3]]))
+        return k.expand(r2, [[0, 1], [2, 3]], block.shape), where
+
+    return _forall(k, [k.dim(out, 0), k.const(h // rows)], out, one_block, VECTOR_CONV_ATTR)

@@ -4,8 +4,9 @@
 // scf.forall over the (symbolic) images x blocks zero-fills the block's padded input rows [C, 8 + 2, 34] (one
 // zero vector per row), copies the input rows it needs (one vector copy per row; no tensor.pad of the whole
 // batch), fills the block's columns [C, KH, KW, 8, OW] row by row (one vector row copy per kernel tap), then
-// the matmul schedule tiles W [F, C*KH*KW] x cols [C*KH*KW, 8*OW] and vectorizes it to FMAs (register tile
-// sizes are the matmul schedule's); no scalar convolution loop nest is left.
+// multiplies W [F, C*KH*KW] x cols [C*KH*KW, 8*OW] in register tiles of 8 output channels x 2 vectors of
+// pixels accumulated over the columns' rows (conv_kernels.register_matmul: no zero fill of the block); no
+// scalar convolution loop nest is left.
 // CHECK-LABEL: func.func private @conv2d_0(%arg0: tensor<?x40x32x32xf32>, %arg1: tensor<16x40x3x3xf32>, %arg2: tensor<?x16x32x32xf32>)
 // CHECK-NOT:     linalg.conv
 // CHECK-NOT:     tensor.pad
@@ -24,12 +25,14 @@
 // CHECK:               vector.transfer_read %[[XP]][%[[C]], %{{.*}}, %c0]{{.*}} : tensor<40x10x34xf32>, vector<1x1x32xf32>
 // CHECK:               vector.transfer_write %{{.*}}[%[[C]], %c0, %c0, %[[R]], %c0]{{.*}} : vector<1x1x32xf32>, tensor<40x3x3x8x32xf32>
 // CHECK-COUNT-8:       vector.transfer_write {{.*}} : vector<1x1x32xf32>, tensor<40x3x3x8x32xf32>
-// CHECK:           tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4]] : tensor<40x3x3x8x32xf32> into tensor<360x256xf32>
-// CHECK:           scf.for
-// CHECK:             scf.for
-// CHECK:               scf.for
-// CHECK:                 vector.transfer_read %[[W]]{{.*}} : tensor<16x360xf32>, vector<{{[0-9]+}}x1xf32>
-// CHECK-COUNT-4:         vector.fma {{.*}} : vector<{{[0-9]+}}xf32>
+// CHECK:           %[[COLS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4]] : tensor<40x3x3x8x32xf32> into tensor<360x256xf32>
+// CHECK-NOT:       linalg.fill
+// CHECK:           scf.for %[[F:.*]] = %c0 to %c16 step %c8
+// CHECK:             scf.for %[[P:.*]] = %c0 to %c256 step %c32
+// CHECK:               scf.for %[[K:.*]] = %c0 to %c360 step %c1 iter_args({{.*}}) -> (vector<16xf32>, {{.*}}) {
+// CHECK-COUNT-2:         vector.transfer_read %[[COLS]][%[[K]], %{{.*}}]{{.*}} : tensor<360x256xf32>, vector<16xf32>
+// CHECK:                 tensor.extract %[[W]][%[[F]], %[[K]]] : tensor<16x360xf32>
+// CHECK-COUNT-2:         vector.fma {{.*}} : vector<16xf32>
 // CHECK:           scf.forall.in_parallel
 // CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], 0, %[[R0]], 0] [1, 16, 8, 32] [1, 1, 1, 1]
 // CHECK-NOT:     linalg.conv
