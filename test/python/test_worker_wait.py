@@ -10,6 +10,7 @@ import sys
 import threading
 
 import pytest
+from toolchains import missing_toolchain
 
 from relax_mlir.runtime import libs
 
@@ -88,6 +89,8 @@ def test_cpu_seconds_reads_this_machine() -> None:
 
 @pytest.mark.parametrize("env", [{"KMP_BLOCKTIME": "0"}, {"OMP_WAIT_POLICY": "active"}])
 def test_a_users_openmp_wait_setting_is_left_alone(env: dict[str, str]) -> None:
+    if libs.openmp_library() is None:
+        missing_toolchain("libomp.so.5 is not installed (scripts/install-system-deps.sh)")
     code = (
         "from relax_mlir.runtime import libs\n"
         "budget = libs.thread_budget()\n"
