@@ -2,8 +2,8 @@
 
 The passes from the output of ``relax-lower-host`` to the LLVM dialect are ``pipelines/cpu.py``'s
 ``host-to-llvm``. ``object_parts()`` turns that into ELF objects for this machine: MLIR translates it to
-LLVM IR, which is split into ``PARTS`` modules that link together (``split_module``); llvmlite optimizes
-and emits them on as many threads as there are cores (LLVM is most of a cold compile: 4 of the 12-layer
+LLVM IR, which is split into up to ``PARTS`` modules that link together (``split_module``); llvmlite
+optimizes and emits them on as many threads as there are cores (LLVM is most of a cold compile: 4 of the 12-layer
 LLM's 5.7 s at one thread). The compile cache (``cache.py``) keeps the objects on disk; ``runtime/loader.py`` links them.
 ``object_code()`` makes one object (CUDA's host code).
 
@@ -38,7 +38,13 @@ def llvm_level(opt_level: int) -> int:
     return min(opt_level, 2)
 
 
-PARTS = 2  # LLVM compiles a module in this many parts (the same on every machine), on up to as many threads
+# LLVM compiles a module in up to this many parts (the same on every machine, so are the objects), the
+# costliest first, on as many threads as there are cores: with more parts than threads, a thread that
+# finishes early takes the next part, so the estimate of each part's cost (``_cost``) matters less (the
+# 12-layer LLM on 2 threads: LLVM's wall time 2.13 -> 1.84 s with kernels for 1 thread, 6.0 -> 5.4 s for 2,
+# against 2 parts). A part has a fixed cost of about 3 ms and links in well under 1 ms.
+PARTS = 8
+PART_COST = 5000  # the least ``_cost`` worth a part of its own (about 0.1 s of LLVM), beyond the first two
 
 
 def object_code(llvm_module: ir.Module, opt_level: int) -> bytes:
@@ -107,8 +113,9 @@ _GLOBAL = re.compile(r'(@(?:"[^"]*"|[-\w$.]+)) = (?:(private|internal|external) 
 
 
 def split_module(text: str, parts: int) -> list[str]:
-    """LLVM IR ``text`` as up to ``parts`` modules that link together: each defines a share of the
-    functions (balanced by ``_cost``; an internal function goes with the function that uses it) and declares
+    """LLVM IR ``text`` as up to ``parts`` modules that link together (at least two when it has two
+    functions; more only as its cost allows, ``PART_COST`` each): each defines a share of the functions
+    (balanced by ``_cost``; an internal function goes with the function that uses it) and declares
     the rest; private globals are copied into each, others defined in one and declared elsewhere.
     Anything this does not handle (aliases, appending or comdat globals, an internal function used by
     two parts) leaves the module whole."""
@@ -155,7 +162,7 @@ def split_module(text: str, parts: int) -> list[str]:
     for name, _, a, b in functions:
         size[owner[name]] += _cost(lines, a, b, cheap)
     roots = sorted((n for n in owner if owner[n] == n), key=lambda n: (-size[n], n))
-    parts = min(parts, len(roots))
+    parts = min(parts, len(roots), max(2, sum(size.values()) // PART_COST))
     if parts < 2:
         return [text]
     load, part = [0] * parts, {}

@@ -117,3 +117,40 @@ def test_damaged_part_sizes_are_a_cache_miss(tmp_path: Path, monkeypatch: pytest
     x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8)
     np.testing.assert_allclose(exe(x), np.exp(x), rtol=1e-6)
     assert os.path.exists(meta_path)
+
+
+def _branchy(functions: int, branches: int) -> str:
+    """LLVM dialect: ``functions`` functions @f<i>(x) adding x once per taken branch (x > 0), each with
+    ``branches`` conditional branches (what ``codegen._cost`` weighs most)."""
+    out = []
+    for i in range(functions):
+        body = [
+            "  %z = llvm.mlir.constant(0 : i64) : i64",
+            '  %c = llvm.icmp "sgt" %x, %z : i64',
+            "  llvm.br ^b0(%x : i64)",
+        ]
+        for b in range(branches):
+            body += [
+                f"^b{b}(%v{b}: i64):",
+                f"  %w{b} = llvm.add %v{b}, %x : i64",
+                f"  llvm.cond_br %c, ^b{b + 1}(%w{b} : i64), ^b{b + 1}(%v{b} : i64)",
+            ]
+        body += [f"^b{branches}(%r: i64):", "  llvm.return %r : i64"]
+        out.append(f"llvm.func @f{i}(%x: i64) -> i64 {{\n" + "\n".join(body) + "\n}")
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize(("functions", "branches", "expected"), [(10, 40, 8), (3, 1, 2)])
+def test_large_modules_compile_in_more_parts_than_threads(
+    functions: int, branches: int, expected: int
+) -> None:
+    """A module worth it is split into ``PARTS`` parts (threads take the next one as they finish), a small
+    one into two; either way the parts link into one program."""
+    with make_context():
+        parts = codegen.object_parts(ir.Module.parse(_branchy(functions, branches)), 2)
+    assert len(parts) == expected
+    loaded = LoadedObject(parts)
+    for i in range(functions):
+        f = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(loaded.address(f"f{i}"))
+        assert f(5) == 5 * (branches + 1)
+        assert f(-1) == -1
