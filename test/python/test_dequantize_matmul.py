@@ -294,6 +294,11 @@ with bb.function("main", params) as (x, d, s):
     with bb.dataflow():
         out = bb.emit_output(R.dequantize_matmul(x, d, s, "q4_0", "i8"))
     bb.ret(out)
+tiled = {"x": rb.tensor(["m", 256]), "d": rb.tensor([16, 1024], "i8"), "s": rb.tensor([16, 32], "f16")}
+with bb.function("tiled", tiled) as (x, d, s):
+    with bb.dataflow():
+        out = bb.emit_output(R.dequantize_matmul(x, d, s, "q8_0x4", "i8"))
+    bb.ret(out)
 compile_library(bb.module, sys.argv[1], target=sys.argv[2], emit="llvm")
 print(open(sys.argv[1]).read().count("vpdpbusd"))
 """
@@ -303,7 +308,7 @@ print(open(sys.argv[1]).read().count("vpdpbusd"))
 def test_int8_activations_compile_for_other_targets(target: str, tmp_path) -> None:
     """Ahead-of-time code is for another machine: its kernels use none of the host's VNNI instructions
     (``target-features=portable``), so aarch64 and the portable x86-64 compile (the host's 512-bit
-    vpdpbusd made LLVM abort for aarch64) and int8 activations fall back to f32."""
+    vpdpbusd made LLVM abort for aarch64) and int8 activations fall back to f32; a tiled layout too."""
     code = AOT_CHILD.replace("sys.argv[1]", repr(str(tmp_path / "model.ll"))).replace(
         "sys.argv[2]", repr(target)
     )
@@ -362,3 +367,23 @@ def test_load_time_weights_are_tiled(layout: str, rows: int, k: int, activations
         x = RNG.standard_normal((m, k), dtype=np.float32)
         seen = quantized_x(x) if int8 and m <= 4 else x.astype(np.float64)
         check(loaded["main"](x), seen @ w.T)
+
+
+def test_tiled_shape_deduction() -> None:
+    """``<layout>x4`` deduces the untiled weight's [rows, k] from static tiled shapes, and says what is wrong."""
+    bb = rb.BlockBuilder()
+    params = {
+        "x": rb.tensor(["b", 256]),
+        "d": rb.tensor([16, 512], "ui8"),
+        "s": rb.tensor([16, 32], "f16"),
+        "e": rb.tensor([16, 500], "ui8"),
+        "n": rb.tensor(["r", 512], "ui8"),
+    }
+    with bb.function("main", params) as (x, d, s, e, n):
+        y = R.dequantize_matmul(x, d, s, "q4_0x4")
+        assert str(y.type) == '!relax.tensor<["b", 64], f32>'
+        with pytest.raises(ShapeError, match="pieces of 4 x 64, got 500 columns"):
+            R.dequantize_matmul(x, e, s, "q4_0x4")
+        with pytest.raises(ShapeError, match="static 2-D 'data'"):
+            R.dequantize_matmul(x, n, s, "q4_0x4")
+        bb.ret(y)
