@@ -9,17 +9,31 @@ O1+ before ``relax-fold-constants`` (which would otherwise dequantize constant w
 Other targets keep ``relax.dequantize`` (an ordinary op) and the matmul. Option ``activations=i8`` gives the
 fused ops that attribute: rows of ``x`` at decode (m <= 4) are quantized to int8 per group of 32 and
 multiplied with VNNI dot products where the host has them (module docstring of the op).
+
+Weights that are fixed once loaded (``data`` and ``scales`` both load-time parameters or constants) with
+whole tiles (rows a multiple of 4, k of 64 for q8_0 and of 128 for the 4-bit layouts) are *tiled*: relax
+ops (reshape, permute_dims) that ``relax-lift-load-time-params`` runs once at load (or constant folding at
+compile time) interleave 4 rows by cache line (layout ``<layout>x4``, see the op), and the fused op reads
+them so: a decode GEMV then streams the weight from consecutive addresses.
 """
 
 from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.dialects.ops.dequantize_matmul import ACTIVATIONS, dequantize_matmul
+from relax_mlir.dialects.ops.dequantize_matmul import (
+    ACTIVATIONS,
+    TILE_ROWS,
+    can_tile,
+    dequantize_matmul,
+    piece,
+    tile,
+)
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.errors import PassError
 from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, walk_relax_ops
+from relax_mlir.transforms.well_formed import load_time_names, param_names
 
 
 def _producer(v: ir.Value, name: str) -> ir.Operation | None:
@@ -58,6 +72,31 @@ def _fusable(op: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
     return transpose, deq
 
 
+def _load_time(f: ir.Operation) -> set[ir.Value]:
+    """The load-time parameters of ``f`` (``relax.load_time_params``)."""
+    names = load_time_names(f) or []
+    params = param_names(f)
+    args = f.regions[0].blocks[0].arguments
+    return {args[params.index(n)] for n in names if n in params}
+
+
+def _fixed(v: ir.Value, load_time: set[ir.Value]) -> bool:
+    """``v`` is a load-time parameter or a relax.constant: tiling it costs nothing per call."""
+    return v in load_time or (isinstance(v, ir.OpResult) and v.owner.operation.name == "relax.constant")
+
+
+def _tiled(data: ir.Value, scales: ir.Value, layout: str) -> tuple[ir.Value, ir.Value, str] | None:
+    """``data`` and ``scales`` in ``<layout>x4`` (relax ops that the load step or constant folding run once),
+    when the weight has whole tiles."""
+    t = relax_type(scales.type)
+    assert isinstance(t, TensorType) and t.shape is not None
+    rows, groups = (d.value for d in t.shape)  # type: ignore[union-attr]
+    if not can_tile(layout, rows, groups):
+        return None
+    elements, per = piece(layout)
+    return tile(data, elements), tile(scales, per), f"{layout}x{TILE_ROWS}"
+
+
 def fuse_dequantize_matmul(module: ir.Operation, activations: str = "f32") -> int:
     """Rewrite every fusable matmul of ``module`` (``activations``: the fused ops' attribute); the number
     rewritten."""
@@ -68,6 +107,7 @@ def fuse_dequantize_matmul(module: ir.Operation, activations: str = "f32") -> in
         )
     total = 0
     for f in functions(module):
+        load_time = _load_time(f)
         for op in walk_relax_ops(f.regions[0].blocks[0]):
             if op.name != "relax.matmul" or (found := _fusable(op)) is None:
                 continue
@@ -75,6 +115,11 @@ def fuse_dequantize_matmul(module: ir.Operation, activations: str = "f32") -> in
             layout = ir.StringAttr(deq.attributes["layout"]).value
             with ir.InsertionPoint(op), op.location:
                 x, (data, scales) = op.operands[0], deq.operands
+                tiled = None
+                if _fixed(data, load_time) and _fixed(scales, load_time):
+                    tiled = _tiled(data, scales, layout)
+                if tiled is not None:
+                    data, scales, layout = tiled
                 y = dequantize_matmul(x, data, scales, layout, activations, loc=op.location)
             if y.type != op.results[0].type:  # the deduced type must be the matmul's, as spelled
                 erase_dead_producers([y])

@@ -294,6 +294,11 @@ with bb.function("main", params) as (x, d, s):
     with bb.dataflow():
         out = bb.emit_output(R.dequantize_matmul(x, d, s, "q4_0", "i8"))
     bb.ret(out)
+tiled = {"x": rb.tensor(["m", 256]), "d": rb.tensor([16, 1024], "i8"), "s": rb.tensor([16, 32], "f16")}
+with bb.function("tiled", tiled) as (x, d, s):
+    with bb.dataflow():
+        out = bb.emit_output(R.dequantize_matmul(x, d, s, "q8_0x4", "i8"))
+    bb.ret(out)
 compile_library(bb.module, sys.argv[1], target=sys.argv[2], emit="llvm")
 print(open(sys.argv[1]).read().count("vpdpbusd"))
 """
@@ -303,7 +308,7 @@ print(open(sys.argv[1]).read().count("vpdpbusd"))
 def test_int8_activations_compile_for_other_targets(target: str, tmp_path) -> None:
     """Ahead-of-time code is for another machine: its kernels use none of the host's VNNI instructions
     (``target-features=portable``), so aarch64 and the portable x86-64 compile (the host's 512-bit
-    vpdpbusd made LLVM abort for aarch64) and int8 activations fall back to f32."""
+    vpdpbusd made LLVM abort for aarch64) and int8 activations fall back to f32; a tiled layout too."""
     code = AOT_CHILD.replace("sys.argv[1]", repr(str(tmp_path / "model.ll"))).replace(
         "sys.argv[2]", repr(target)
     )
@@ -319,3 +324,66 @@ def test_target_features_choose_the_vectors() -> None:
     avx512 = target_vectors("+avx512f,+avx512vl,+avx512vnni")
     assert (avx512.lanes, avx512.dot512) == (16, "llvm.x86.avx512.vpdpbusd.512")
     assert target_vectors("+avx2,+avxvnni,-avx512f") == VectorShape(8, 2, "llvm.x86.avxvnni.vpdpbusd.256")
+
+
+def tile_numpy(a: np.ndarray, per: int) -> np.ndarray:
+    """``<layout>x4``'s tiling of ``data`` or ``scales`` [rows, cols] (``per`` columns per piece), in numpy."""
+    rows, cols = a.shape
+    return a.reshape(rows // 4, 4, cols // per, per).transpose(0, 2, 1, 3).reshape(rows // 4, cols * 4)
+
+
+@pytest.mark.parametrize("activations", ["f32", "i8"])
+@pytest.mark.parametrize("layout", ["q4_0", "q8_0", "q4f16_1"])
+@pytest.mark.parametrize(("rows", "k"), [(36, 128), (4, 256), (68, 768), (35, 128)])
+def test_load_time_weights_are_tiled(layout: str, rows: int, k: int, activations: str, threads: int) -> None:
+    """Load-time weights with whole tiles (rows a multiple of 4, k of 64 or 128) are tiled once at load
+    (``<layout>x4``: 4 rows' cache lines one after the other, so a GEMV streams them); others (35 rows) keep
+    their layout. Same numbers as the untiled kernel at m = 0, 1, 3, 4, 17, on 1 and 2 threads."""
+    data, scales = random_weight(layout, rows, k)
+    bb = rb.BlockBuilder()
+    params = {
+        "x": rb.tensor(["m", k]),
+        "d": rb.tensor(list(data.shape), DTYPES[layout]),
+        "s": rb.tensor(list(scales.shape), "f16"),
+    }
+    with bb.function("main", params, load_time=["d", "s"]) as (x, d, s):
+        with bb.dataflow():
+            out = bb.emit_output(R.matmul(x, R.permute_dims(R.dequantize(d, s, layout), [1, 0])))
+        bb.ret(out)
+    exe = compile(bb.module, pipeline=pipeline(threads, activations))
+    loaded = exe.load_params({"d": data, "s": scales})
+    assert any(":lifted" in n for n in loaded.values) == (rows % 4 == 0)
+    if rows % 4 == 0:
+        elements = 16 if layout == "q4f16_1" else 64
+        lifted = sorted(loaded.values)
+        assert len(lifted) == 2 and all(":lifted" in n for n in lifted)
+        got = {np.dtype(v.dtype): v for v in loaded.values.values()}
+        np.testing.assert_array_equal(got[data.dtype], tile_numpy(data, elements))
+        per = elements * {"q8_0": 1, "q4_0": 2, "q4f16_1": 8}[layout] // 32
+        np.testing.assert_array_equal(got[np.dtype(np.float16)], tile_numpy(scales, per))
+    int8 = activations == "i8" and host_vectors().dot is not None
+    w = dequantize(layout, data, scales)
+    for m in ROWS_M:
+        x = RNG.standard_normal((m, k), dtype=np.float32)
+        seen = quantized_x(x) if int8 and m <= 4 else x.astype(np.float64)
+        check(loaded["main"](x), seen @ w.T)
+
+
+def test_tiled_shape_deduction() -> None:
+    """``<layout>x4`` deduces the untiled weight's [rows, k] from static tiled shapes, and says what is wrong."""
+    bb = rb.BlockBuilder()
+    params = {
+        "x": rb.tensor(["b", 256]),
+        "d": rb.tensor([16, 512], "ui8"),
+        "s": rb.tensor([16, 32], "f16"),
+        "e": rb.tensor([16, 500], "ui8"),
+        "n": rb.tensor(["r", 512], "ui8"),
+    }
+    with bb.function("main", params) as (x, d, s, e, n):
+        y = R.dequantize_matmul(x, d, s, "q4_0x4")
+        assert str(y.type) == '!relax.tensor<["b", 64], f32>'
+        with pytest.raises(ShapeError, match="pieces of 4 x 64, got 500 columns"):
+            R.dequantize_matmul(x, e, s, "q4_0x4")
+        with pytest.raises(ShapeError, match="static 2-D 'data'"):
+            R.dequantize_matmul(x, n, s, "q4_0x4")
+        bb.ret(y)
