@@ -154,9 +154,54 @@ TO_LLVM: Pipeline = [
 ]
 
 
+# Upstream passes that rewrite each function on its own (no symbols added, nothing outside the function
+# read): ``per_function`` nests them under the functions, which MLIR then lowers on all cores.
+FUNCTION_LOCAL = frozenset(
+    {
+        "canonicalize",
+        "cse",
+        "buffer-deallocation-simplification",
+        "convert-linalg-to-loops",
+        "convert-vector-to-scf",
+        "math-expand-ops",
+        "lower-affine",
+        "convert-scf-to-cf",
+        "expand-strided-metadata",
+        "convert-math-to-llvm",
+        "convert-arith-to-llvm",
+        "convert-index-to-llvm",
+        "convert-ub-to-llvm",
+    }
+)
+
+
+def per_function(pipeline: Pipeline) -> Pipeline:
+    """``pipeline`` with each run of consecutive ``FUNCTION_LOCAL`` passes nested under the functions
+    (``func.func``, ``llvm.func`` after ``convert-func-to-llvm``): MLIR runs a nested pipeline on the
+    functions in parallel, on its context's threads, and the IR it produces is the same as at module level
+    (a module-level run of these passes only visits the functions one after the other). The lowering of a
+    model's kernels is most of ``host-to-llvm``'s time (the 12-layer LLM: about 1.2 of 2.1 s)."""
+    out: Pipeline = []
+    run: Pipeline = []
+    anchor = "func.func"
+    for element in [*pipeline, None]:
+        if element is not None and element.name in FUNCTION_LOCAL and element.nested is None:
+            run.append(element)
+            continue
+        if run:
+            out.append(P(anchor, nested=run))
+            run = []
+        if element is not None:
+            out.append(element)
+            if element.name == "convert-func-to-llvm":
+                anchor = "llvm.func"
+    return out
+
+
 def host_to_llvm() -> Pipeline:
-    """The upstream passes from host code and tensor kernels to the LLVM dialect."""
-    return [*BUFFERIZE, *TO_LLVM]
+    """The upstream passes from host code and tensor kernels to the LLVM dialect, function-local ones on
+    each function in parallel (``per_function``)."""
+    return per_function([*BUFFERIZE, *TO_LLVM])
 
 
 LEVELS = {n: text(relax_level(n)) for n in range(4)}  # as text, for tests and benchmarks that edit it

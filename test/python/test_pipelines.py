@@ -124,3 +124,24 @@ def test_every_op_test_passes_at_level(level: int, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and " failed" not in done.stdout
+
+
+def test_host_to_llvm_lowers_functions_in_parallel_to_the_same_ir() -> None:
+    """``host-to-llvm`` runs its function-local passes nested under the functions (MLIR lowers those on all
+    cores) and produces exactly the IR of the same passes at module level."""
+    from relax_mlir.pipelines.cpu import BUFFERIZE, FUNCTION_LOCAL, TO_LLVM, host_to_llvm
+    from relax_mlir.targets import steps
+
+    nested = host_to_llvm()
+    assert not FUNCTION_LOCAL & {e.name for e in nested}  # none left at module level
+    inner = {p.name for e in nested if e.nested and e.name in ("func.func", "llvm.func") for p in e.nested}
+    assert {"expand-strided-metadata", "convert-arith-to-llvm", "convert-ub-to-llvm"} <= inner
+    source = steps.source(transformer_block(D, HEADS, FF).operation)
+    texts = []
+    for pipeline in ([*BUFFERIZE, *TO_LLVM], nested):
+        with make_context():
+            op = steps.parse(source)
+            steps.run(op, LEVELS[3])
+            steps.run(op, pipeline)
+            texts.append(str(op))
+    assert texts[0] == texts[1]
