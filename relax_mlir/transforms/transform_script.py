@@ -26,6 +26,6 @@ def run_transform_script(module: ir.Operation, sequence: str) -> None:
     script = holder.body.operations[0].operation
     module.regions[0].blocks[0].append(script)
     try:
-        passmanager.PassManager.parse("builtin.module(transform-interpreter,canonicalize,cse)").run(module)
+        passmanager.PassManager.parse("builtin.module(transform-interpreter,func.func(canonicalize,cse))").run(module)
     finally:
         script.erase()

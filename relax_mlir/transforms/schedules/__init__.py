@@ -447,7 +447,7 @@ class ScheduleKernels:
             if s.prepare is not None:
                 s.prepare(module)
         # fold sizes known as constants into static shapes first: the sizes ``mark_unclaimed`` judges
-        passmanager.PassManager.parse("builtin.module(canonicalize)").run(module)
+        passmanager.PassManager.parse("builtin.module(func.func(canonicalize))").run(module)
         mark_unclaimed(module)
         try:
             run_transform_script(module, "".join(s.body(f"_{i}", unit) for i, s in enumerate(active)))
