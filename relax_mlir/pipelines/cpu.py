@@ -188,6 +188,9 @@ def per_function(pipeline: Pipeline) -> Pipeline:
         if element is not None and element.name in FUNCTION_LOCAL and element.nested is None:
             run.append(element)
             continue
+        if element is not None and element.name == anchor and element.nested is not None:
+            run.extend(element.nested)  # already nested: one pipeline per function with its neighbours
+            continue
         if run:
             out.append(P(anchor, nested=run))
             run = []

@@ -50,19 +50,19 @@ OLD_PIPELINES = {
         "convert-func-to-llvm,convert-ub-to-llvm,convert-openmp-to-llvm,gpu-to-llvm,"
         "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}"
     ),
-    "host-to-llvm": (
+    "host-to-llvm": (  # function-local passes on each function in parallel (pipelines/cpu.py: per_function)
         "builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
-        "canonicalize,func.func(buffer-loop-hoisting),relax-return-destinations,drop-equivalent-buffer-results,"
-        "expand-realloc{emit-deallocs=false},canonicalize,relax-thread-buffers,ownership-based-buffer-deallocation,"
-        "canonicalize,buffer-deallocation-simplification,relax-split-deallocs,"
-        "bufferization-lower-deallocations,cse,canonicalize,canonicalize,relax-lower-parallel,"
-        "relax-reassociate-reductions,convert-linalg-to-loops,relax-approximate-math,"
-        "convert-vector-to-scf{full-unroll=true},relax-fuse-multiply-add,"
-        "math-expand-ops{ops=rsqrt,exp2,fpowi},convert-math-to-libm,convert-vector-to-llvm,"
-        "convert-bufferization-to-memref,relax-check-llvm-lowerable,lower-affine,convert-scf-to-cf,"
-        "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,"
-        "convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-        "convert-ub-to-llvm,convert-openmp-to-llvm,reconcile-unrealized-casts)"
+        "func.func(canonicalize,buffer-loop-hoisting),relax-return-destinations,drop-equivalent-buffer-results,"
+        "expand-realloc{emit-deallocs=false},func.func(canonicalize),relax-thread-buffers,"
+        "ownership-based-buffer-deallocation,func.func(canonicalize,buffer-deallocation-simplification),"
+        "relax-split-deallocs,bufferization-lower-deallocations,func.func(cse,canonicalize,canonicalize),"
+        "relax-lower-parallel,relax-reassociate-reductions,func.func(convert-linalg-to-loops),"
+        "relax-approximate-math,func.func(convert-vector-to-scf{full-unroll=true}),relax-fuse-multiply-add,"
+        "func.func(math-expand-ops{ops=rsqrt,exp2,fpowi}),convert-math-to-libm,convert-vector-to-llvm,"
+        "convert-bufferization-to-memref,relax-check-llvm-lowerable,"
+        "func.func(lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine),finalize-memref-to-llvm,"
+        "func.func(convert-math-to-llvm,convert-arith-to-llvm,convert-index-to-llvm),convert-cf-to-llvm,"
+        "convert-func-to-llvm,llvm.func(convert-ub-to-llvm),convert-openmp-to-llvm,reconcile-unrealized-casts)"
     ),
     "relax-O0": (
         "relax-verify,relax-specialize-ranks,relax-infer-shapes,relax-bind-region-dims,relax-lift-load-time-params,"
