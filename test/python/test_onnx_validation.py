@@ -49,6 +49,8 @@ def one_node(op_type: str, inputs: list[str], outputs: list[str] = ("y",), **att
         (one_node("Relu", ["x"] * 5), r"ONNX node 'n1' \(Relu, opset 21\): has 5 inputs; Relu-14 takes 1$"),
         (one_node("Relu", ["x"], ["y", "z"]), r"'n1' \(Relu, opset 21\): has 2 outputs; Relu-14 takes 1$"),
         (one_node("Sum", []), r"'n1' \(Sum, opset 21\): has 0 inputs; Sum-13 takes 1 or more"),
+        (one_node("Concat", ["", ""], axis=0), r"'n1' \(Concat, opset 21\): needs at least 1 given input\(s\) for 'inputs', got 0"),
+        (one_node("Add", ["x", ""]), r"'n1' \(Add, opset 21\): input #1 \('B'\) is required, got the empty name"),
         (one_node("Softmax", ["x"], axis=1.5), r"'n1' \(Softmax, opset 21\): attribute 'axis' must be INT, got FLOAT"),
         (one_node("Relu", ["x"], alpha=1.0), r"'n1' \(Relu, opset 21\): unknown attribute 'alpha' \(Relu-14 has: none\)"),
         (one_node("Cast", ["x"]), r"'n1' \(Cast, opset 21\): required attribute\(s\) to missing"),

@@ -159,6 +159,7 @@ def _check_node(node: onnx.NodeProto, opset: int, where: str) -> None:
             raise ConversionError(
                 f"{where}: has {n} {kind}; {node.op_type}-{schema.since_version} takes {allowed}"
             )
+    _check_required_inputs(node, schema, where)
     seen = set()
     for a in node.attribute:
         if a.name in seen:
@@ -176,6 +177,24 @@ def _check_node(node: onnx.NodeProto, opset: int, where: str) -> None:
     missing = sorted(name for name, spec in schema.attributes.items() if spec.required and name not in seen)
     if missing:
         raise ConversionError(f"{where}: required attribute(s) {', '.join(missing)} missing")
+
+
+def _check_required_inputs(node: onnx.NodeProto, schema: onnx.defs.OpSchema, where: str) -> None:
+    """Inputs the schema requires are given: not the empty name (which marks an absent optional input)."""
+    Option = onnx.defs.OpSchema.FormalParameterOption
+    for i, formal in enumerate(schema.inputs):
+        if formal.option == Option.Variadic:
+            given = sum(1 for name in node.input[i:] if name)
+            if given < formal.min_arity:
+                raise ConversionError(
+                    f"{where}: needs at least {formal.min_arity} given input(s) for '{formal.name}', "
+                    f"got {given} (an empty name marks an absent optional input)"
+                )
+            return
+        if formal.option == Option.Single and i < len(node.input) and not node.input[i]:
+            raise ConversionError(
+                f"{where}: input #{i} ('{formal.name}') is required, got the empty name (absent)"
+            )
 
 
 def _without_weights(model: onnx.ModelProto) -> onnx.ModelProto:
