@@ -95,6 +95,27 @@ def test_slice_and_range_with_run_time_bounds() -> None:
         check_against_ort(range_model, *(np.array(v) for v in (start, limit, delta)))
 
 
+def _const_range(start: float, limit: float, delta: float, dtype: type = np.int64) -> onnx.ModelProto:
+    inits = [
+        numpy_helper.from_array(np.array(v, dtype), n) for n, v in (("s", start), ("l", limit), ("d", delta))
+    ]
+    return node_model("Range", [], [value_info("y", dtype, None)], inits)
+
+
+def test_range_of_known_bounds_is_folded_only_when_small() -> None:
+    """A huge Range of import-time bounds is left to a kernel (fuzz case 48142: numpy allocated 8 TiB)."""
+    assert "-> !relax.tensor<[1125899906842624], i64>" in str(from_onnx(_const_range(0, 2**50, 1)))
+    for start, limit, delta in ((0, 7, 3), (5, -1, -2), (3, 3, 1), (0, 9000, 1)):
+        (y,) = run_ours(_const_range(start, limit, delta))
+        np.testing.assert_array_equal(y, np.arange(start, limit, delta))
+    (y,) = run_ours(_const_range(0.0, 1.0, 0.25, np.float32))
+    np.testing.assert_array_equal(y, np.arange(0.0, 1.0, 0.25, np.float32))
+    with pytest.raises(OnnxImportError, match=r"delta is 0: Range\(0, 5, 0\) would never end"):
+        from_onnx(_const_range(0, 5, 0))
+    with pytest.raises(OnnxImportError, match=r"Range\(0.0, inf, 1.0\) has no finite length"):
+        from_onnx(_const_range(0.0, np.inf, 1.0, np.float32))
+
+
 def test_expand_to_a_symbolic_shape() -> None:
     nodes = [
         helper.make_node("Shape", ["y"], ["s"]),

@@ -9,6 +9,8 @@ time (a Reshape whose shape is a graph input) are read into fresh symbols by a `
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from mlir import ir
 
@@ -341,11 +343,23 @@ def _constant_of_shape(ctx: NodeContext) -> list[Out]:
     return [R.full(_spell(dims), float(fill), dtype)]
 
 
+def _range_length(start: float, limit: float, delta: float) -> int:
+    """How many elements Range(start, limit, delta) has, without making them."""
+    if delta == 0:
+        raise ConversionError(f"delta is 0: Range({start}, {limit}, {delta}) would never end")
+    if all(isinstance(v, int) for v in (start, limit, delta)):
+        return max(-((start - limit) // delta), 0)  # exact ceil for Python ints
+    n = (limit - start) / delta
+    if not math.isfinite(n):
+        raise ConversionError(f"Range({start}, {limit}, {delta}) has no finite length")
+    return max(math.ceil(n), 0)
+
+
 @converter("Range")
 def _range(ctx: NodeContext) -> list[Out]:
     dtype = ctx.dtype(0)
     numbers = [ctx.const(i) for i in range(3)]
-    if all(n is not None for n in numbers):
+    if all(n is not None for n in numbers) and _range_length(*(n.item() for n in numbers)) <= KNOWN_LIMIT:
         start, limit, delta = (n.item() for n in numbers)
         return [Known(np.arange(start, limit, delta, dtype=RELAX_TO_NUMPY[dtype]), dtype)]
     exprs = [ctx.exprs(i) for i in range(3)]
