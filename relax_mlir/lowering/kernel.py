@@ -233,7 +233,23 @@ class KernelBuilder:
             return
         self.assumed[operand] = refined
         self.operand_types[operand] = refined
-        self.ins[operand] = KernelValue(self.ins[operand].name, refined, builtin_tensor(refined))
+        old, self.ins[operand] = (
+            self.ins[operand],
+            KernelValue(self.ins[operand].name, refined, builtin_tensor(refined)),
+        )
+        self._retype_dims(old, self.ins[operand])
+
+    def _retype_dims(self, old: KernelValue, new: KernelValue) -> None:
+        """Dims already read from argument ``old`` (``tensor.dim`` lines typed as ``old``) read ``new`` instead:
+        the same argument, refined by ``assume`` to a type of the same rank that the kernel now declares."""
+        if old.mlir == new.mlir:
+            return
+        lines, suffix = self._lines[0], f" : {old.mlir}"
+        for (name, axis), ssa in self._dims.items():
+            if name != old.name:
+                continue
+            line = f"{ssa} = tensor.dim {name}, {self._index.const(axis)}{suffix}"
+            lines[lines.index(line)] = line[: -len(suffix)] + f" : {new.mlir}"
 
     def check_size(self, operand: int, size: Expr) -> None:
         """State that operand ``operand`` has ``size`` elements; the kernel then sees it as a 1-D tensor of

@@ -3,6 +3,8 @@ run-time check, or exactly), the result has a known rank, so every kernel downst
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from onnx import helper
@@ -69,3 +71,24 @@ def test_if_of_two_ranks_broadcast_against_higher_rank(use: str) -> None:
     x, v = rng.standard_normal((2, 3), dtype=F32), rng.standard_normal(1, dtype=F32)
     for c in (True, False):
         check_against_ort(model, np.array(c), x, v)
+
+
+@pytest.mark.parametrize("shape", [(4,), (1, 4), (3, 4), (0, 4), (2, 1, 4), (2, 3, 4)])
+def test_add_to_an_operand_of_unknown_rank(shape: tuple[int, ...]) -> None:
+    """Fuzz case 48703: the rank-2 variant's kernel read a dim of ``x1`` before refining it to ``[m, 4]``,
+    so its text used ``%arg1`` with two types."""
+    ins = [value_info("x0", F32, ["n", 4]), value_info("x1", F32, None)]
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x0", "x1"], ["y"])], "add", ins, [value_info("y", F32, None)]
+    )
+    exe = _compiled_add(graph_model(graph).SerializeToString())
+    n = 0 if 0 in shape else 3
+    x0, x1 = rng.standard_normal((n, 4), dtype=F32), rng.standard_normal(shape, dtype=F32)
+    np.testing.assert_array_equal(exe(x0, x1), x0 + x1)
+
+
+@functools.cache
+def _compiled_add(model: bytes) -> object:
+    import onnx
+
+    return relax_mlir.compile(from_onnx(onnx.load_from_string(model)), opt_level=1)
