@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from relax_mlir.dialects.types import PrimType, RelaxType, TensorType
+from relax_mlir.dialects.types import DTYPE_BYTES, PrimType, RelaxType, TensorType, type_problem
 from relax_mlir.errors import UnsupportedOpError
 from relax_mlir.lowering.index_code import IndexCode
 from relax_mlir.shape_infer.expr import Expr, as_expr
@@ -66,13 +66,18 @@ SUB_BYTE_INTS = {
 
 
 def builtin_tensor(t: TensorType, what: str = "value") -> str:
-    """The builtin tensor type of a relax tensor type (symbolic dims become ``?``)."""
+    """The builtin tensor type of a relax tensor type (symbolic dims become ``?``); an error for static dims
+    whose size overflows int64 (MLIR's layout computations abort on them), e.g. a kernel's own tensors."""
     if t.shape is None:
         raise UnsupportedOpError(
             f"cannot lower {what} of unknown rank {t}: state its rank with relax.match_cast"
         )
     if t.dtype is None:
         raise UnsupportedOpError(f"cannot lower {what} of unknown dtype {t}: state it with relax.match_cast")
+    # kernels' own tensors may hold index values (8 bytes here), which relax tensors do not
+    problem = type_problem(t if t.dtype in DTYPE_BYTES else TensorType(t.shape, "i64"))
+    if problem is not None:
+        raise UnsupportedOpError(f"cannot lower {what} {t}: {problem}")
     dims = ["?" if d is None or not d.is_const else str(d.value) for d in t.shape]
     return "tensor<" + "".join(d + "x" for d in dims) + element(t.dtype) + ">"
 
@@ -318,7 +323,7 @@ class KernelBuilder:
     def empty(self, shape: Sequence[Expr | None], dtype: str) -> KernelValue:
         """A new ``tensor.empty`` of ``shape``."""
         t = TensorType(tuple(shape), dtype)
-        mlir = builtin_tensor(t)
+        mlir = builtin_tensor(t, f"a tensor of the relax.{self.op_name} kernel")
         name = self.fresh("empty")
         self.emit(f"{name} = tensor.empty({', '.join(self.dynamic_sizes(shape))}) : {mlir}")
         return KernelValue(name, t, mlir)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import oprun
 import pytest
+from isolated import expect_error
 from oprun import compile_fn, rand
 
 import relax_mlir.builder as rb
@@ -421,6 +422,24 @@ def test_max_pool2d_ints(dtype: str) -> None:
     for shape in [(1, 1, 1, 1), (2, 3, 5, 6), (1, 2, 8, 3)]:
         x = rand(shape, NP[dtype], low, high)
         close(exe(x), pool_ref(x, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), True, "max"), dtype)
+
+
+@pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d"])
+@pytest.mark.parametrize("kernel", [(2, 2**63 - 1), (2**32, 2**32)])
+def test_pool_window_too_large_to_address_is_an_error(op: str, kernel: tuple[int, int]) -> None:
+    """Fuzz case 49009: the kernel-shaped window tensor's static size overflowed int64 and MLIR aborted."""
+    expect_error(
+        f"""
+        import relax_mlir, relax_mlir.builder as rb
+        from relax_mlir.dialects import relax as R
+        bb = rb.BlockBuilder()
+        with bb.function("main", {{"x": rb.tensor(["n", "c", "h", "w"], "f32")}}) as (x,):
+            bb.ret(R.{op}(x, {kernel}, 2))
+        relax_mlir.compile(bb.module, opt_level=1)
+        """,
+        "CompileError",
+        match="than the 2**63 - 1 an address can reach",
+    )
 
 
 @pytest.mark.parametrize("count_include_pad", [False, True])
