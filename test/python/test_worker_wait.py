@@ -96,9 +96,9 @@ def test_a_users_openmp_wait_setting_is_left_alone(env: dict[str, str]) -> None:
         "budget = libs.thread_budget()\n"
         "assert budget is not None and budget._set_blocktime is None, 'adapted a blocktime the user set'\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, timeout=120
-    )
+    ours = ("OMP_NUM_THREADS", "KMP_BLOCKTIME", "OMP_WAIT_POLICY")
+    clean = {k: v for k, v in os.environ.items() if k not in ours}
+    proc = subprocess.run([sys.executable, "-c", code], env=clean | env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
 
