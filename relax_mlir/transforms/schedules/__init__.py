@@ -41,16 +41,16 @@ from relax_mlir.transforms.transform_script import run_transform_script
 @dataclass(frozen=True)
 class VectorUnit:
     """The vector registers that register tiles are sized for: their width in bits, how many there are, and
-    how many full-width FMAs a core issues per cycle (``fma_units``, from ``CPU_FAMILIES``).
+    whether the CPU family's matmul tiles are the wide ones (``wide_tiles``, from ``CPU_FAMILIES``).
 
-    The default is AVX-512 (32 registers of 16 f32 lanes) with one FMA per cycle. A register tile keeps
-    half the registers as accumulators (``tile_rows`` rows of two vectors), the rest holds operands; with
-    two FMA units the matmul tiles get more rows (``matmul_rows``): twice the FMAs in flight need more
-    independent accumulators to hide the FMA latency, and each loaded weight vector feeds more of them."""
+    The default is AVX-512 (32 registers of 16 f32 lanes). A register tile keeps half the registers as
+    accumulators (``tile_rows`` rows of two vectors), the rest holds operands; wide tiles have more rows
+    (``matmul_rows``): more independent accumulators hide the FMA latency of a core with two FMA units,
+    and each loaded weight vector feeds more of them."""
 
     bits: int = 512
     registers: int = 32
-    fma_units: int = 1
+    wide_tiles: bool = False
 
     def __post_init__(self) -> None:
         if self.bits < 32 or self.bits % 32 or self.registers < 4:
@@ -58,8 +58,6 @@ class VectorUnit:
                 "vector-bits must be a positive multiple of 32 and vector-registers "
                 f"at least 4, got vector-bits={self.bits} vector-registers={self.registers}"
             )
-        if self.fma_units < 1:
-            raise PassError(f"a vector unit needs at least one FMA unit, got {self.fma_units}")
 
     @property
     def lanes(self) -> int:
@@ -73,9 +71,9 @@ class VectorUnit:
 
     @property
     def matmul_rows(self) -> int:
-        """Rows of the generated matmul's register tile: ``tile_rows`` with one FMA unit; with more, as many
-        rows of two accumulators as fit beside two weight vectors and one broadcast (12 on AVX-512)."""
-        if self.fma_units == 1:
+        """Rows of the generated matmul's register tile: ``tile_rows``; wide tiles: as many rows of two
+        accumulators as fit beside two weight vectors and one broadcast (12 on AVX-512)."""
+        if not self.wide_tiles:
             return self.tile_rows
         return max(self.tile_rows, min(3 * self.tile_rows // 2, (self.registers - 3) // 2))
 
@@ -83,12 +81,12 @@ class VectorUnit:
 @dataclass(frozen=True)
 class CpuFamily:
     """A family of AVX-512 cores: its LLVM CPU names, features that identify it whatever name LLVM gives
-    the host, and its 512-bit FMAs per cycle."""
+    the host, and whether its matmul register tiles are the wide ones (``VectorUnit.wide_tiles``)."""
 
     name: str
     cpus: frozenset[str]
     features: frozenset[str]
-    fma_units: int
+    wide_tiles: bool
 
 
 # The CPU families the register tiles are chosen for (``cpu_family``; 512-bit vectors only: other hosts
@@ -99,20 +97,22 @@ class CpuFamily:
 # | ------------- | -------------------------------------------- | ------------------ | ----------- | ---------- |
 # | zen4          | znver4                                       | 1 (double-pumped)  | 8 x 32      | 8 x 16     |
 # | zen5          | znver5                                       | 2                  | 12 x 32     | 12 x 16    |
-# | intel-server  | skylake-avx512 ... graniterapids, or any CPU | 2 (ports 0 and 5)  | 12 x 32     | 12 x 16    |
+# | intel-server  | skylake-avx512 ... graniterapids, or any CPU | 2 (ports 0 and 5)  | 8 x 32      | 8 x 16     |
 # |               | with amx-tile or avx512fp16 (a Xeon that     |                    |             |            |
 # |               | LLVM 22 calls rocketlake)                    |                    |             |            |
 # | intel-client  | icelake-client, tigerlake, rocketlake, ...   | 1                  | 8 x 32      | 8 x 16     |
 # | (other)       | any other CPU, AOT and wasm targets          | 1                  | 8 x 32      | 8 x 16     |
 #
-# Zen 4's tile was measured (bench/bench_matmul.py: 8 x 32 against 6 x 32, 8 x 16 and others). The two-unit
-# rows follow from the FMA latency (4 cycles x 2 units = 8 FMAs in flight; 12 x 2 = 24 independent
-# accumulators) and are not measured on such a machine yet; on Zen 4 (one unit) the 12-row tile runs at
-# 57-90% of numpy where the 8-row one runs at 84-106% (``relax-schedule-kernels{cpu=sapphirerapids}``
-# compiles the Intel tiles on any machine).
+# Measured, one thread, tiles compiled side by side in one process: on Zen 4 (8 x 32 against 6 x 32, 8 x 16
+# and others; 12 x 32 ran at 57-90% of numpy where 8 x 32 ran at 84-106%) and on an Intel Xeon
+# (emeraldrapids): 12 x 32 ran at 0.49-1.0x the speed of 8 x 32 over 12 sizes (0.49x at 32x768x768, 0.65x at
+# 128x768x3072, 0.82x at 1024^3), and 6 x 64, 4 x 64 and 10 x 32 were no faster than 8 x 32; its batch
+# tiles 12 x 16 and 8 x 16 were within 15% either way. Zen 5's wide tiles follow from the FMA latency
+# (4 cycles x 2 units = 8 FMAs in flight; 12 x 2 = 24 independent accumulators) and are not measured on
+# such a machine yet (``relax-schedule-kernels{cpu=znver5}`` compiles them on any machine).
 CPU_FAMILIES = (
-    CpuFamily("zen4", frozenset({"znver4"}), frozenset(), 1),
-    CpuFamily("zen5", frozenset({"znver5"}), frozenset(), 2),
+    CpuFamily("zen4", frozenset({"znver4"}), frozenset(), False),
+    CpuFamily("zen5", frozenset({"znver5"}), frozenset(), True),
     CpuFamily(
         "intel-server",
         frozenset(
@@ -129,16 +129,16 @@ CPU_FAMILIES = (
             }
         ),
         frozenset({"amx-tile", "avx512fp16"}),
-        2,
+        False,
     ),
     CpuFamily(
         "intel-client",
         frozenset({"cannonlake", "icelake-client", "tigerlake", "rocketlake"}),
         frozenset(),
-        1,
+        False,
     ),
 )
-GENERIC = CpuFamily("generic", frozenset(), frozenset(), 1)
+GENERIC = CpuFamily("generic", frozenset(), frozenset(), False)
 
 
 def cpu_family(cpu: str, features: Mapping[str, bool]) -> CpuFamily:
@@ -168,11 +168,10 @@ def parse_features(text: str) -> dict[str, bool]:
 
 def vector_unit(bits: int, registers: int, cpu: str = "host", features: str = "") -> VectorUnit:
     """The ``VectorUnit`` for ``bits``-wide vectors on LLVM CPU ``cpu`` (``host``: this machine; its
-    ``features`` when given, else the host's for ``host``): the family's FMA units apply to 512-bit vectors."""
+    ``features`` when given, else the host's for ``host``): the family's wide tiles apply to 512-bit vectors."""
     name, found = host_cpu() if cpu == "host" else (cpu, {})
     flags = parse_features(features) if features else found
-    units = cpu_family(name, flags).fma_units if bits == 512 else 1
-    return VectorUnit(bits, registers, units)
+    return VectorUnit(bits, registers, bits == 512 and cpu_family(name, flags).wide_tiles)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Transform-dialect schedule for matmul-like kernels: two levels of tiling, peeling, vectorization.
 
 Every ``linalg.matmul`` is tiled to 128x128x256 blocks (rows rounded to whole register tiles), then to
-register tiles of ``VectorUnit.matmul_rows`` rows of two vectors (8x32 on AVX-512 with one FMA unit, 12x32
-with two: the table ``CPU_FAMILIES``; 4x8 for SIMD128) whose loops over i and j are peeled so the main
+register tiles of ``VectorUnit.matmul_rows`` rows of two vectors (8x32 on AVX-512, 12x32 on families with
+wide tiles: the table ``CPU_FAMILIES``; 4x8 for SIMD128) whose loops over i and j are peeled so the main
 tiles are static. The remainders get no scalar loops: the column remainder is split into tiles of one
 vector, vectorized with masked loads and stores; the row remainder is split into single rows (a mask on
 rows would read the lhs one guarded element at a time). The depth is tiled by 1 last, innermost; the
@@ -32,8 +32,8 @@ MATMUL_LIKE = (
 
 def register_tile(op: str, unit: VectorUnit) -> tuple[int, ...]:
     """The register tile of ``op`` on ``unit``: ``matmul_rows`` rows of two vectors (matmul) or of one
-    (batch_matmul, whose n is often a head size of 64 or less): (8, 32, 1) and (1, 8, 16, 1) on AVX-512
-    with one FMA unit (Zen 4), 12 rows with two (``CPU_FAMILIES``)."""
+    (batch_matmul, whose n is often a head size of 64 or less): (8, 32, 1) and (1, 8, 16, 1) on AVX-512,
+    12 rows on families with wide tiles (``CPU_FAMILIES``)."""
     if op == "linalg.batch_matmul":
         return (1, unit.matmul_rows, unit.lanes, 1)
     return (unit.matmul_rows, 2 * unit.lanes, 1)
