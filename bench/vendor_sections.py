@@ -1,0 +1,40 @@
+"""Results files with one section per CPU vendor (and mode): a run rewrites only its own section, so the
+numbers of one machine family stay next to the other's (bench/RESULTS.md, bench/LLM_RESULTS.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+VENDORS = {"AuthenticAMD": "AMD", "GenuineIntel": "Intel"}
+
+
+def cpu_vendor() -> str:
+    """This machine's CPU vendor (``AMD``, ``Intel``, else /proc/cpuinfo's ``vendor_id`` or ``unknown``)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "vendor_id":
+            return VENDORS.get(value.strip(), value.strip() or "unknown")
+    return "unknown"
+
+
+def markers(key: str) -> tuple[str, str]:
+    """The comments that open and close section ``key`` (a vendor, e.g. ``AMD``, or ``AMD under load``)."""
+    return f"<!-- results: {key} begin -->", f"<!-- results: {key} end -->"
+
+
+def merge_section(old: str, section: str, key: str, header: list[str], notes_marker: str = "") -> str:
+    """The text ``old`` with section ``key`` replaced by ``section`` (or added after the other sections;
+    ``header`` starts a new file); the other sections, and anything after ``notes_marker``, are kept."""
+    body, marker, notes = old.partition(notes_marker) if notes_marker else (old, "", "")
+    begin, end = markers(key)
+    block = f"{begin}\n{section.rstrip()}\n{end}\n"
+    if begin in body and end in body:
+        head, _, rest = body.partition(begin)
+        body = head + block + rest.partition(end)[2].lstrip("\n")
+    else:
+        body = (body if body.strip() else "\n".join(header)).rstrip() + "\n\n" + block
+    return body.rstrip() + "\n" + (f"\n{notes_marker}{notes}" if marker else "")
