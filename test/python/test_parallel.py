@@ -202,8 +202,8 @@ def test_packed_matmul_split_along_panels(rows: list, k: int, n: int, shapes: li
 
 def test_packed_matmul_small_calls_stay_serial() -> None:
     """At the default min-work the chunk count of a 64x64 weight's product is decided per call: one chunk
-    (no fork) for few rows, two once the work (m * 64 * 64 / 4, plus the fill's m * 64) reaches 2**18 at
-    about 250 rows."""
+    (no fork) for few rows, two once the work (m * 64 * 64 / 4, plus the fill's m * 64 and the weight's
+    64 * 64 elements) reaches 2**18 at about 240 rows."""
     w = rand((64, 64), low=-1, high=1)
     module = build_fn({"x": rb.tensor(["m", 64])}, lambda x: R.matmul(x, R.constant(w)))
     text = host_ir(module, LEVELS[2].replace(PASS, f"{PASS}{{num-threads=2}}"))
@@ -212,6 +212,21 @@ def test_packed_matmul_small_calls_stay_serial() -> None:
     for m in (1, 8, 64, 257):
         x = rand((m, 64), low=-1, high=1)
         np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("k", "n", "split"), [(512, 512, True), (784, 512, True), (64, 64, False)])
+def test_one_row_products_split_when_their_weight_is_big(k: int, n: int, split: bool) -> None:
+    """A matrix-vector product reads its whole packed weight on every call: at the default min-work it is
+    split along the panels once the weight holds 2**18 elements (1 MiB: memory-bound), and small ones stay
+    serial; the split product has the same bits as the serial one."""
+    w = rand((k, n), low=-1, high=1)
+    module = build_fn({"x": rb.tensor([1, k])}, lambda x: R.matmul(x, R.constant(w)))
+    two = f"{PASS}{{num-threads=2}}"
+    assert ("scf.forall" in _packed_parents(module, 2, parallelize.MIN_WORK)) is split
+    x = rand((1, k), low=-1, high=1)
+    serial = compile(module, pipeline=pipeline(1))(x)
+    np.testing.assert_allclose(serial, x @ w, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(compile(module, pipeline=LEVELS[2].replace(PASS, two))(x), serial)
 
 
 # libomp's idle workers sleep at once unless the user says otherwise (libs.OPENMP_BLOCKTIME_MS): spinning
