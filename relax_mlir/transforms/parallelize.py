@@ -200,7 +200,7 @@ class _Kernel:
 
     def work(self, ops: list[ir.Operation]) -> int | ir.Value:
         """The summed iteration-space sizes of ``ops`` (what the loop will run; contractions and
-        convolutions weighted 1/``CONTRACTION_WEIGHT``)."""
+        convolutions weighted 1/``CONTRACTION_WEIGHT``; a packed matmul adds its weight's elements)."""
         total: int | ir.Value = 0
         for op in ops:
             ranges = self.loop_ranges(op)
