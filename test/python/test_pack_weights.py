@@ -5,14 +5,17 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from mlir import ir, passmanager
 from onnx import TensorProto, helper, numpy_helper
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
 from relax_mlir.errors import ShapeError
 from relax_mlir.frontend.onnx import from_onnx
+from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
 from relax_mlir.targets import compile
 from relax_mlir.transforms.pack_weights import ALIGN, WIDTH
+from relax_mlir.transforms.schedules.packed_matmul import mark_narrow_blocks, set_share
 
 RNG = np.random.default_rng(7)
 
@@ -59,6 +62,7 @@ def test_constant_weight_model(level: int, k: int, n: int) -> None:
     [
         (["m"], 512, 2048, [(1,), (7,), (16,), (129,), (512,)]),
         (["m"], 31, 17, [(1,), (9,), (24,)]),
+        (["m"], 2048, 300, [(1,), (9,), (70,), (130,)]),  # cache blocks of 8 panels (20 panels: a tail of 4)
         ([5], 20, 64, [(5,)]),  # a static row count
         (
             ["b", "s"],
@@ -152,3 +156,39 @@ def test_large_weight_both_packing_paths(read_blobs: bool, monkeypatch: pytest.M
     for m in (1, 8, 13):
         x = rand(m, k)
         np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("depth", "panels", "share"),
+    [
+        (2048, 16, 16),  # every panel starts at the same set (2048 lines apart) and spans sets 0-1023
+        (2048, 8, 8),
+        (768, 16, 6),  # starts 256 sets apart, each twice; 768 lines span 3 of those starts
+        (1024, 16, 8),  # starts 0 and 1024, 8 each, spanning disjoint halves
+        (4096, 16, 16),  # DEPTH rows of each panel only: still all from set 0
+        (1, 16, 1),  # one line per panel, on consecutive sets
+    ],
+)
+def test_set_share(depth: int, panels: int, share: int) -> None:
+    """Lines of one L2 set that a cache block of 64-byte panel rows takes, derived by hand."""
+    assert set_share(depth, 64, panels) == share
+
+
+@pytest.mark.parametrize(("k", "narrow"), [(2048, True), (4096, True), (768, False), (1024, False)])
+def test_aliasing_blocks_are_narrow(k: int, narrow: bool) -> None:
+    """A product whose panels lie a multiple of the L2's set period apart gets cache blocks of half the
+    panels ("main-narrow"); others keep the full blocks."""
+    n = 16 * WIDTH
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["m", k]), "p": rb.tensor([n // WIDTH, k, WIDTH])}) as (x, p):
+        bb.ret(R.matmul_packed(x, p, n))
+    module = bb.module
+    with module.context, ir.Location.unknown():
+        load_passes()
+        pm = passmanager.PassManager("builtin.module")
+        add_pipeline(pm, parse_pipeline("relax-verify,relax-infer-shapes,convert-relax-to-linalg"))
+        pm.run(module.operation)
+        mark_narrow_blocks(module.operation)
+    text = str(module)
+    assert ('relax.packed_matmul = "main-narrow"' in text) is narrow
+    assert ('relax.packed_matmul = "main"' in text) is not narrow

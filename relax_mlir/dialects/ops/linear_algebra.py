@@ -356,7 +356,7 @@ def _broadcast_matmul(k: KernelBuilder, a: KernelValue, b: KernelValue, c: Kerne
 
 PACKED_ROWS = 8  # rows of a register block of the packed matmul (transforms/schedules/packed_matmul.py)
 PACKED_PANELS = 2  # panels of its register block: parallel chunks hold a multiple of it (parallelize.py)
-PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" (row blocks) or "rest<r>" (r rows)
+PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" or "main-narrow" (row blocks) or "rest<r>" (r rows)
 
 
 def _packed_2d(

@@ -2,7 +2,7 @@
 
 Its lowering (``dialects/ops/linear_algebra.py``) writes ``linalg.generic`` ops marked
 ``relax.packed_matmul``: ``"main"`` over row blocks ``x`` [m1, 8, k] x panels [np, k, nr] ->
-[m1, 8, np, nr], and ``"rest<r>"`` over the last ``r = m mod 8`` rows (one op per ``r``, selected at run
+[m1, 8, np, nr] (or ``"main-narrow"``, below), and ``"rest<r>"`` over the last ``r = m mod 8`` rows (one op per ``r``, selected at run
 time). Panels are contiguous, so a register
 block streams its weights from consecutive addresses whatever the row stride of ``W`` was, and both
 ops have static inner dims whatever ``m`` is: nothing falls back to scalar code.
@@ -16,9 +16,16 @@ each weight vector loaded feeds ``r`` FMAs and decoding a few tokens streams the
 is one vector wide, ``relax-pack-weights``) with the depth loop innermost; the panel loop is peeled (a cache block that is not a multiple of the register block);
 unit dims are folded, the static blocks vectorized, the accumulators hoisted out of the depth loop,
 and the products contracted to FMAs (``relax-fuse-multiply-add``). bench/bench_packed.py measures it.
+
+A cache block's panels lie ``k`` rows apart; when that stride is a multiple of the L2's set period (k = 2048:
+128 KB), the same depth of every panel falls in one L2 set, and 16 panels overflow its ways (512x2048x768 ran
+at 55% of OpenBLAS on emeraldrapids, against 100% with 8 panels). ``mark_narrow_blocks`` (``prepare``)
+marks those ops ``"main-narrow"``, tiled into cache blocks of half as many panels.
 """
 
 from __future__ import annotations
+
+from mlir import ir
 
 from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS, PACKED_ROWS
 from relax_mlir.transforms.schedules import VectorUnit, register_schedule, vectorize_to_outer_products
@@ -26,12 +33,55 @@ from relax_mlir.transforms.schedules import VectorUnit, register_schedule, vecto
 ROW_BLOCKS = 8  # row blocks of 8 per cache block
 CACHE_COLUMNS = 256  # columns per cache block (16 panels of 16 on AVX-512)
 DEPTH = 1024  # depth per cache block
+L2_SETS = 2048  # sets of a core's L2 cache: Golden Cove's 2 MB of 16 ways and Zen 4's 1 MB of 8 ways alike
+LINE = 64  # bytes of a cache line
+SET_SHARE = 8  # most lines of one L2 set a cache block may take (k = 1024 takes 8; 16 ways)
+NARROW = "-narrow"  # suffix of the kind of a "main" op whose cache blocks hold half as many panels
 PANELS = PACKED_PANELS  # panels per register block (main): tile_rows x 2 vectors of accumulators
 # the contractions keep unit dims (one row, one panel): drop them before lowering to outer products
 UNIT_DIM_PATTERNS = """
 transform.apply_patterns.vector.cast_away_vector_leading_one_dim
 transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
 """
+
+
+def set_share(depth: int, row_bytes: int, panels: int) -> int:
+    """The most lines of one L2 set that a cache block of ``panels`` panels (each ``depth`` rows of
+    ``row_bytes``, one after another) holds, over ``min(depth, DEPTH)`` rows of each panel."""
+    starts = [0] * (L2_SETS + 1)  # panels starting (+1) and ending (-1) at each set, wrapping around
+    span = min(depth, DEPTH) * row_bytes
+    for p in range(panels):
+        first, last = p * depth * row_bytes // LINE, (p * depth * row_bytes + span - 1) // LINE
+        a, b = first % L2_SETS, last % L2_SETS
+        starts[a] += 1
+        starts[b + 1] -= 1
+        if a > b:  # wraps past the last set
+            starts[0] += 1
+            starts[L2_SETS] -= 1
+    most = covered = 0
+    for step in starts[:L2_SETS]:
+        covered += step
+        most = max(most, covered)
+    return most
+
+
+def mark_narrow_blocks(module: ir.Operation) -> None:
+    """Mark ``"main"`` ops whose cache block of ``CACHE_COLUMNS`` columns would take more than ``SET_SHARE``
+    lines of an L2 set (``set_share``) ``"main-narrow"``."""
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name != "linalg.generic" or PACKED_ATTR not in op.attributes:
+            return ir.WalkResult.ADVANCE
+        if ir.StringAttr(op.attributes[PACKED_ATTR]).value != "main":
+            return ir.WalkResult.ADVANCE
+        w = ir.RankedTensorType(op.operands[1].type)
+        _, depth, width = w.shape
+        row_bytes = width * w.element_type.width // 8
+        if set_share(depth, row_bytes, max(PANELS, CACHE_COLUMNS // width)) > SET_SHARE:
+            op.attributes[PACKED_ATTR] = ir.StringAttr.get("main" + NARROW)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
 def _tile_type(loops: int) -> str:
@@ -70,14 +120,17 @@ def _rest_panels(rows: int, unit: VectorUnit) -> int:
     return next(p for p in (8, 4, 2, 1) if rows * p + p + 1 <= unit.registers or p == 1)
 
 
-@register_schedule("packed_matmul", ops=("linalg.generic",))
+@register_schedule("packed_matmul", ops=("linalg.generic",), prepare=mark_narrow_blocks)
 def packed_matmul_schedule(s: str, unit: VectorUnit) -> str:
     """The marked generics: cache blocks, peeled register blocks, vectorized to FMAs."""
     cache_panels = max(PANELS, CACHE_COLUMNS // unit.lanes)
     rows = _rows(unit)
     peel = 2 if rows else 1  # the panel loop among the tiled loops
-    main = _tile("main", [ROW_BLOCKS, 0, cache_panels, 0, DEPTH], [1, rows, PANELS, 0, 1], peel, s)
-    kinds = ["main", *(f"rest{r}" for r in range(1, PACKED_ROWS))]
+    main = "".join(
+        _tile(kind, [ROW_BLOCKS, 0, panels, 0, DEPTH], [1, rows, PANELS, 0, 1], peel, s)
+        for kind, panels in (("main", cache_panels), ("main" + NARROW, max(PANELS, cache_panels // 2)))
+    )
+    kinds = ["main", "main" + NARROW, *(f"rest{r}" for r in range(1, PACKED_ROWS))]
     rest = "".join(
         _tile(f"rest{r}", [0, cache_panels, 0, DEPTH], [0, _rest_panels(r, unit), 0, 1], 0, s)
         for r in range(1, PACKED_ROWS)
