@@ -5,6 +5,7 @@ test_openmp_fallback.py."""
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -177,7 +178,8 @@ def _packed_parents(module, threads: int, min_work: int) -> list[str]:
 @pytest.mark.parametrize(
     "rows, k, n, shapes",
     [
-        (["m"], 64, 200, [(1,), (7,), (8,), (19,)]),  # 14 panels: chunks of 8 + 6 (2 threads), 6 + 6 + 2 (3)
+        (["m"], 64, 200, [(1,), (7,), (8,), (19,)]),  # 14 panels: 7 chunks of 2 (2 and 3 threads)
+        (["m"], 32, 1240, [(1,), (9,)]),  # 78 panels (AVX-512): 3 chunks of 24 + 6 (2 threads)
         (["b", "s"], 32, 64, [(1, 1), (2, 9), (3, 16)]),  # the lowering loops over b: split inside it
         ([2, "s"], 48, 96, [(2, 5), (2, 8)]),
     ],
@@ -198,6 +200,41 @@ def test_packed_matmul_split_along_panels(rows: list, k: int, n: int, shapes: li
         np.testing.assert_allclose(serial, np.maximum(x @ w + b, 0), rtol=1e-4, atol=1e-4)
         for t in (2, 3):
             np.testing.assert_array_equal(exes[t](x), serial)
+
+
+@pytest.mark.parametrize(
+    ("panels", "threads", "tile"),
+    [
+        (192, 2, 48),  # 24 quanta of 8 panels: 4 chunks
+        (2000, 2, 200),  # 250 quanta: 10 chunks (4 and 5 do not divide evenly over 2 threads / 250)
+        (2000, 3, 200),  # 10 chunks: no multiple of 3 up to 24 divides 250
+        (80, 2, 8),  # 10 quanta: 10 chunks
+        (48, 2, 8),  # 6 quanta: 6 chunks
+        (14, 2, 2),  # fewer than 2 quanta of 8: quanta of 2, 7 chunks
+        (13, 2, 4),  # an odd count: chunks of 2 quanta of 2, the last one partial
+        (2, 2, 2),  # one register block: one chunk
+    ],
+)
+def test_packed_chunks_divide_the_panels(panels: int, threads: int, tile: int) -> None:
+    """Hand-derived chunk sizes: about 2 chunks per thread, whole quanta, the count dividing the panels
+    (a multiple of the threads when one does) so that every chunk has the same static size."""
+    assert parallelize._chunk_panels(panels, threads) == tile
+
+
+def test_big_weight_chunks_are_static_and_not_inlined() -> None:
+    """A weight of 2**18 elements or more always splits (at any row count): the chunk size is a constant,
+    not chosen per call, and the chunk functions keep LLVM from inlining them into both callers."""
+    w = rand((512, 1280), low=-1, high=1)  # AVX-512: 80 panels, 10 chunks of 8
+    module = build_fn({"x": rb.tensor(["m", 512])}, lambda x: R.matmul(x, R.constant(w)))
+    two = LEVELS[2].replace(PASS, f"{PASS}{{num-threads=2}}")
+    texts: dict[str, str] = {}
+    exe = compile(module, pipeline=two, on_stage=texts.__setitem__)
+    assert re.search(r"scf\.forall \(%\w+\) in \(\d+\)", texts["host"])  # a constant chunk count
+    assert "arith.cmpi uge" not in texts["host"]  # not compared with min-work per call
+    assert "noinline" in texts.get("llvm", "noinline")  # (no llvm stage on a cache hit)
+    for m in (1, 7, 8, 33):
+        x = rand((m, 512), low=-1, high=1)
+        np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
 
 
 def test_packed_matmul_small_calls_stay_serial() -> None:
