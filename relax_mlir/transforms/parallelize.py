@@ -14,9 +14,10 @@ when the run-time thread count is 1, on the calling thread without entering Open
 Kernel schedules (``relax-schedule-kernels``) run after this and match the tiled ops inside the loops.
 Ops a kernel already wraps in loops of its own stay outside the chunks (serial), except the packed-weight
 matmul's generics (marked ``relax.packed_matmul``, maybe inside the lowering's loop over a batch dim):
-they are split along the weight panels (independent columns; rows may be as few as 1), in up to
-``CHUNKS_PER_THREAD`` chunks per thread of whole register blocks (``PACKED_CHUNK`` panels), with their zero
-fill fused, by the same run-time rule; a thread preempted on a busy machine then delays only one chunk.
+they are split along the weight panels (independent columns; rows may be as few as 1), in about
+``CHUNKS_PER_THREAD`` chunks per thread of whole register blocks, all of one static size where the count
+divides the panels (``_chunk_panels``), with their zero fill fused, by the same run-time rule (always, for a
+weight of min-work elements or more); a thread preempted on a busy machine then delays only one chunk.
 
 The thread count is the pass option ``num-threads``; 0 (the default) reads ``$RELAX_MLIR_NUM_THREADS``
 and otherwise uses the cores available to the process. With one thread the pass leaves kernels serial.
