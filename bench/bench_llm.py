@@ -46,7 +46,7 @@ import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path[:0] = [str(HERE.parent), str(HERE)]  # relax_mlir and vendor_sections, also when imported as a module
 
 from vendor_sections import cpu_vendor, merge_section  # noqa: E402
 

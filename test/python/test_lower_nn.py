@@ -387,7 +387,9 @@ def test_pool_reference_by_hand() -> None:
 
 POOL = [
     # kernel, strides, padding, dilation, ceil_mode, shapes (h, w)
-    (2, None, 0, 1, False, [(2, 2), (5, 4), (7, 9)]),
+    (2, None, 0, 1, False, [(2, 2), (5, 4), (7, 9)]),  # windows that tile the input: a generic
+    (2, 2, 0, 1, False, [(64, 64), (33, 31), (0, 4), (1, 1)]),
+    (3, 3, 1, 1, True, [(1, 1), (7, 8), (12, 9)]),
     (3, 2, 1, 1, True, [(1, 1), (6, 5), (8, 7)]),
     ((3, 2), (2, 1), (1, 0, 1, 1), 1, True, [(2, 1), (5, 6), (9, 3)]),
     (2, 1, 0, 2, False, [(3, 3), (4, 7), (6, 5)]),
@@ -412,16 +414,32 @@ def test_max_pool2d(kernel, strides, padding, dilation, ceil_mode: bool, shapes)
         close(exe(x), pool_ref(x, *args, ceil_mode, "max"))
 
 
+@pytest.mark.parametrize("kernel, strides", [(3, 2), (2, 2)])  # overlapping windows; windows that tile
 @pytest.mark.parametrize("dtype", ["i1", "i8", "ui8", "i32"])
-def test_max_pool2d_ints(dtype: str) -> None:
+def test_max_pool2d_ints(dtype: str, kernel: int, strides: int) -> None:
     """Booleans too (found by fuzzing: their lowest value was an i1 constant filling i8 storage)."""
     exe = compile_fn(
-        {"x": rb.tensor(["n", "c", "h", "w"], dtype)}, lambda x: R.max_pool2d(x, 3, 2, 1, ceil_mode=True)
+        {"x": rb.tensor(["n", "c", "h", "w"], dtype)},
+        lambda x: R.max_pool2d(x, kernel, strides, 1, ceil_mode=True),
     )
     low, high = {"i1": (0, 2), "i8": (-128, 128), "ui8": (0, 256), "i32": (-(2**31), 2**31 - 1)}[dtype]
+    args = ((kernel, kernel), (strides, strides), (1, 1, 1, 1), (1, 1), True, "max")
     for shape in [(1, 1, 1, 1), (2, 3, 5, 6), (1, 2, 8, 3)]:
         x = rand(shape, NP[dtype], low, high)
-        close(exe(x), pool_ref(x, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), True, "max"), dtype)
+        close(exe(x), pool_ref(x, *args), dtype)
+
+
+@pytest.mark.parametrize("kernel, strides", [(3, 2), (2, 2)])
+def test_max_pool2d_propagates_nan(kernel: int, strides: int) -> None:
+    """A NaN in a window makes its maximum NaN (numpy's and ONNX Runtime's), in both lowerings."""
+    exe = compile_fn({"x": rb.tensor(["n", 2, "h", "w"])}, lambda x: R.max_pool2d(x, kernel, strides))
+    x = rand((1, 2, 6, 7))
+    x[0, 1, 2, 3] = np.nan
+    want = pool_ref(x, (kernel, kernel), (strides, strides), (0, 0, 0, 0), (1, 1), False, "max")
+    got = exe(x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(want).any()
+    close(got[~np.isnan(got)], want[~np.isnan(want)])
 
 
 @pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d"])

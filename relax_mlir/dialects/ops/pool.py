@@ -2,7 +2,8 @@
 
 Lowering: the input is padded with ``tensor.pad`` (-inf or the type's minimum for max, 0 for average; in
 ``ceil_mode`` the right padding grows so the last window fits), then ``linalg.pooling_nchw_max`` or
-``linalg.pooling_nchw_sum`` runs over it (a ``linalg.generic`` with ``arith.maxui`` for unsigned and i1).
+``linalg.pooling_nchw_sum`` runs over it (max: a ``linalg.generic`` for windows that tile the input, and
+with ``arith.maxui`` for unsigned and i1).
 Average pooling divides by the number of window taps inside the input (or inside the padded input
 with ``count_include_pad``), as PyTorch does, with dilation counted tap by tap. Adaptive average
 pooling sums with masked reductions along H then W (window i covers [floor(i*H/out), ceil((i+1)*H/out))),
@@ -96,9 +97,14 @@ class MaxPool2dOp(Pool2dOp):
         acc = fill_tensor(k, lowest, out)
         window = _window(k, x.dtype)
         attrs = window_attrs(k.attrs["strides"], k.attrs["dilation"])
-        if is_float(x.dtype) or not unsigned_order(x.dtype):
+        unsigned = not is_float(x.dtype) and unsigned_order(x.dtype)
+        if not unsigned and not _disjoint_windows(k.attrs):
             return [named_linalg(k, "linalg.pooling_nchw_max", attrs, [xp, window], acc)]
-        # The named op compares signed; unsigned ints and booleans need an unsigned maximum.
+        # A generic: the named op compares signed (unsigned ints and booleans need an unsigned maximum), and
+        # windows that tile the input (stride = kernel) run 2.8-3.3x faster as its loops, which LLVM
+        # vectorizes along the output row, than as the named op's schedule, which unrolls strided windows
+        # per output (2x2 windows on [8, 16, 64, 64] f32: 0.107 against 0.295 ms on znver4). Overlapping
+        # windows (3x3, stride 2) are faster as the named op (0.98 against 1.48 ms on [8, 64, 56, 56]).
         (sh, sw), (dh, dw) = k.attrs["strides"], k.attrs["dilation"]
         maps = [
             f"(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * {sh} + d4 * {dh}, d3 * {sw} + d5 * {dw})",
@@ -106,14 +112,20 @@ class MaxPool2dOp(Pool2dOp):
             "(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)",
         ]
         t = element(x.dtype)
+        maximum = "maxui" if unsigned else "maximumf" if is_float(x.dtype) else "maxsi"
         [r] = k.generic(
             [xp, window],
             [acc],
             maps,
             ["parallel"] * 4 + ["reduction"] * 2,
-            lambda a: [k.scalar(f"arith.maxui {a[2]}, {a[0]}", t)],
+            lambda a: [k.scalar(f"arith.{maximum} {a[2]}, {a[0]}", t)],
         )
         return [r]
+
+
+def _disjoint_windows(attrs: dict[str, Any]) -> bool:
+    """Whether the windows tile the input without overlap or gaps: stride = kernel, no dilation."""
+    return list(attrs["strides"]) == list(attrs["kernel"]) and all(d == 1 for d in attrs["dilation"])
 
 
 @relax_op

@@ -33,6 +33,8 @@
 
 // CHECK-LABEL: func.func @max_pool2d(
 // CHECK:         "relax.call_tir"(%arg0) {callee = @[[MAX_POOL:max_pool2d_[0-9]+]]}
+// CHECK-LABEL: func.func @max_pool2d_tiles(
+// CHECK:         "relax.call_tir"(%arg0) {callee = @[[MAX_POOL_TILES:max_pool2d_[0-9]+]]}
 // CHECK-LABEL: func.func @avg_pool2d(
 // CHECK:         "relax.call_tir"(%arg0) {callee = @[[AVG_POOL:avg_pool2d_[0-9]+]]}
 // CHECK-LABEL: func.func @adaptive(
@@ -124,6 +126,13 @@
 // CHECK:         %[[WIN:.*]] = tensor.empty() : tensor<3x3xf32>
 // CHECK:         linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[WIN]] : tensor<?x8x?x?xf32>, tensor<3x3xf32>) outs(%[[INIT]] : tensor<?x8x?x?xf32>)
 
+// Windows that tile the input (stride = kernel): a generic of loops LLVM vectorizes along the row.
+// CHECK-LABEL: func.func private @max_pool2d_1(%arg0: tensor<?x8x?x?xf32>, %arg1: tensor<?x8x?x?xf32>)
+// CHECK:         %[[WIN2:.*]] = tensor.empty() : tensor<2x2xf32>
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%arg0, %[[WIN2]] : tensor<?x8x?x?xf32>, tensor<2x2xf32>)
+// CHECK:           arith.maximumf
+// CHECK-NOT:     linalg.pooling_nchw_max
+
 // Average pooling: a sum pool, then a division by the taps counted per output row and column.
 // CHECK-LABEL: func.func private @avg_pool2d_0(%arg0: tensor<?x8x?x?xf32>, %arg1: tensor<?x8x?x?xf32>)
 // CHECK:         %[[SUMP:.*]] = linalg.pooling_nchw_sum {{.*}} outs(%{{.*}} : tensor<?x8x?x?xf32>)
@@ -182,6 +191,11 @@ func.func @grouped(%x: !relax.tensor<["n", "c", "l"], f32>, %w: !relax.tensor<[8
 func.func @max_pool2d(%x: !relax.tensor<["n", 8, "h", "w"], f32>) -> !relax.tensor<["n", 8, "h floordiv 2 + 1", "w floordiv 2 + 1"], f32> {
   %0 = "relax.max_pool2d"(%x) {ceil_mode = true, dilation = [1, 1], kernel = [3, 3], padding = [1, 1, 1, 1], strides = [2, 2]} : (!relax.tensor<["n", 8, "h", "w"], f32>) -> !relax.tensor<["n", 8, "h floordiv 2 + 1", "w floordiv 2 + 1"], f32>
   return %0 : !relax.tensor<["n", 8, "h floordiv 2 + 1", "w floordiv 2 + 1"], f32>
+}
+
+func.func @max_pool2d_tiles(%x: !relax.tensor<["n", 8, "h", "w"], f32>) -> !relax.tensor<["n", 8, "h floordiv 2", "w floordiv 2"], f32> {
+  %0 = "relax.max_pool2d"(%x) {ceil_mode = false, dilation = [1, 1], kernel = [2, 2], padding = [0, 0, 0, 0], strides = [2, 2]} : (!relax.tensor<["n", 8, "h", "w"], f32>) -> !relax.tensor<["n", 8, "h floordiv 2", "w floordiv 2"], f32>
+  return %0 : !relax.tensor<["n", 8, "h floordiv 2", "w floordiv 2"], f32>
 }
 
 func.func @avg_pool2d(%x: !relax.tensor<["n", 8, "h", "w"], f32>) -> !relax.tensor<["n", 8, "h", "w"], f32> {
