@@ -232,9 +232,26 @@ def test_big_weight_chunks_are_static_and_not_inlined() -> None:
     assert re.search(r"scf\.forall \(%\w+\) in \(\d+\)", texts["host"])  # a constant chunk count
     assert "arith.cmpi uge" not in texts["host"]  # not compared with min-work per call
     assert "noinline" in texts.get("llvm", "noinline")  # (no llvm stage on a cache hit)
+    assert "schedule(dynamic)" not in texts.get("llvm", "")  # equal chunks, 5 per thread: static blocks
     for m in (1, 7, 8, 33):
         x = rand((m, 512), low=-1, high=1)
         np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_unequal_packed_chunks_are_claimed_dynamically() -> None:
+    """Chunks that the threads do not divide evenly (AVX-512: 14 panels, 7 chunks of 2 on 2 threads) are
+    claimed one at a time, so that a preempted thread delays only its current chunk; equal shares keep
+    one block per thread. The numbers stay numpy's."""
+    w = rand((64, 200), low=-1, high=1)
+    module = build_fn({"x": rb.tensor(["m", 64])}, lambda x: R.matmul(x, R.constant(w)))
+    texts: dict[str, str] = {}
+    exe = compile(module, pipeline=pipeline(2), on_stage=texts.__setitem__)
+    panels = int(re.search(r"tensor<(\d+)x64x\d+xf32>", texts["host"]).group(1))  # the packed weight
+    chunks = -(-panels // parallelize._chunk_panels(panels, 2))
+    if "llvm" in texts:  # (no llvm stage on a cache hit)
+        assert ("schedule(dynamic)" in texts["llvm"]) == (chunks % 2 == 1)
+    x = rand((5, 64), low=-1, high=1)
+    np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
 
 
 def test_packed_matmul_small_calls_stay_serial() -> None:
