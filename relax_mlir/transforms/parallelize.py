@@ -653,7 +653,7 @@ def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
     runtime call (Debian's libomp 14 even formats its debug-trace strings there): a 2048x768 Q4_0 GEMV at
     batch 1 on 2 threads took 132 us dynamic, 81 us static, 63 us on 1 thread (min of 2000 calls, loaded
     machine); the 784-512-512-10 MLP at batch 1 on 2 threads 0.046-0.059 ms with 4 chunks per matmul
-    dynamic, 0.039-0.049 static (znver4)."""
+    dynamic, 0.031 static (znver4)."""
     nests = ops_named(parallel, "omp.loop_nest")
     if len(nests) != 1 or len(parallel.operands) != 1:
         return
