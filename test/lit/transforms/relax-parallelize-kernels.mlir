@@ -164,12 +164,15 @@ func.func private @packed(%x: tensor<?x?x64xf32>, %w: tensor<32x64x16xf32>, %out
 }
 
 // With a static row count (the last rows of a decode step, "rest4"), the work and the chunks are static:
-// 4 chunks of 8 panels; lowered to OpenMP, more chunks than threads go to threads by a dynamic schedule,
-// so a thread preempted on a busy machine delays only the chunk it runs.
+// 4 chunks of 8 panels; lowered to OpenMP, chunks that the threads divide evenly go to threads in one
+// contiguous block each (a static schedule: libomp's dynamic one claims every chunk with a runtime call).
 // CHECK-LABEL: func.func private @packed_rows
 // CHECK: scf.forall (%{{.*}}) in (4)
 // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x512xf32>, tensor<8x512x16xf32>) outs(%{{.*}} : tensor<4x8x16xf32>) attrs = {relax.packed_matmul = "rest4"}
 // OMP-LABEL: func.func private @packed_rows(
+// OMP: omp.wsloop {
+// OMP-NOT: schedule(dynamic)
+// OMP-LABEL: func.func private @packed_rows_unequal(
 // OMP: omp.wsloop schedule(dynamic)
 func.func private @packed_rows(%x: tensor<4x512xf32>, %w: tensor<32x512x16xf32>, %out: tensor<4x32x16xf32>) -> tensor<4x32x16xf32> {
   %zero = arith.constant 0.0 : f32
@@ -182,4 +185,22 @@ func.func private @packed_rows(%x: tensor<4x512xf32>, %w: tensor<32x512x16xf32>,
     linalg.yield %t : f32
   } -> tensor<4x32x16xf32>
   return %y : tensor<4x32x16xf32>
+}
+
+// 7 rows by 14 panels (work 7 * 224 * 512 / 4 + the weight's 114688 elements, above min-work): 7 chunks of
+// 2 panels, which 2 threads do not divide: a dynamic schedule, so that a thread preempted on a busy machine
+// delays only the chunk it runs.
+// CHECK-LABEL: func.func private @packed_rows_unequal
+// CHECK: scf.forall (%{{.*}}) in (7)
+func.func private @packed_rows_unequal(%x: tensor<7x512xf32>, %w: tensor<14x512x16xf32>, %out: tensor<7x14x16xf32>) -> tensor<7x14x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%out : tensor<7x14x16xf32>) -> tensor<7x14x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<7x512xf32>, tensor<14x512x16xf32>) outs(%init : tensor<7x14x16xf32>) attrs = {relax.packed_matmul = "rest7"} {
+  ^bb0(%a: f32, %p: f32, %c: f32):
+    %m = arith.mulf %a, %p : f32
+    %t = arith.addf %c, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<7x14x16xf32>
+  return %y : tensor<7x14x16xf32>
 }
