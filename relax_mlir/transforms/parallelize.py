@@ -56,7 +56,7 @@ MIN_WORK = 1 << 18
 CONTRACTION_WEIGHT = 4
 _DYNAMIC = -(2**63)  # ShapedType::kDynamic in static bound lists
 MAX_TILED_DIMS = 2
-CHUNKS_PER_THREAD = 2  # chunks per thread of a packed matmul's panels (run by a dynamic schedule)
+CHUNKS_PER_THREAD = 2  # chunks per thread of a packed matmul's panels, at least (``_chunk_panels``)
 PACKED_CHUNK = 8  # panels per chunk quantum: every packed register block's panel count divides it
 MAX_CHUNK_FACTOR = 4  # most chunks of a packed matmul, in multiples of the count wanted (``_chunk_panels``)
 
@@ -372,7 +372,7 @@ def _chunk_panels(panels: int, threads: int) -> int:
     blocks = -(-panels // quantum)
     want = min(CHUNKS_PER_THREAD * threads, blocks)
     if panels % quantum == 0:
-        fits = [c for c in range(want, MAX_CHUNK_FACTOR * want + 1) if c <= blocks and blocks % c == 0]
+        fits = [c for c in range(want, min(MAX_CHUNK_FACTOR * want, blocks) + 1) if blocks % c == 0]
         balanced = [c for c in fits if c % threads == 0]
         if balanced or fits:
             return panels // (balanced or fits)[0]
