@@ -35,11 +35,14 @@ INLINE_MAX_OPS = 64
 
 def cleanup(opt_level: int) -> Pipeline:
     """Relax-level cleanups; constants are folded by compiling them at ``opt_level``. From O2, small (or
-    once-called) private relax functions are inlined first, so fusion sees across the call."""
+    once-called) private relax functions are inlined first, so fusion sees across the call, and batch norms
+    with constant statistics are folded into the convolutions before them (not exact: a rounding differs)."""
     inline = [P("relax-inline", max_ops=INLINE_MAX_OPS)] if opt_level >= 2 else []
+    fold_bn = [P("relax-fold-batch-norm")] if opt_level >= 2 else []
     return [
         *inline,
         P("relax-canonicalize"),
+        *fold_bn,
         P("relax-fold-constants", opt_level=opt_level),
         P("relax-cse"),
         P("relax-dce"),

@@ -75,14 +75,14 @@ OLD_PIPELINES = {
     ),
     "relax-O2": (
         "relax-verify,relax-specialize-ranks,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-inline{max-ops=64},"
-        "relax-canonicalize,relax-fold-constants{opt-level=2},"
+        "relax-canonicalize,relax-fold-batch-norm,relax-fold-constants{opt-level=2},"
         "relax-cse,relax-dce,relax-fuse-attention,relax-pack-weights{opt-level=2},relax-lift-load-time-params,relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
         "relax-parallelize-kernels,relax-schedule-kernels"
     ),
     "relax-O3": (
         "relax-verify,relax-specialize-ranks,relax-infer-shapes,relax-bind-region-dims,relax-fuse-dequantize-matmul,relax-inline{max-ops=64},"
-        "relax-canonicalize,relax-fold-constants{opt-level=3},"
+        "relax-canonicalize,relax-fold-batch-norm,relax-fold-constants{opt-level=3},"
         "relax-cse,relax-dce,relax-fuse-attention,relax-pack-weights{opt-level=3},relax-lift-load-time-params,relax-dispatch-blas,relax-fuse-ops,"
         "convert-relax-to-linalg,relax-fuse-kernels,relax-plan-memory,relax-lower-host,"
         "relax-parallelize-kernels,relax-schedule-kernels"
@@ -92,7 +92,7 @@ OLD_PIPELINES = {
     # on the host)
     "relax-to-host-gpu": (
         "relax-verify,relax-specialize-ranks,relax-infer-shapes,relax-bind-region-dims,relax-inline{max-ops=64},"
-        "relax-canonicalize,"
+        "relax-canonicalize,relax-fold-batch-norm,"
         "relax-fold-constants{opt-level=2},"
         "relax-cse,relax-dce,relax-lift-load-time-params,relax-fuse-ops,convert-relax-to-linalg{conv=direct},"
         "relax-fuse-kernels,"
