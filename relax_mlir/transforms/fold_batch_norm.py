@@ -102,14 +102,12 @@ def _fold(bn: ir.Operation) -> bool:
         return False
     conv, b = found
     epsilon = ir.FloatAttr(bn.attributes["epsilon"]).value
-    ones = list(
-        range(1, rank - 1)
-    )  # [C] -> [C, 1, ...]: per channel of [N, C, spatial...] and of OI<spatial>
+    ones = list(range(1, rank - 1))  # [C] -> [C, 1, ...]: per channel of [N, C, spatial...]
     with ir.InsertionPoint(bn), bn.location:
-        scale = R.multiply(gamma, R.rsqrt(R.add(var, R.constant(np.array(epsilon, NUMPY_DTYPES[t.dtype])))))
-        weight = R.multiply(
-            conv.operands[1], R.expand_dims(scale, list(range(1, rank)))
-        )  # per O of OI<spatial>
+        eps = R.constant(np.array(epsilon, NUMPY_DTYPES[t.dtype]))
+        scale = R.multiply(gamma, R.rsqrt(R.add(var, eps)))
+        # per output channel of the OI<spatial> weight
+        weight = R.multiply(conv.operands[1], R.expand_dims(scale, list(range(1, rank))))
         attrs = {name: conv.attributes[name] for name in conv.attributes}
         new = ir.Operation.create(
             conv.name, results=[conv.results[0].type], operands=[conv.operands[0], weight], attributes=attrs
@@ -120,9 +118,6 @@ def _fold(bn: ir.Operation) -> bool:
             centered = R.subtract(b, R.expand_dims(mean, ones))
             shift = R.add(R.multiply(centered, R.expand_dims(scale, ones)), R.expand_dims(beta, ones))
         y = R.add(new.results[0], shift)
-    if y.type != bn.results[0].type:
-        erase_dead_producers([y])
-        return False
     replace_op(bn, [y])
     erase_dead_producers([x])
     return True
