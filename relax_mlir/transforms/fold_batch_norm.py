@@ -8,8 +8,8 @@ when absent). The new weight and shift are relax ops on constants, which ``relax
 next) evaluates: the kernel then keeps only the bias add, and the per-row ``rsqrt`` and the three other
 operations per element of the normalization disappear. Like every such fold it rounds differently from
 the unfolded graph (the product ``W * s`` is rounded once), so it runs from ``relax-O2``. The convolution
-(and the bias add) must have no other use, and the weight at most ``MAX_WEIGHT_ELEMENTS`` elements, the
-limit up to which ``relax-fold-constants`` folds (a larger weight would be rescaled on every call).
+(and the bias add) must have no other use, and the weight at most ``MAX_ELEMENTS`` elements,
+``relax-fold-constants``' default limit (a larger weight would be rescaled on every call).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from relax_mlir.dialects.dims import normalize_axis
 from relax_mlir.dialects.ops.conv import ConvOp
 from relax_mlir.dialects.ops.nn import BatchNormOp
 from relax_mlir.dialects.types import NUMPY_DTYPES, TensorType, relax_type
+from relax_mlir.transforms.fold_constants import MAX_ELEMENTS
 from relax_mlir.transforms.registry import register_pass
 from relax_mlir.transforms.relax_ir import (
     erase_dead_producers,
@@ -32,7 +33,6 @@ from relax_mlir.transforms.relax_ir import (
     walk_relax_ops,
 )
 
-MAX_WEIGHT_ELEMENTS = 1 << 20  # relax-fold-constants' default max-elements
 MAX_DEPTH = 8  # producer ops followed back to relax.constant
 
 
@@ -67,7 +67,7 @@ def _conv_of(v: ir.Value) -> ir.Operation | None:
     w = relax_type(op.operands[1].type)
     if not isinstance(w, TensorType) or w.shape is None or not all(d.is_const for d in w.shape):
         return None
-    return op if int(np.prod([d.value for d in w.shape])) <= MAX_WEIGHT_ELEMENTS else None
+    return op if int(np.prod([d.value for d in w.shape])) <= MAX_ELEMENTS else None
 
 
 def _split_bias(y: ir.Value) -> tuple[ir.Operation, ir.Value | None] | None:

@@ -54,6 +54,7 @@ def set_evaluator(evaluator: Evaluator) -> None:
     _evaluator = evaluator
 
 
+MAX_ELEMENTS = 1 << 20  # default max-elements: the largest value folded
 SMALL_GENERATED = 4096  # elements: largest value folded when no relax.constant feeds it
 
 
@@ -225,7 +226,7 @@ def fold_compute(f: ir.Operation, max_elements: int, opt_level: int) -> int:
     return folded
 
 
-def fold_constants(module: ir.Operation, max_elements: int = 1 << 20, opt_level: int = 3) -> int:
+def fold_constants(module: ir.Operation, max_elements: int = MAX_ELEMENTS, opt_level: int = 3) -> int:
     """Run both foldings on every function of ``module``; the number of values folded."""
     total = 0
     for f in functions(module):
@@ -238,7 +239,7 @@ def fold_constants(module: ir.Operation, max_elements: int = 1 << 20, opt_level:
 class FoldConstants:
     """Fold known symbolic integers to prim_value and evaluate constant subgraphs (compiled) to constants."""
 
-    max_elements: int = 1 << 20
+    max_elements: int = MAX_ELEMENTS
     opt_level: int = 3
 
     def run(self, module: ir.Operation) -> None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mlir import ir, passmanager
+from mlir import ir
 from onnx import TensorProto, helper, numpy_helper
+from test_cleanup import run
+from test_lower_nn import conv2d_ref
 
 from relax_mlir.frontend.onnx import from_onnx
-from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
 from relax_mlir.targets import compile
 
 RNG = np.random.default_rng(7)
@@ -30,27 +31,10 @@ def _stats(c: int) -> list[np.ndarray]:
 
 
 def _conv_ref(x: np.ndarray, w: np.ndarray, stride: int, pad: int, groups: int) -> np.ndarray:
-    """NC<spatial> x OI<spatial> convolution in float64 (1-D or 2-D)."""
-    x, w = x.astype(np.float64), w.astype(np.float64)
-    one_d = x.ndim == 3
-    if one_d:
-        x, w = x[:, :, None, :], w[:, :, None, :]
-    pads = [(0, 0), (0, 0), (0, 0) if one_d else (pad, pad), (pad, pad)]
-    xp = np.pad(x, pads)
-    n, _, h, wd = xp.shape
-    f, cg, kh, kw = w.shape
-    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
-    y = np.zeros((n, f, oh, ow))
-    per = f // groups
-    for o in range(f):
-        g = o // per
-        for i in range(kh):
-            for j in range(kw):
-                patch = xp[
-                    :, g * cg : (g + 1) * cg, i : i + stride * oh : stride, j : j + stride * ow : stride
-                ]
-                y[:, o] += np.einsum("nchw,c->nhw", patch, w[o, :, i, j])
-    return y[:, :, 0] if one_d else y
+    """NC<spatial> x OI<spatial> convolution in float64 by ``conv2d_ref`` (1-D: a unit height)."""
+    if x.ndim == 4:
+        return conv2d_ref(x, w, (stride, stride), (pad,) * 4, (1, 1), groups)
+    return conv2d_ref(x[:, :, None], w[:, :, None], (1, stride), (0, pad, 0, pad), (1, 1), groups)[:, :, 0]
 
 
 def _model(
@@ -99,14 +83,8 @@ def _model(
 
 
 def _batch_norms_after_fold(model) -> int:
-    module = from_onnx(model)
-    load_passes()
-    with module.context:
-        pm = passmanager.PassManager("builtin.module")
-        add_pipeline(
-            pm, parse_pipeline("relax-canonicalize,relax-fold-batch-norm,relax-fold-constants,relax-dce")
-        )
-        pm.run(module.operation)
+    """The batch_norm, multiply and rsqrt ops left after folding ``model``'s batch norms and constants."""
+    module = run(from_onnx(model), "relax-canonicalize,relax-fold-batch-norm,relax-fold-constants,relax-dce")
     count = [0]
 
     def visit(op: ir.Operation) -> ir.WalkResult:
