@@ -141,8 +141,9 @@ def _shape_getter(positions: Sequence[int]) -> Callable[[Sequence[int]], Any]:
 
 
 # Input kinds of the fast path (_INPLACE: a tensor the function updates in place). _SLOW (no numpy dtype, unknown rank) always goes to ``bind``, which
-# rejects every call of such a function, so a _SLOW input never reaches ``_run``.
-_TENSOR, _PRIM, _SHAPE, _SLOW, _INPLACE = 0, 1, 2, 3, 4
+# rejects every call of such a function, so a _SLOW input never reaches ``_run``. _FIXED: a run of inputs
+# fixed for every call (``Fixed``), in the plan of a ``Fixed`` only.
+_TENSOR, _PRIM, _SHAPE, _SLOW, _INPLACE, _FIXED = 0, 1, 2, 3, 4, 5
 _STATUS_WORDS = 4  # check code, actual, expected, spare
 _DESC_WORDS_1D = 5  # allocated, aligned, offset, size, stride
 
@@ -171,6 +172,28 @@ def unpack_list(data: np.ndarray, shapes: np.ndarray) -> list[np.ndarray]:
     sizes = np.prod(shapes, axis=1, dtype=np.int64) if shapes.shape[1] else np.ones(len(shapes), np.int64)
     ends = np.cumsum(sizes)
     return [data[e - n : e].reshape(tuple(row)) for e, n, row in zip(ends, sizes, shapes.tolist())]
+
+
+def descriptor_words(array: np.ndarray) -> tuple[int, ...]:
+    """The memref descriptor of a C-contiguous array: allocated and aligned pointers, offset, sizes, strides."""
+    address = data_address(array)
+    return (address, address, 0, *array.shape, *_row_major(array.shape))
+
+
+@dataclass
+class Fixed:
+    """Tensor inputs that are the same arrays in every call (``BoundFunction``'s load-time parameters),
+    checked once (``Signature.fix``): a call checks and packs only the others.
+
+    ``plan`` is the function's input plan with each run of consecutive fixed inputs as one ``_FIXED`` entry
+    (its rank field: the run's index in ``runs``); ``runs`` holds each run's arrays and dims; ``layout``
+    is the order of ``Function._run``'s descriptors: an input's position among the tensors, or a fixed
+    run's descriptor words."""
+
+    plan: list[tuple[int, Any, int]]
+    runs: list[tuple[list[np.ndarray], tuple[int, ...]]]
+    layout: list[int | tuple[int, ...]]
+    positions: list[int]  # the flat input index of each free argument
 
 
 @dataclass
@@ -293,6 +316,54 @@ class Signature:
     def _env(self, dims: Sequence[int]) -> dict[str, int]:
         """The symbol values ``bind`` would return, from the dims tuple."""
         return dict(zip(self._symbols, self._symbol_get(dims))) if self._symbol_get else {}
+
+    def fix(self, values: Mapping[int, np.ndarray]) -> Fixed | None:
+        """The fast path with the tensor inputs ``values`` (flat input index -> array) fixed, or None when
+        the function has no fast path or an array would not take it (calls then check every input)."""
+        if not (self._fast and self._flat_params) or not values:
+            return None
+        plan: list[tuple[int, Any, int]] = []
+        runs: list[tuple[list[np.ndarray], tuple[int, ...]]] = []
+        layout: list[int | tuple[int, ...]] = []
+        positions: list[int] = []
+        tensors = 0
+        for i, (kind, dtype, rank) in enumerate(self._input_plan):
+            if i not in values:
+                plan.append((kind, dtype, rank))
+                positions.append(i)
+                if kind in (_TENSOR, _INPLACE):
+                    layout.append(tensors)
+                    tensors += 1
+                continue
+            value = values[i]
+            if kind != _TENSOR or type(value) is not np.ndarray or value.dtype != dtype or value.ndim != rank:
+                return None
+            if not value.flags.c_contiguous:
+                return None
+            words = descriptor_words(value)
+            if plan and plan[-1][0] == _FIXED:
+                arrays, dims = runs[-1]
+                runs[-1] = ([*arrays, value], dims + value.shape)
+                layout[-1] = layout[-1] + words  # type: ignore[operator]
+            else:
+                plan.append((_FIXED, None, len(runs)))
+                runs.append(([value], value.shape))
+                layout.append(words)
+            tensors += 1
+        return Fixed(plan, runs, layout, positions)
+
+    def call_fixed(self, fixed: Fixed, args: Sequence[Any], full: Callable[[], list[Any]]) -> Any:
+        """``call_all`` with ``fixed``'s inputs and ``args`` for the others (in their order); ``full()``
+        gives every argument, for ``bind``'s checks and errors when the fast path declines."""
+        gathered = None
+        if len(args) == len(fixed.positions):
+            try:
+                gathered = self._gather(args, fixed)
+            except Exception:  # noqa: BLE001 (``bind`` raises it again, in its order)
+                gathered = None
+        if gathered is None:
+            return self.call_all(*full())
+        return self._run(*gathered, fixed)
 
     # -- checking inputs ---------------------------------------------------------------------------
     def _flatten(self, args: Sequence[Any]) -> list[Any]:
@@ -421,12 +492,22 @@ class Signature:
             raise InputError(f"@{self.name}: {where} must be a shape of {n} integers, got {value!r}")
         return [int(v) for v in value]
 
-    def _gather(self, flat: Sequence[Any]) -> tuple[list[np.ndarray], tuple[int, ...], list[int]] | None:
-        """The fast path's ``bind``: contiguous arrays, dims tuple and ints, or None to defer to ``bind``."""
+    def _gather(
+        self, flat: Sequence[Any], fixed: Fixed | None = None
+    ) -> tuple[list[np.ndarray], tuple[int, ...], list[int]] | None:
+        """The fast path's ``bind``: contiguous arrays, dims tuple and ints, or None to defer to ``bind``;
+        with ``fixed``, ``flat`` holds the other inputs only."""
         arrays: list[np.ndarray] = []
         dims: tuple[int, ...] = ()
         ints: list[int] = []
-        for (kind, dtype, rank), value in zip(self._input_plan, flat):
+        given = iter(flat)
+        for kind, dtype, rank in self._input_plan if fixed is None else fixed.plan:
+            if kind == _FIXED:
+                run_arrays, run_dims = fixed.runs[rank]  # type: ignore[union-attr]
+                arrays += run_arrays
+                dims += run_dims
+                continue
+            value = next(given)
             if kind == _TENSOR or kind == _INPLACE:
                 if type(value) is not np.ndarray:
                     return None
@@ -522,8 +603,11 @@ class Signature:
             gathered = self._rebind(args)
         return self._run(*gathered)
 
-    def _run(self, arrays: list[np.ndarray], dims: tuple[int, ...], ints: list[int]) -> Any:
-        """Run the function on checked inputs (contiguous arrays, the dims tuple, the ints)."""
+    def _run(
+        self, arrays: list[np.ndarray], dims: tuple[int, ...], ints: list[int], fixed: Fixed | None = None
+    ) -> Any:
+        """Run the function on checked inputs (contiguous arrays, the dims tuple, the ints; ``fixed``: the
+        ``Fixed`` some of the arrays come from)."""
         raise NotImplementedError
 
     def _structure(self, flat: list[Any]) -> Any:
@@ -669,8 +753,11 @@ class Function(Signature):
         args.append(constant_descriptor())
         return _Frame(buffer, args, context)
 
-    def _run(self, arrays: list[np.ndarray], dims: tuple[int, ...], ints: list[int]) -> Any:
-        """Allocate the outputs, pack the descriptors into a frame, call the native code."""
+    def _run(
+        self, arrays: list[np.ndarray], dims: tuple[int, ...], ints: list[int], fixed: Fixed | None = None
+    ) -> Any:
+        """Allocate the outputs, pack the descriptors into a frame (``fixed``'s words as they are), call the
+        native code."""
         if self._workers is not None:
             self._workers.tick()
         extended = dims + self._out_consts if self._out_consts else dims
@@ -690,7 +777,11 @@ class Function(Signature):
         frame = frames.pop() if frames else self._new_frame()
         try:
             words: list[int] = []
-            for array in chain(arrays, outs):
+            tensors = arrays if fixed is None else [arrays[a] if type(a) is int else a for a in fixed.layout]
+            for array in chain(tensors, outs):
+                if type(array) is tuple:  # a fixed run's descriptors
+                    words += array
+                    continue
                 address = data_address(array)
                 sizes = array.shape
                 words += (address, address, 0)
@@ -831,12 +922,21 @@ class BoundFunction:
     def __init__(self, function: Signature, values: Mapping[str, np.ndarray]) -> None:
         self.function = function
         self.name = function.name
-        self._at = [(i, values[n]) for i, n in sorted(function.load_time)]
+        # views: reshaping the caller's array objects later cannot change what the function reads
+        self._at = [(i, values[n].view()) for i, n in sorted(function.load_time)]
+        # the load-time arrays checked once: a call checks and packs the other arguments only
+        self._fixed = function.fix(dict(self._at)) if isinstance(function, Signature) else None
 
     def __repr__(self) -> str:
         return f"<bound {self.function!r}>"
 
     def __call__(self, *args: Any) -> Any:
+        if self._fixed is not None:
+            return self.function.call_fixed(self._fixed, args, lambda: self._full(args))
+        return self.function.call_all(*self._full(args))
+
+    def _full(self, args: Sequence[Any]) -> list[Any]:
+        """Every argument: ``args`` with the load-time ones inserted."""
         full = list(args)
         for i, value in self._at:
             if i > len(full):
@@ -847,7 +947,7 @@ class BoundFunction:
             raise InputError(
                 f"@{self.name} takes {n} argument(s) besides its load-time ones, got {len(args)}"
             )
-        return self.function.call_all(*full)
+        return full
 
 
 class LoadedParams:

@@ -85,7 +85,7 @@ from relax_mlir.errors import CompileError, InputError, OutOfMemoryError, RelaxE
 from relax_mlir.pipelines.cpu import host_to_llvm
 from relax_mlir.pipelines.data import P, Pipeline, replace
 from relax_mlir.runtime import cache, capi
-from relax_mlir.runtime.executable import Executable, Signature, out_of_memory
+from relax_mlir.runtime.executable import Executable, Fixed, Signature, out_of_memory
 from relax_mlir.runtime.toolchain import find_tool
 from relax_mlir.targets import steps, wasm_js
 from relax_mlir.targets.aot import aot_pipeline, check_lowered, function_apis, run_tool
@@ -406,7 +406,9 @@ class WasmFunction(Signature):
         if rc:
             raise InputError(self.instance.last_error())
 
-    def _run(self, arrays: list[np.ndarray], dims: tuple[int, ...], ints: list[int]) -> Any:
+    def _run(
+        self, arrays: list[np.ndarray], dims: tuple[int, ...], ints: list[int], fixed: Fixed | None = None
+    ) -> Any:
         inst = self.instance
         # the inputs as (host array, shape): prim values are 0-d int64 tensors, shapes 1-d
         values: list[tuple[np.ndarray, tuple[int, ...]]] = []

@@ -125,6 +125,39 @@ def test_lifting_composes_through_calls(level: int, callee_ops: int) -> None:
             np.testing.assert_allclose(params[f](x), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("level", [0, 3])
+def test_bound_calls_check_the_load_time_arrays_once(level: int) -> None:
+    """A bound function's load-time arrays, between other parameters, are checked and packed once
+    (``Signature.fix``): numpy's numbers at several shapes, the other arguments still checked with
+    ``bind``'s errors, and reshaping the caller's array object afterwards changes nothing."""
+    bb = rb.BlockBuilder()
+    params = {"x": rb.tensor(["b", 6]), "w": rb.tensor([6, 4]), "y": rb.tensor(["b", 4]), "g": rb.tensor([4])}
+    with bb.function("main", params, load_time=["w", "g"]) as (x, w, y, g):
+        with bb.dataflow():
+            out = bb.emit_output(R.add(R.multiply(R.matmul(x, w), g), y))
+        bb.ret(out)
+    exe = compile(bb.module, opt_level=level)
+    w, g = rand(6, 4), rand(4)
+    w_copy, g_copy = w.copy(), g.copy()
+    bound = exe.load_params({"w": w, "g": g})["main"]
+    assert bound._fixed is not None
+    w.shape = (4, 6)  # the caller's object, not the bound one
+    bound.function.call_all = lambda *args: pytest.fail("valid arguments left the fast path")
+    for b in (0, 1, 5, 300):
+        x, y = rand(b, 6), rand(b, 4)
+        np.testing.assert_allclose(bound(x, y), x @ w_copy * g_copy + y, rtol=1e-4, atol=1e-4)
+    del bound.function.call_all
+    with pytest.raises(InputError, match="parameter 'y' dim 0 is 3, but symbol 'b' is 2"):
+        bound(rand(2, 6), rand(3, 4))
+    with pytest.raises(InputError, match="parameter 'x' has dtype float64"):
+        bound(rand(2, 6).astype(np.float64), rand(2, 4))
+    with pytest.raises(InputError, match="takes 2 argument"):
+        bound(rand(2, 6))
+    x, y = rand(3, 6), rand(3, 4)
+    strided = np.asfortranarray(x)  # not C-contiguous: the checked path copies it, same numbers
+    np.testing.assert_allclose(bound(strided, y), x @ w_copy * g_copy + y, rtol=1e-4, atol=1e-4)
+
+
 def test_load_errors_name_the_parameter() -> None:
     exe = compile(two_functions(6, 4).module, opt_level=1)
     w, g = rand(6, 4), rand(4)
