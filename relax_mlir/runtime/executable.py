@@ -175,7 +175,8 @@ def unpack_list(data: np.ndarray, shapes: np.ndarray) -> list[np.ndarray]:
 
 
 def descriptor_words(array: np.ndarray) -> tuple[int, ...]:
-    """The memref descriptor of a C-contiguous array: allocated and aligned pointers, offset, sizes, strides."""
+    """The memref descriptor of a C-contiguous array: allocated and aligned pointers, offset, sizes, strides
+    (``Function._run`` writes the same words inline, for speed)."""
     address = data_address(array)
     return (address, address, 0, *array.shape, *_row_major(array.shape))
 
@@ -193,7 +194,7 @@ class Fixed:
     plan: list[tuple[int, Any, int]]
     runs: list[tuple[list[np.ndarray], tuple[int, ...]]]
     layout: list[int | tuple[int, ...]]
-    positions: list[int]  # the flat input index of each free argument
+    free: int  # the inputs a call passes
 
 
 @dataclass
@@ -325,12 +326,12 @@ class Signature:
         plan: list[tuple[int, Any, int]] = []
         runs: list[tuple[list[np.ndarray], tuple[int, ...]]] = []
         layout: list[int | tuple[int, ...]] = []
-        positions: list[int] = []
+        free = 0
         tensors = 0
         for i, (kind, dtype, rank) in enumerate(self._input_plan):
             if i not in values:
                 plan.append((kind, dtype, rank))
-                positions.append(i)
+                free += 1
                 if kind in (_TENSOR, _INPLACE):
                     layout.append(tensors)
                     tensors += 1
@@ -350,13 +351,13 @@ class Signature:
                 runs.append(([value], value.shape))
                 layout.append(words)
             tensors += 1
-        return Fixed(plan, runs, layout, positions)
+        return Fixed(plan, runs, layout, free)
 
     def call_fixed(self, fixed: Fixed, args: Sequence[Any], full: Callable[[], list[Any]]) -> Any:
         """``call_all`` with ``fixed``'s inputs and ``args`` for the others (in their order); ``full()``
         gives every argument, for ``bind``'s checks and errors when the fast path declines."""
         gathered = None
-        if len(args) == len(fixed.positions):
+        if len(args) == fixed.free:
             try:
                 gathered = self._gather(args, fixed)
             except Exception:  # noqa: BLE001 (``bind`` raises it again, in its order)
