@@ -10,10 +10,35 @@ from collections.abc import Sequence
 import llvmlite.binding as llvm
 
 from relax_mlir.runtime import blas
-from relax_mlir.runtime.libs import shared_libs
+from relax_mlir.runtime.libs import openmp_library, shared_libs
 
 # glibc mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+
+
+# The OpenMP entry points compiled parallel code calls (MLIR's OpenMP lowering, ``relax-lower-parallel``)
+# and the API ``libs.ThreadBudget`` sets: all resolved in libomp itself (``_bind_openmp``).
+OPENMP_ENTRY_POINTS = (
+    "__kmpc_fork_call",
+    "__kmpc_global_thread_num",
+    "__kmpc_push_num_threads",
+    "__kmpc_barrier",
+    "__kmpc_for_static_fini",
+    *(
+        f"{fn}_{suffix}"
+        for fn in (
+            "__kmpc_for_static_init",
+            "__kmpc_dispatch_init",
+            "__kmpc_dispatch_next",
+            "__kmpc_dispatch_fini",
+        )
+        for suffix in ("4", "4u", "8", "8u")
+    ),
+    "omp_get_max_threads",
+    "omp_get_num_threads",
+    "omp_get_thread_num",
+    "omp_set_num_threads",
+)
 
 
 @functools.cache
@@ -22,7 +47,26 @@ def _initialize() -> None:
     llvm.initialize_native_asmprinter()
     for lib in shared_libs():
         llvm.load_library_permanently(lib)
+    _bind_openmp()
     _keep_freed_memory()
+
+
+def _bind_openmp() -> None:
+    """Resolve the OpenMP entry points in libomp, the runtime ``libs.ThreadBudget`` configures.
+
+    LLVM's JIT linker looks a symbol up in the process first: an OpenMP runtime loaded before (PyTorch's
+    libgomp, MKL's libiomp5) that defines the same names would take the calls. With PyTorch imported,
+    ``omp_get_max_threads`` was libgomp's, so every parallel region ran on PyTorch's thread count, never
+    on the one set for the machine's load (the 125M LLM's decode beside a busy process: 34 tok/s at 2
+    threads against 67 at 1)."""
+    path = openmp_library()
+    if path is None:
+        return
+    lib = ctypes.CDLL(path)
+    for name in OPENMP_ENTRY_POINTS:
+        function = getattr(lib, name, None)
+        if function is not None:
+            llvm.add_symbol(name, ctypes.cast(function, ctypes.c_void_p).value)
 
 
 def _keep_freed_memory() -> None:

@@ -10,6 +10,7 @@ import sys
 import threading
 
 import pytest
+from isolated import run_isolated
 from toolchains import missing_toolchain
 
 from relax_mlir.runtime import libs
@@ -139,3 +140,40 @@ def test_counts_are_per_calling_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     worker.start()
     worker.join()
     assert counts == [2, 2]
+
+
+def test_parallel_regions_read_libomps_count_when_another_openmp_runtime_came_first() -> None:
+    """With GCC's libgomp loaded globally first (as PyTorch does), compiled code still reads libomp's
+    thread count (``loader._bind_openmp``): libgomp's count of 1 must not keep a region at 2 threads on
+    one thread (it did: every region followed PyTorch's count, never the machine's load)."""
+    if libs.openmp_library() is None:
+        missing_toolchain("libomp.so.5 is not installed (scripts/install-system-deps.sh)")
+    import ctypes.util  # noqa: PLC0415
+
+    gomp = ctypes.util.find_library("gomp")
+    if gomp is None:
+        pytest.skip("GCC's libgomp is not installed (the other OpenMP runtime this test loads)")
+    outcome = run_isolated(
+        f"""
+        import ctypes, os
+        ctypes.CDLL({gomp!r}, mode=ctypes.RTLD_GLOBAL).omp_set_num_threads(1)
+        import numpy as np
+        import relax_mlir, relax_mlir.builder as rb
+        from relax_mlir.dialects import relax as R
+        bb = rb.BlockBuilder()
+        with bb.function("main", {{"x": rb.tensor(["n", 512]), "w": rb.tensor([512, 512])}}) as (x, w):
+            with bb.dataflow():
+                out = bb.emit_output(R.matmul(x, w))
+            bb.ret(out)
+        f = relax_mlir.compile(bb.module, opt_level=2)["main"]
+        x, w = np.ones((256, 512), np.float32), np.full((512, 512), 0.5, np.float32)
+        before = len(os.listdir("/proc/self/task"))
+        y = f(x, w)
+        print(float(np.abs(y - 256).max()), len(os.listdir("/proc/self/task")) - before)
+        """,
+        env=dict(os.environ, RELAX_MLIR_NUM_THREADS="2"),
+    )
+    assert outcome.returncode == 0, outcome.stderr
+    error, workers = outcome.last_line.split()
+    assert float(error) == 0.0
+    assert int(workers) == 1, "the region ran on libgomp's thread count, not libomp's"
