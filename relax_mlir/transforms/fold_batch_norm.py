@@ -30,6 +30,7 @@ from relax_mlir.transforms.relax_ir import (
     is_pure,
     relax_class,
     replace_op,
+    single_use,
     walk_relax_ops,
 )
 
@@ -52,13 +53,9 @@ def _constant_derived(v: ir.Value, depth: int = MAX_DEPTH) -> bool:
     )
 
 
-def _single_use(v: ir.Value) -> bool:
-    return len(list(v.uses)) == 1
-
-
 def _conv_of(v: ir.Value) -> ir.Operation | None:
     """The convolution producing ``v``, if ``v`` is its only use and its weight is constant."""
-    if not isinstance(v, ir.OpResult) or not _single_use(v):
+    if not isinstance(v, ir.OpResult) or not single_use(v):
         return None
     op = v.owner.operation
     cls = relax_class(op)
@@ -76,7 +73,7 @@ def _split_bias(y: ir.Value) -> tuple[ir.Operation, ir.Value | None] | None:
     conv = _conv_of(y)
     if conv is not None:
         return conv, None
-    if not isinstance(y, ir.OpResult) or not _single_use(y) or y.owner.operation.name != "relax.add":
+    if not isinstance(y, ir.OpResult) or not single_use(y) or y.owner.operation.name != "relax.add":
         return None
     add = y.owner.operation
     for a, b in (tuple(add.operands), tuple(add.operands)[::-1]):

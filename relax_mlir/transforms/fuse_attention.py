@@ -27,7 +27,7 @@ from relax_mlir.dialects.registry import op_class
 from relax_mlir.dialects.types import TensorType, relax_type
 from relax_mlir.shape_infer.expr import Expr, const, parse_dim, prove_le
 from relax_mlir.transforms.registry import register_pass
-from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, walk_relax_ops
+from relax_mlir.transforms.relax_ir import erase_dead_producers, functions, single_use, walk_relax_ops
 
 # A causal mask's fill at or below this leaves its keys out exactly as causal=True (-inf) does: the weight
 # exp(fill - row max) is 0 in f32 unless the row max is below fill + 104.
@@ -39,11 +39,6 @@ def _producer(v: ir.Value, *names: str) -> ir.Operation | None:
         return None
     op = v.owner.operation
     return op if op.name in {f"relax.{n}" for n in names} else None
-
-
-def _single_use(v: ir.Value) -> bool:
-    uses = iter(v.uses)
-    return next(uses, None) is not None and next(uses, None) is None
 
 
 def _scalar(v: ir.Value) -> float | None:
@@ -182,11 +177,11 @@ def _match(op: ir.Operation) -> dict | None:
     """The parts of the attention chain ending in the matmul ``op``, or None."""
     probs, v = op.operands
     found = {"chain": [], "mask": None, "fill": float("-inf"), "scale": 1.0, "guard": None}
-    if (guard := _empty_row_guard(probs)) is not None and _single_use(probs):
+    if (guard := _empty_row_guard(probs)) is not None and single_use(probs):
         found["guard"], probs = guard, guard.operands[2]
         found["chain"].append(guard)
     softmax = _producer(probs, "softmax")
-    if softmax is None or not _single_use(probs) or not all(_f32_rank4(x) for x in (probs, v)):
+    if softmax is None or not single_use(probs) or not all(_f32_rank4(x) for x in (probs, v)):
         return None
     axis = ir.IntegerAttr(softmax.attributes["axis"]).value
     if axis not in (3, -1):
@@ -194,7 +189,7 @@ def _match(op: ir.Operation) -> dict | None:
     x = softmax.operands[0]
     found["chain"].append(softmax)
     if (masked := _masked_scores(x)) is not None:
-        if not _single_use(x):
+        if not single_use(x):
             return None
         mask, scores, fill, masking = masked
         found.update(mask=mask, fill=fill)
@@ -208,17 +203,17 @@ def _match(op: ir.Operation) -> dict | None:
             if _scalar(b) is not None
             else (_scalar(a) if scaling.name == "relax.multiply" else None)
         )
-        if c is None or not _single_use(x) or c == 0:
+        if c is None or not single_use(x) or c == 0:
             return None
         x = a if _scalar(b) is not None else b
         found["scale"] = 1 / c if scaling.name == "relax.divide" else c
         found["chain"].append(scaling)
     scores = _producer(x, "matmul")
-    if scores is None or not _single_use(x) or not all(_f32_rank4(y) for y in scores.operands):
+    if scores is None or not single_use(x) or not all(_f32_rank4(y) for y in scores.operands):
         return None
     q = scores.operands[0]
     scaled_q = _producer(q, "multiply") if scaling is None else None
-    if scaled_q is not None and _single_use(q):  # PyTorch's SDPA scales the queries: q * c @ kt
+    if scaled_q is not None and single_use(q):  # PyTorch's SDPA scales the queries: q * c @ kt
         a, b = scaled_q.operands
         c, other = (_scalar(b), a) if _scalar(b) is not None else (_scalar(a), b)
         if c is not None and _f32_rank4(other):

@@ -27,6 +27,12 @@ def unused(op: ir.Operation) -> bool:
     return all(not list(r.uses) for r in op.results)
 
 
+def single_use(v: ir.Value) -> bool:
+    """Whether ``v`` has exactly one use."""
+    uses = iter(v.uses)
+    return next(uses, None) is not None and next(uses, None) is None
+
+
 def functions(module: ir.Operation) -> list[ir.Operation]:
     """The ``func.func`` ops of a module that have a body."""
     body = module.regions[0].blocks[0]
