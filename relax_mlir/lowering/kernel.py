@@ -746,6 +746,62 @@ class KernelBuilder:
         )
         return result
 
+    def column_parts(
+        self,
+        out: KernelValue,
+        rows: str,
+        parts: str,
+        per_part: str,
+        chunks: int,
+        width: int,
+        chunk: Callable[[str, str, KernelValue], KernelValue],
+    ) -> KernelValue:
+        """``out`` [rows, columns] (static columns) written by ``chunks`` chunks of ``width`` columns (the
+        last one ends at the last column) in an ``scf.forall`` over ``parts`` parts (an index value) of
+        ``per_part`` consecutive chunks each, which ``relax-lower-parallel`` runs on the module's threads.
+
+        ``chunk(index, local, dest)`` emits chunk ``index`` into ``dest`` (the part's columns) from its
+        column ``local`` and returns the updated ``dest``.
+        """
+        columns = out.shape[1].value  # type: ignore[union-attr]
+        part = TensorType((out.shape[0], None), out.dtype)
+        c, shared = self.fresh("part"), KernelValue(self.fresh("shared"), out.type, out.mlir)
+        result = KernelValue(self.fresh("t"), out.type, out.mlir)
+
+        def body() -> None:
+            first = self.typed(f"arith.muli {c}, {per_part} : index")
+            after = self.typed(f"arith.addi {first}, {per_part} : index")
+            end = self.typed(f"arith.minui {after}, {self.const(chunks)} : index")
+            start = self.typed(f"arith.muli {first}, {self.const(width)} : index")
+            stop = self.typed(f"arith.muli {end}, {self.const(width)} : index")
+            stop = self.typed(f"arith.minui {stop}, {self.const(columns)} : index")
+            size = self.typed(f"arith.subi {stop}, {start} : index")
+            span = f"[0, {start}] [{rows}, {size}] [1, 1]"
+            mine = self.op(
+                f"tensor.extract_slice {shared.name}{span} : {out.mlir} to {builtin_tensor(part)}", part
+            )
+
+            def step(j: str, dest: KernelValue) -> KernelValue:
+                local = self.typed(f"affine.apply affine_map<(d0) -> (d0 * {width})>({j})")
+                return chunk(self.typed(f"arith.addi {first}, {j} : index"), local, dest)
+
+            done = self.loop(self.typed(f"arith.subi {end}, {first} : index"), mine, step)
+            self.emit(
+                "scf.forall.in_parallel {",
+                f"  tensor.parallel_insert_slice {done.name} into {shared.name}{span} : {done.mlir} into "
+                f"{out.mlir}",
+                "}",
+            )
+
+        lines, _ = self.capture(body)
+        self.emit(
+            f"{result.name} = scf.forall ({c}) in ({parts}) shared_outs({shared.name} = {out.name}) -> "
+            f"({out.mlir}) {{",
+            *("  " + line for line in lines),
+            "}",
+        )
+        return result
+
     # -- the function ------------------------------------------------------------------------------------
     def function_text(self, name: str, results: Sequence[KernelValue]) -> str:
         """The kernel as a private ``func.func`` named ``name`` returning ``results``."""

@@ -12,12 +12,7 @@ per tiled dim when the loop's work (the iteration-space sizes of the root and it
 when the run-time thread count is 1, on the calling thread without entering OpenMP, and otherwise an
 ``omp.parallel`` of ``min(threads, run-time count, chunks)`` threads.
 Kernel schedules (``relax-schedule-kernels``) run after this and match the tiled ops inside the loops.
-Ops a kernel already wraps in loops of its own stay outside the chunks (serial), except the packed-weight
-matmul's generics (marked ``relax.packed_matmul``, maybe inside the lowering's loop over a batch dim):
-they are split along the weight panels (independent columns; rows may be as few as 1), in about
-``CHUNKS_PER_THREAD`` chunks per thread of whole register blocks, all of one static size where the count
-divides the panels (``_chunk_panels``), with their zero fill fused, by the same run-time rule (always, for a
-weight of min-work elements or more); a thread preempted on a busy machine then delays only one chunk.
+Ops a kernel already wraps in loops of its own stay outside the chunks (serial).
 
 The thread count is the pass option ``num-threads``; 0 (the default) reads ``$RELAX_MLIR_NUM_THREADS``
 and otherwise uses the cores available to the process. With one thread the pass leaves kernels serial.
@@ -25,7 +20,8 @@ The chosen count is recorded as the module attribute ``relax.num_threads``, whic
 (in ``host-to-llvm``) makes the most threads of an ``omp.parallel``; the count used is read at run time
 (``omp_get_max_threads``: ``runtime/libs.ThreadBudget`` lowers it while other processes keep cores busy).
 The attribute is also set when a kernel's lowering wrote chunk loops of its own
-(``relax.dequantize_matmul``'s ``scf.forall`` over weight rows), which the pass leaves as they are. The
+(``relax.matmul_packed``'s ``scf.forall`` over weight panels, ``relax.dequantize_matmul``'s over weight
+rows, the convolutions' and attention's), which the pass leaves as they are. The
 pass is a pure IR rewrite: whether the OpenMP
 runtime is installed matters only where code is loaded (``compile()`` then lowers the chunks serially).
 """
@@ -37,7 +33,6 @@ import os
 from mlir import ir, passmanager
 from mlir.dialects import arith, func, linalg, scf, tensor
 
-from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS
 from relax_mlir.errors import PassError
 from relax_mlir.transforms.empty_loops import fold_empty_loops, loop_maps
 from relax_mlir.transforms.registry import register_pass
@@ -47,18 +42,13 @@ from relax_mlir.transforms.transform_script import run_transform_script
 THREADS_ENV = "RELAX_MLIR_NUM_THREADS"
 THREADS_ATTR = "relax.num_threads"
 TAG = "relax.parallel"  # temporary marks naming ops for the transform script
-# Work (summed iteration-space sizes; a contraction's or convolution's iterations count 1/4; a packed
-# matmul also counts its weight's elements, read from memory on every call) below which a kernel stays
-# serial: waking the second thread costs a few microseconds. Matrix-vector products with a big weight are
-# bound by memory and split: the 784-512-512-10 MLP at batch 1 ran in 0.094 ms serial and 0.040 ms split
-# at 2 threads on an Intel Xeon (emeraldrapids); ONNX Runtime 0.031-0.040 ms.
+# Work (summed iteration-space sizes; a contraction's or convolution's iterations count 1/4) below which a
+# kernel stays serial: waking the second thread costs a few microseconds. (The packed matmul applies the
+# same rule to its own chunks: ``PACKED_SPLIT_WORK``.)
 MIN_WORK = 1 << 18
 CONTRACTION_WEIGHT = 4
 _DYNAMIC = -(2**63)  # ShapedType::kDynamic in static bound lists
 MAX_TILED_DIMS = 2
-CHUNKS_PER_THREAD = 2  # chunks per thread of a packed matmul's panels, at least (``_chunk_panels``)
-PACKED_CHUNK = 8  # panels per chunk quantum: every packed register block's panel count divides it
-MAX_CHUNK_FACTOR = 4  # most chunks of a packed matmul, in multiples of the count wanted (``_chunk_panels``)
 
 
 def default_threads() -> int:
@@ -86,22 +76,7 @@ def _is_kernel(func: ir.Operation) -> bool:
     if not func.regions or not func.regions[0].blocks:
         return False
     ops = func.regions[0].blocks[0].operations
-    return any(_is_linalg(op.operation) for op in ops) or bool(_packed_generics(func))
-
-
-def _packed_generics(func: ir.Operation) -> list[ir.Operation]:
-    """The packed-matmul generics of a kernel at any loop depth, unless already split."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "scf.forall":
-            return ir.WalkResult.SKIP
-        if op.name == "linalg.generic" and PACKED_ATTR in op.attributes:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    func.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
+    return any(_is_linalg(op.operation) for op in ops)
 
 
 def _reduces_rows(op: ir.Operation) -> bool:
@@ -202,7 +177,7 @@ class _Kernel:
 
     def work(self, ops: list[ir.Operation]) -> int | ir.Value:
         """The summed iteration-space sizes of ``ops`` (what the loop will run; contractions and
-        convolutions weighted 1/``CONTRACTION_WEIGHT``; a packed matmul adds its weight's elements)."""
+        convolutions weighted 1/``CONTRACTION_WEIGHT``)."""
         total: int | ir.Value = 0
         for op in ops:
             ranges = self.loop_ranges(op)
@@ -215,8 +190,6 @@ class _Kernel:
                     if isinstance(vol, int)
                     else arith.divui(vol, self._value(CONTRACTION_WEIGHT))
                 )
-            if PACKED_ATTR in op.attributes:  # streams its whole weight from memory on every call
-                vol = self._add(vol, _static_size(op.operands[1]))
             total = self._add(total, vol)
         return total
 
@@ -240,8 +213,6 @@ class _Kernel:
         rank = len(out_map.results)
         if any(self.dim(out_value, axis) == 0 for axis in range(rank)):
             return []  # nothing to split (and MLIR 22's tiling asserts on such an op)
-        if PACKED_ATTR in root.attributes:
-            return _panel_dims(root, maps)
         row_reduction = any(_reduces_rows(op) for op in self.ops[: self.ops.index(root) + 1])
         candidates = range(rank - 1 if rank >= 2 and row_reduction else rank)
         dims: list[tuple[int, int | ir.Value]] = []
@@ -259,36 +230,20 @@ class _Kernel:
 
     def chunks(self, root: ir.Operation, producers: list[ir.Operation]) -> list[int | str] | None:
         """Emit the run-time chunk count of each tiled dim before ``root``; per loop dim of the root:
-        0 (not tiled), a static count, or the tag of the op computing it (for a packed matmul: the
-        chunk's size, see ``_panel_tile``). None: leave the root serial."""
-        packed = PACKED_ATTR in root.attributes
+        0 (not tiled), a static count, or the tag of the op computing it. None: leave the root serial."""
         with ir.InsertionPoint(root), root.location:
             dims = self.tiled_dims(root)
             if not dims:
                 return None
-            # a packed matmul whose weight alone reaches min-work always splits: its chunks get a static size
-            big_weight = packed and _static_size(root.operands[1]) >= self.min_work
-            work = self.min_work if big_weight else self.work([root, *producers])
+            work = self.work([root, *producers])
             if isinstance(work, int) and work < self.min_work:
                 return None
             counts: list[int | str] = [0] * _maps(root)[0].n_dims  # type: ignore[index]
             for d, size in dims:
-                counts[d] = self._panel_tile(size, work) if packed else self._chunk_count(size, work)
-        whole = [size if packed else 1 for _, size in dims]
-        if all(counts[d] == w for (d, _), w in zip(dims, whole, strict=True)):
+                counts[d] = self._chunk_count(size, work)
+        if all(counts[d] == 1 for d, _ in dims):
             return None
         return counts
-
-    def _panel_tile(self, panels: int, work: int | ir.Value) -> int | str:
-        """Panels per chunk of a packed matmul (a tile size, ``_chunk_panels``) when the work reaches
-        min-work, else all ``panels`` (one chunk). Static when the work is (a chunk of a static size
-        compiles to half the code of one whose size is known at run time only)."""
-        tile = _chunk_panels(panels, self.threads)
-        if isinstance(work, int) or tile >= panels:
-            return min(tile, panels)
-        big = arith.cmpi(arith.CmpIPredicate.uge, work, self._value(self.min_work))
-        size = arith.select(big, self._value(tile), self._value(panels))
-        return self.tag(size.owner.operation, "n")
 
     def _chunk_count(self, size: int | ir.Value, work: int | ir.Value) -> int | str:
         t = self.threads
@@ -337,9 +292,8 @@ class _Kernel:
             body += _match(r) + "".join(_match(c) for c in counts if isinstance(c, str))
             sizes = ", ".join(f"%{c}" if isinstance(c, str) else str(c) for c in counts)
             types = ", ".join(["!transform.any_op"] * (1 + len(handles)))
-            how = "tile_sizes" if PACKED_ATTR in root.attributes else "num_threads"
             body += (
-                f"    %t{r}, %l{r} = transform.structured.tile_using_forall %{r} {how} [{sizes}] "
+                f"    %t{r}, %l{r} = transform.structured.tile_using_forall %{r} num_threads [{sizes}] "
                 f": ({types}) -> (!transform.any_op, !transform.any_op)\n"
             )
             for p in producers:
@@ -359,47 +313,6 @@ class _Kernel:
         return body
 
 
-def _chunk_panels(panels: int, threads: int) -> int:
-    """Panels per chunk of a packed matmul: whole quanta of ``PACKED_CHUNK`` panels (a multiple of every
-    register block's; ``PACKED_PANELS`` for fewer than two quanta), about ``CHUNKS_PER_THREAD`` chunks per
-    thread. Several chunks per thread: on a busy machine a thread the OS preempts delays only its current
-    chunk, the others take the rest (``_fork_only_when_split``). The count is the smallest at least that
-    which divides the quanta, a multiple of ``threads`` if one of at most ``MAX_CHUNK_FACTOR`` times it
-    does: with a partial last chunk every chunk's panel count is known at run time only, and each of the
-    matmul's nine generics compiled to 2-6x the code (2000 panels, the 32000-word vocabulary: 4 chunks of
-    504 panels, 69 KB of code; 10 of 200, 29 KB)."""
-    quantum = PACKED_CHUNK if panels >= 2 * PACKED_CHUNK else PACKED_PANELS
-    blocks = -(-panels // quantum)
-    want = min(CHUNKS_PER_THREAD * threads, blocks)
-    if panels % quantum == 0:
-        fits = [c for c in range(want, min(MAX_CHUNK_FACTOR * want, blocks) + 1) if blocks % c == 0]
-        balanced = [c for c in fits if c % threads == 0]
-        if balanced or fits:
-            return panels // (balanced or fits)[0]
-    return -(-blocks // want) * quantum
-
-
-def _static_size(v: ir.Value) -> int:
-    """The element count of a statically shaped tensor, else 0."""
-    t = ir.RankedTensorType(v.type)
-    if not t.has_static_shape:
-        return 0
-    size = 1
-    for d in t.shape:
-        size *= d
-    return size
-
-
-def _panel_dims(root: ir.Operation, maps: list[ir.AffineMap]) -> list[tuple[int, int | ir.Value]]:
-    """The weight-panel loop dim of a packed-matmul generic and its (static) size, when there are
-    several panels: the packed operand [np, k, nr] is indexed by (panel, depth, column)."""
-    panel = maps[1].results[0]
-    weights = ir.RankedTensorType(root.operands[1].type)
-    if not isinstance(panel, ir.AffineDimExpr) or weights.is_dynamic_dim(0) or weights.shape[0] < 2:
-        return []
-    return [(panel.position, weights.shape[0])]
-
-
 def _scripts(module: ir.Operation, threads: int, min_work: int) -> tuple[str, bool]:
     """The transform IR for every kernel, and whether any size computation was emitted (to clean up)."""
     ids = [0]
@@ -411,7 +324,7 @@ def _scripts(module: ir.Operation, threads: int, min_work: int) -> tuple[str, bo
             continue
         kernel = _Kernel(func, threads, min_work, ids)
         roots = kernel.roots()
-        body += kernel.script([*roots, *(op for op in _packed_generics(func) if op not in roots)])
+        body += kernel.script(roots)
         emitted |= len(kernel.block.operations) != len(kernel.ops)
     return body, emitted
 
@@ -646,10 +559,9 @@ def _fork_only_when_split(parallel: ir.Operation, threads: int) -> None:
     """Give ``omp.parallel`` min(threads, trip count) threads (one runs it on the calling thread, without
     waking the pool); loops over several dims get a dynamic schedule (their chunks may be empty), and so do
     loops of a constant number of chunks larger than the thread count that the threads do not divide (a
-    packed matmul's panels in chunks of unequal work): a thread that the OS preempts on a busy machine
-    then delays only its current chunk. Other loops (a run-time number of chunks: ``dequantize_matmul``'s
-    parts, up to one per 32 weight rows; the packed matmul's equal chunks, a multiple of the threads) keep the
-    static schedule, one contiguous block per thread, claimed once: dynamic dispatch claims each chunk with a
+    packed matmul of an odd number of chunks): a thread that the OS preempts on a busy machine then delays
+    only its current chunk. Other loops (a run-time number of parts: ``dequantize_matmul``'s, up to one per
+    32 weight rows, and the packed matmul's; a constant count the threads divide) keep the static schedule, one contiguous block per thread, claimed once: dynamic dispatch claims each chunk with a
     runtime call (Debian's libomp 14 even formats its debug-trace strings there): a 2048x768 Q4_0 GEMV at
     batch 1 on 2 threads took 132 us dynamic, 81 us static, 63 us on 1 thread (min of 2000 calls, loaded
     machine); the 784-512-512-10 MLP at batch 1 on 2 threads 0.046-0.059 ms with 4 chunks per matmul

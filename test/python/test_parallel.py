@@ -15,6 +15,7 @@ from toolchains import missing_toolchain
 
 import relax_mlir.builder as rb
 from relax_mlir.dialects import relax as R
+from relax_mlir.dialects.ops.linear_algebra import packed_chunk
 from relax_mlir.errors import CompileError
 from relax_mlir.examples import reference
 from relax_mlir.examples.models import small_cnn, transformer_block
@@ -155,44 +156,53 @@ def test_thread_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         compile(module, opt_level=2)
 
 
-def _packed_parents(module, threads: int, min_work: int) -> list[str]:
-    """The op enclosing each packed-matmul generic after relax-parallelize-kernels."""
+def _packed_loops(module) -> list[int]:
+    """For each packed-matmul generic of ``module``'s host IR (at 2 threads, before the kernel schedules),
+    the ``scf.forall`` op it is in (by position in the module), or -1 outside any."""
     from mlir import ir
 
     from relax_mlir.context import make_context
     from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR
 
-    pipe = pipeline(threads, min_work).split(",relax-schedule-kernels")[0]
+    pipe = pipeline(2).split(",relax-schedule-kernels")[0]
     with make_context():
-        parents: list[str] = []
+        foralls: list[ir.Operation] = []
+        loops: list[int] = []
 
         def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "scf.forall":
+                foralls.append(op)
             if op.name == "linalg.generic" and PACKED_ATTR in op.attributes:
-                parents.append(op.parent.name)
+                parent = op.parent
+                while parent.name not in ("scf.forall", "func.func"):
+                    parent = parent.parent
+                loops.append(next((i for i, f in enumerate(foralls) if f == parent), -1))
             return ir.WalkResult.ADVANCE
 
-        ir.Module.parse(host_ir(module, pipe)).operation.walk(visit)
-    return parents
+        ir.Module.parse(host_ir(module, pipe)).operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return loops
 
 
 @pytest.mark.parametrize(
     "rows, k, n, shapes",
     [
-        (["m"], 64, 200, [(1,), (7,), (8,), (19,)]),  # 14 panels: 7 chunks of 2 (2 and 3 threads)
-        (["m"], 32, 1240, [(1,), (9,)]),  # 78 panels (AVX-512): 3 chunks of 24 + 6 (2 threads)
-        (["b", "s"], 32, 64, [(1, 1), (2, 9), (3, 16)]),  # the lowering loops over b: split inside it
-        ([2, "s"], 48, 96, [(2, 5), (2, 8)]),
+        # 14 panels (AVX-512): 7 chunks of 2; a small weight: split from about 66 rows (the work reaches 2**18)
+        (["m"], 64, 224, [(1,), (7,), (8,), (70,), (301,)]),
+        (["m"], 512, 1000, [(1,), (9,)]),  # 64 panels (1024 columns): 4 chunks of 16, split at every row count
+        (["b", "s"], 256, 1024, [(1, 1), (2, 9), (3, 16)]),  # 64 panels: 4 chunks of 16, over all b * s rows
+        ([2, "s"], 48, 96, [(2, 5), (2, 400)]),  # 6 panels: 3 chunks of 2, split at 800 rows
     ],
 )
 def test_packed_matmul_split_along_panels(rows: list, k: int, n: int, shapes: list[tuple[int, ...]]) -> None:
-    """relax.matmul_packed is split along its weight panels (every row count, even 1), with the same bits
-    as the serial kernel at 2 and 3 threads: panels are independent and chunks hold whole register blocks."""
+    """relax.matmul_packed is split along its weight panels (every row count, even 1) in one scf.forall
+    that holds every one of its generics (row blocks and each count of remaining rows), with the same bits
+    as the serial kernel at 2 and 3 threads: panels are independent and chunks hold whole panels."""
     w, b = rand((k, n), low=-1, high=1), rand((n,), low=-1, high=1)
     module = build_fn(
         {"x": rb.tensor([*rows, k])}, lambda x: R.relu(R.add(R.matmul(x, R.constant(w)), R.constant(b)))
     )
-    assert set(_packed_parents(module, 2, 0)) == {"scf.forall"}
-    assert "scf.forall" not in _packed_parents(module, 1, 0)
+    loops = _packed_loops(module)
+    assert len(loops) == 8 and len(set(loops)) == 1 and loops[0] >= 0
     exes = {t: compile(module, pipeline=pipeline(t)) for t in (1, 2, 3)}
     for shape in shapes:
         x = rand((*shape, k), low=-1, high=1)
@@ -203,22 +213,24 @@ def test_packed_matmul_split_along_panels(rows: list, k: int, n: int, shapes: li
 
 
 @pytest.mark.parametrize(
-    ("panels", "threads", "tile"),
+    ("panels", "chunk"),
     [
-        (192, 2, 48),  # 24 quanta of 8 panels: 4 chunks
-        (2000, 2, 200),  # 250 quanta: 10 chunks (4 and 5 do not divide evenly over 2 threads / 250)
-        (2000, 3, 200),  # 10 chunks: no multiple of 3 up to 24 divides 250
-        (80, 2, 8),  # 10 quanta: 10 chunks
-        (48, 2, 8),  # 6 quanta: 6 chunks
-        (14, 2, 2),  # fewer than 2 quanta of 8: quanta of 2, 7 chunks
-        (13, 2, 4),  # an odd count: chunks of 2 quanta of 2, the last one partial
-        (2, 2, 2),  # one register block: one chunk
+        (2000, 8),  # 250 chunks: 16 panels would leave 125, an odd count
+        (128, 32),  # 4 chunks
+        (48, 8),  # 6 chunks: 16 would leave 3
+        (80, 8),  # 10 chunks
+        (16, 4),  # 4 chunks: 8 would leave 2
+        (14, 2),  # 7 chunks: no power of two leaves an even count of 4 or more
+        (6, 2),  # 3 chunks
+        (63, 9),  # no power of two divides: the largest divisor up to 16, 7 chunks
+        (13, 13),  # prime: one chunk
+        (2, 2),  # one register block: one chunk
     ],
 )
-def test_packed_chunks_divide_the_panels(panels: int, threads: int, tile: int) -> None:
-    """Hand-derived chunk sizes: about 2 chunks per thread, whole quanta, the count dividing the panels
-    (a multiple of the threads when one does) so that every chunk has the same static size."""
-    assert parallelize._chunk_panels(panels, threads) == tile
+def test_packed_chunks_divide_the_panels(panels: int, chunk: int) -> None:
+    """Hand-derived chunk sizes: a divisor of the panels (every chunk of one static size), a power of two
+    leaving an even count of 4 or more chunks where one does."""
+    assert packed_chunk(panels) == chunk
 
 
 def test_big_weight_chunks_are_static_and_not_inlined(monkeypatch, tmp_path) -> None:
@@ -239,24 +251,28 @@ def test_big_weight_chunks_are_static_and_not_inlined(monkeypatch, tmp_path) -> 
         np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
 
 
-def test_unequal_packed_chunks_are_claimed_dynamically(monkeypatch, tmp_path) -> None:
-    """Chunks that the threads do not divide evenly (AVX-512: 14 panels, 7 chunks of 2 on 2 threads) are
-    claimed one at a time, so that a preempted thread delays only its current chunk; equal shares keep
-    one block per thread. The numbers stay numpy's."""
+@pytest.mark.parametrize(("k", "n"), [(1200, 224), (512, 1280)])
+def test_unequal_packed_chunks_are_claimed_dynamically(monkeypatch, tmp_path, k: int, n: int) -> None:
+    """A constant number of chunks that the threads do not divide evenly (AVX-512: n = 224 is 14 panels,
+    7 chunks of 2 on 2 threads; the weight's 2**18 elements make the count constant) is claimed one chunk
+    at a time, so that a preempted thread delays only its current chunk; equal shares (1280: 80 panels, 10
+    chunks of 8) keep one block per thread. The numbers stay numpy's."""
     monkeypatch.setenv("RELAX_MLIR_CACHE", str(tmp_path))  # a miss: the llvm stage is there to read
-    w = rand((64, 200), low=-1, high=1)
-    module = build_fn({"x": rb.tensor(["m", 64])}, lambda x: R.matmul(x, R.constant(w)))
+    w = rand((k, n), low=-1, high=1)
+    module = build_fn({"x": rb.tensor(["m", k])}, lambda x: R.matmul(x, R.constant(w)))
     texts: dict[str, str] = {}
     exe = compile(module, pipeline=pipeline(2), on_stage=texts.__setitem__)
-    panels = int(re.search(r"tensor<(\d+)x64x\d+xf32>", texts["host"]).group(1))  # the packed weight
-    chunks = -(-panels // parallelize._chunk_panels(panels, 2))
+    panels = int(re.search(rf"tensor<(\d+)x{k}x\d+xf32>", texts["host"]).group(1))  # the packed weight
+    chunks = panels // packed_chunk(panels)
+    assert chunks > 2 and re.search(rf"scf\.forall \(%\w+\) in \({chunks}\)", texts["host"])
     assert ("schedule(dynamic)" in texts["llvm"]) == (chunks % 2 == 1)
-    x = rand((5, 64), low=-1, high=1)
-    np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
+    for m in (1, 5, 37):
+        x = rand((m, k), low=-1, high=1)
+        np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
 
 
 def test_packed_matmul_small_calls_stay_serial() -> None:
-    """At the default min-work the chunk count of a 64x64 weight's product is decided per call: one chunk
+    """The part count of a 64x64 weight's product (2 chunks of 2 panels) is decided per call: one part
     (no fork) for few rows, two once the work (m * 64 * 64 / 4, plus the fill's m * 64 and the weight's
     64 * 64 elements) reaches 2**18 at about 240 rows."""
     w = rand((64, 64), low=-1, high=1)
@@ -271,13 +287,13 @@ def test_packed_matmul_small_calls_stay_serial() -> None:
 
 @pytest.mark.parametrize(("k", "n", "split"), [(512, 512, True), (784, 512, True), (64, 64, False)])
 def test_one_row_products_split_when_their_weight_is_big(k: int, n: int, split: bool) -> None:
-    """A matrix-vector product reads its whole packed weight on every call: at the default min-work it is
-    split along the panels once the weight holds 2**18 elements (1 MiB: memory-bound), and small ones stay
+    """A matrix-vector product reads its whole packed weight on every call: it is split along the panels
+    once the weight holds 2**18 elements (1 MiB: memory-bound), and small ones stay
     serial; the split product has the same bits as the serial one."""
     w = rand((k, n), low=-1, high=1)
     module = build_fn({"x": rb.tensor([1, k])}, lambda x: R.matmul(x, R.constant(w)))
     two = f"{PASS}{{num-threads=2}}"
-    assert ("scf.forall" in _packed_parents(module, 2, parallelize.MIN_WORK)) is split
+    assert all(loop >= 0 for loop in _packed_loops(module)) is split
     x = rand((1, k), low=-1, high=1)
     serial = compile(module, pipeline=pipeline(1))(x)
     np.testing.assert_allclose(serial, x @ w, rtol=1e-4, atol=1e-4)

@@ -897,8 +897,6 @@ class _Kernel:
         last = self.c(rows - 1)
         chunk = TensorType((None, None), "f32")
         cty = builtin_tensor(chunk)
-        c, shared = k.fresh("part"), KernelValue(k.fresh("shared"), o.type, o.mlir)
-        result = KernelValue(k.fresh("t"), o.type, o.mlir)
         quantized = self.quantize_x(x, m) if self.int8 else None
         self.buffer = k.fresh("wbuf")
         self.buffer_type = builtin_tensor(data.type).replace("tensor<", "memref<", 1)
@@ -1018,36 +1016,4 @@ class _Kernel:
                 f"tensor.insert_slice {r.name} into {dest.name}{at} : {r.mlir} into {dest.mlir}", dest
             )
 
-        def body() -> None:
-            first = self.t(f"arith.muli {c}, {per_part} : index")
-            end = self.t(
-                f"arith.minui {self.t(f'arith.addi {first}, {per_part} : index')}, {self.c(chunks)} : index"
-            )
-            r0 = self.t(f"arith.muli {first}, {self.c(CHUNK)} : index")
-            stop = self.t(f"arith.muli {end}, {self.c(CHUNK)} : index")
-            stop = self.t(f"arith.minui {stop}, {self.c(rows)} : index")
-            size = self.t(f"arith.subi {stop}, {r0} : index")
-            span = where(r0, size)
-            mine = k.op(
-                f"tensor.extract_slice {shared.name}{span} : {o.mlir} to {builtin_tensor(part)}", part
-            )
-            count = self.t(f"arith.subi {end}, {first} : index")
-
-            def step(j: str, dest: KernelValue) -> KernelValue:
-                local = self.t(f"affine.apply affine_map<(d0) -> (d0 * {CHUNK})>({j})")
-                return one_chunk(self.t(f"arith.addi {first}, {j} : index"), local, dest)
-
-            done = k.loop(count, mine, step)
-            k.emit(
-                "scf.forall.in_parallel {",
-                f"  tensor.parallel_insert_slice {done.name} into {shared.name}{span} : {done.mlir} into {o.mlir}",
-                "}",
-            )
-
-        lines, _ = k.capture(body)
-        k.emit(
-            f"{result.name} = scf.forall ({c}) in ({parts}) shared_outs({shared.name} = {o.name}) -> ({o.mlir}) {{",
-            *("  " + line for line in lines),
-            "}",
-        )
-        return result
+        return k.column_parts(o, m_size, parts, per_part, chunks, CHUNK, one_chunk)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mlir import ir
@@ -355,8 +356,25 @@ def _broadcast_matmul(k: KernelBuilder, a: KernelValue, b: KernelValue, c: Kerne
 
 
 PACKED_ROWS = 8  # rows of a register block of the packed matmul (transforms/schedules/packed_matmul.py)
-PACKED_PANELS = 2  # panels of its register block: parallel chunks hold a multiple of it (parallelize.py)
+PACKED_PANELS = 2  # panels of its register block
 PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" or "main-narrow" (row blocks) or "rest<r>" (r rows)
+# Work (m * k * n / 4 for the multiply-adds, plus the m * n zeros written and the weight's elements, read on
+# every call) from which a packed matmul runs its chunks on all threads: relax-parallelize-kernels' MIN_WORK.
+PACKED_SPLIT_WORK = 1 << 18
+
+
+def packed_chunk(panels: int) -> int:
+    """Panels per parallel chunk of the packed matmul: a divisor of ``panels``, so that every chunk has
+    one static size (a partial last chunk compiled each generic to 2-6x the code). The largest power of
+    two up to 32 (whole register blocks, and cache blocks of ``schedules/packed_matmul.py`` without a
+    remainder) that leaves an even count of at least 4 chunks (2 or 4 threads take equal shares); else the
+    largest leaving 2 or more; else the largest divisor up to 16 leaving 2 or more (an odd panel count:
+    each chunk peels its last register block); else all ``panels`` (a prime count: one chunk)."""
+    powers = [c for c in (32, 16, 8, 4, 2) if panels % c == 0]
+    even = [c for c in powers if panels // c >= 4 and panels // c % 2 == 0]
+    some = [c for c in powers if panels // c >= 2]
+    odd = [c for c in range(16, 1, -1) if panels % c == 0 and panels // c >= 2]
+    return (even or some or odd or [panels])[0]
 
 
 def _packed_2d(
@@ -369,36 +387,114 @@ def _packed_2d(
 ) -> KernelValue:
     """``o`` [m, n] = ``x`` [m, k] @ panels ``w`` [np, k, nr]; ``size`` is ``m`` as an index value.
 
-    ``linalg.generic`` ops on views, all with static inner dims whatever ``m`` is: the first
-    ``8 * (m floordiv 8)`` rows as blocks [m1, 8, np, nr] (``"main"``), then the last ``r = m mod 8`` rows
-    in one ``scf.index_switch`` case per ``r`` (``"rest<r>"``: ``r`` static rows, all in one register
-    block, so decoding a few tokens streams the weights once). When ``n`` is not a multiple of ``nr`` they write a padded temporary that is
-    copied into ``o``.
+    The panels are split into chunks of ``packed_chunk`` panels, each computed by ``_packed_columns``; an
+    ``scf.forall`` runs them in parts on the module's threads (``KernelBuilder.column_parts``): one part per
+    chunk when the call's work reaches ``PACKED_SPLIT_WORK`` (decided at compile time when the weight alone
+    does or the row count is static), else one part of every chunk. One loop for every row count and
+    register block, so the kernel is outlined once for OpenMP. When ``n`` is not a multiple of ``nr`` the
+    chunks write a padded temporary that is copied into ``o``.
     """
     panels, depth, width = (d.value for d in w.shape)  # type: ignore[union-attr]
     cols = panels * width
     padded = n != cols
-    rows, t = PACKED_ROWS, element(o.dtype)
+    t = element(o.dtype)
+    od, o2 = f"tensor<?x{n}x{t}>", f"tensor<?x{cols}x{t}>"
+    dest = (
+        o
+        if o.mlir == od
+        else k.op(f"tensor.cast {o.name} : {o.mlir} to {od}", TensorType((None, as_expr(n)), o.dtype))
+    )
+    target = (
+        k.op(f"tensor.empty({size}) : {o2}", TensorType((None, as_expr(cols)), o.dtype)) if padded else dest
+    )
+    blocks = k.typed(f"arith.divui {size}, {k.const(PACKED_ROWS)} : index")
+    main = k.typed(f"arith.muli {blocks}, {k.const(PACKED_ROWS)} : index")
+    rows = Rows(size, blocks, main, k.typed(f"arith.subi {size}, {main} : index"))
+    chunk = packed_chunk(panels)
+    count = panels // chunk
+    weight = panels * depth * width
+    per_row = cols * depth // 4 + cols
+    m = x.shape[0]
+    if m is not None and m.is_const:
+        split = m.value * per_row + weight >= PACKED_SPLIT_WORK
+    else:
+        split = weight >= PACKED_SPLIT_WORK or None  # None: decided per call
+    if count == 1 or split is False:
+        target = _packed_columns(k, x, w, target, rows)
+    else:
+        if split:
+            parts, per_part = k.const(count), k.const(1)
+        else:
+            work = k.typed(f"arith.muli {size}, {k.const(per_row)} : index")
+            work = k.typed(f"arith.addi {work}, {k.const(weight)} : index")
+            big = k.typed(f"arith.cmpi uge, {work}, {k.const(PACKED_SPLIT_WORK)} : index")
+            parts = k.typed(f"arith.select {big}, {k.const(count)}, {k.const(1)} : index")
+            per_part = k.typed(f"arith.select {big}, {k.const(1)}, {k.const(count)} : index")
+        w_chunk = TensorType((as_expr(chunk), as_expr(depth), as_expr(width)), w.dtype)
+        o_chunk = TensorType((None, as_expr(chunk * width)), o.dtype)
+
+        def one_chunk(index: str, local: str, part: KernelValue) -> KernelValue:
+            first = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {chunk})>({index})")
+            wj = k.op(
+                f"tensor.extract_slice {w.name}[{first}, 0, 0] [{chunk}, {depth}, {width}] [1, 1, 1] : "
+                f"{w.mlir} to {builtin_tensor(w_chunk)}",
+                w_chunk,
+            )
+            at = f"[0, {local}] [{size}, {chunk * width}] [1, 1]"
+            oj = k.op(
+                f"tensor.extract_slice {part.name}{at} : {part.mlir} to {builtin_tensor(o_chunk)}", o_chunk
+            )
+            done = _packed_columns(k, x, wj, oj, rows)
+            return k.op(
+                f"tensor.insert_slice {done.name} into {part.name}{at} : {done.mlir} into {part.mlir}", part
+            )
+
+        target = k.column_parts(target, size, parts, per_part, count, chunk * width, one_chunk)
+    if padded:
+        view = k.op(
+            f"tensor.extract_slice {target.name}[0, 0] [{size}, {n}] [1, 1] : {o2} to {od}",
+            TensorType((None, as_expr(n)), o.dtype),
+        )
+        target = k.copy(view, dest)
+    return k.op(f"tensor.cast {target.name} : {od} to {o.mlir}", o.type) if o.mlir != od else target
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The row count ``m`` of a packed matmul as index values: ``m``, its blocks of ``PACKED_ROWS`` rows,
+    the rows they hold and the rest."""
+
+    size: str
+    blocks: str
+    main: str
+    rest: str
+
+
+def _packed_columns(
+    k: KernelBuilder, x: KernelValue, w: KernelValue, target: KernelValue, rows: Rows
+) -> KernelValue:
+    """``target`` [m, np * nr] = ``x`` [m, k] @ panels ``w`` [np, k, nr]: ``linalg.generic`` ops on views,
+    all with static inner dims whatever ``m`` is: the first ``8 * (m floordiv 8)`` rows as blocks
+    [m1, 8, np, nr] (``"main"``), then the last ``r = m mod 8`` rows in one ``scf.index_switch`` case per
+    ``r`` (``"rest<r>"``: ``r`` static rows, all in one register block, so decoding a few tokens streams the
+    weights once)."""
+    panels, depth, width = (d.value for d in w.shape)  # type: ignore[union-attr]
+    cols = panels * width
+    t = element(target.dtype)
 
     def ty(*dims: int | str) -> str:
         return "tensor<" + "".join(f"{d if isinstance(d, int) else '?'}x" for d in dims) + t + ">"
 
-    def tt(*dims: int | str) -> TensorType:
-        return TensorType(tuple(as_expr(d) if isinstance(d, int) else None for d in dims), o.dtype)
-
     def op(text: str, *dims: int | str) -> KernelValue:
-        return k.op(text, tt(*dims))
+        return k.op(
+            text, TensorType(tuple(as_expr(d) if isinstance(d, int) else None for d in dims), target.dtype)
+        )
 
-    od, o2, x2 = ty("?", n), ty("?", cols), ty("?", depth)
-    dest = o if o.mlir == od else op(f"tensor.cast {o.name} : {o.mlir} to {od}", "?", n)
-    target = op(f"tensor.empty({size}) : {o2}", "?", cols) if padded else dest
-    blocks = k.typed(f"arith.divui {size}, {k.const(rows)} : index")
-    main = k.typed(f"arith.muli {blocks}, {k.const(rows)} : index")
-    rest = k.typed(f"arith.subi {size}, {main} : index")
+    o2, x2 = ty("?", cols), ty("?", depth)
 
-    def part(v: str, v_type: str, start: str, count: str, columns: int | str) -> KernelValue:
+    def part(v: str, v_type: str, count: str, columns: int | str) -> KernelValue:
         return op(
-            f"tensor.extract_slice {v}[{start}, 0] [{count}, {columns}] [1, 1] : {v_type} to {ty('?', columns)}",
+            f"tensor.extract_slice {v}[0, 0] [{count}, {columns}] [1, 1] : {v_type} to {ty('?', columns)}",
             "?",
             columns,
         )
@@ -432,48 +528,44 @@ def _packed_2d(
         return r
 
     # row blocks
-    xm = part(x.name, x.mlir, "0", main, depth)
+    xm = part(x.name, x.mlir, rows.main, depth)
     xm3 = op(
-        f"tensor.expand_shape {xm.name} [[0, 1], [2]] output_shape [{blocks}, {rows}, {depth}] : {x2} into "
-        f"{ty('?', rows, depth)}",
+        f"tensor.expand_shape {xm.name} [[0, 1], [2]] output_shape [{rows.blocks}, {PACKED_ROWS}, {depth}] : "
+        f"{x2} into {ty('?', PACKED_ROWS, depth)}",
         "?",
-        rows,
+        PACKED_ROWS,
         depth,
     )
-    om = part(target.name, o2, "0", main, cols)
+    om = part(target.name, target.mlir, rows.main, cols)
     om4 = op(
-        f"tensor.expand_shape {om.name} [[0, 1], [2, 3]] output_shape [{blocks}, {rows}, {panels}, {width}] : "
-        f"{o2} into {ty('?', rows, panels, width)}",
+        f"tensor.expand_shape {om.name} [[0, 1], [2, 3]] output_shape [{rows.blocks}, {PACKED_ROWS}, {panels}, "
+        f"{width}] : {o2} into {ty('?', PACKED_ROWS, panels, width)}",
         "?",
-        rows,
+        PACKED_ROWS,
         panels,
         width,
     )
     rm = contract(xm3, om4, "main")
     rm2 = op(f"tensor.collapse_shape {rm.name} [[0, 1], [2, 3]] : {rm.mlir} into {o2}", "?", cols)
     target = op(
-        f"tensor.insert_slice {rm2.name} into {target.name}[0, 0] [{main}, {cols}] [1, 1] : {o2} into {o2}",
+        f"tensor.insert_slice {rm2.name} into {target.name}[0, 0] [{rows.main}, {cols}] [1, 1] : {o2} into {o2}",
         "?",
         cols,
     )
     # remaining rows: one case per count, each a block of static rows that streams the weights once
     cases = []
-    for r in range(1, rows):
-        lines, done = k.capture(lambda r=r: _rest_rows(k, x, target, w, main, r, kind=f"rest{r}"))
+    for r in range(1, PACKED_ROWS):
+        lines, done = k.capture(lambda r=r: _rest_rows(k, x, target, w, rows.main, r, kind=f"rest{r}"))
         cases += [f"case {r} {{", *("  " + line for line in lines), f"  scf.yield {done.name} : {o2}", "}"]
     switched = KernelValue(k.fresh("t"), target.type, o2)
     k.emit(
-        f"{switched.name} = scf.index_switch {rest} -> {o2}",
+        f"{switched.name} = scf.index_switch {rows.rest} -> {o2}",
         *cases,
         "default {",
         f"  scf.yield {target.name} : {o2}",
         "}",
     )
-    target = switched
-    if padded:
-        view = op(f"tensor.extract_slice {target.name}[0, 0] [{size}, {n}] [1, 1] : {o2} to {od}", "?", n)
-        target = k.copy(view, dest)
-    return k.op(f"tensor.cast {target.name} : {od} to {o.mlir}", o.type) if o.mlir != od else target
+    return switched
 
 
 def _rest_rows(

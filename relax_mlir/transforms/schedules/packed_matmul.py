@@ -7,8 +7,8 @@ time). Panels are contiguous, so a register
 block streams its weights from consecutive addresses whatever the row stride of ``W`` was, and both
 ops have static inner dims whatever ``m`` is: nothing falls back to scalar code.
 
-With several threads, ``relax-parallelize-kernels`` has already split each op along its panels into
-``scf.forall`` chunks of whole register blocks (``PACKED_PANELS``); the schedule tiles the chunks alike.
+The lowering splits the product along its panels into chunks of one static size (``packed_chunk``: whole
+register blocks where the panel count allows), all in one ``scf.forall``; the schedule tiles each chunk's ops.
 Each op is blocked for the caches (rows x ``CACHE_COLUMNS`` columns x depth), then tiled into register
 blocks (``VectorUnit.tile_rows`` rows, at most the 8 of a row block, x ``PANELS`` panels for ``main``: 8 x 2 on AVX-512,
 4 x 2 with 16 registers; all ``r`` rows x ``_rest_panels`` panels for ``rest<r>``: 4 x 4 on AVX-512, so

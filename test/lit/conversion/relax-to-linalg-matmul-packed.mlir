@@ -67,3 +67,59 @@ func.func @rows(%x: !relax.tensor<["b", "s", 8], f32>, %p: !relax.tensor<[2, 8, 
   %0 = "relax.matmul_packed"(%x, %p) {n = 32} : (!relax.tensor<["b", "s", 8], f32>, !relax.tensor<[2, 8, 16], f32>) -> !relax.tensor<["b", "s", 32], f32>
   return %0 : !relax.tensor<["b", "s", 32], f32>
 }
+
+// -----
+
+// A weight of 2**18 elements or more (32 panels of 512 x 16) is read from memory on every call, so the
+// product always runs on all threads: one scf.forall over 4 parts of one chunk of 8 panels each
+// (packed_chunk: 4 chunks, an even count), each chunk its own row blocks and remaining-rows switch on a
+// static slice of the panels. One loop for every register block: the kernel is outlined once for OpenMP.
+// CHECK-LABEL: func.func private @matmul_packed_0(
+// CHECK-SAME:    %{{.*}}: tensor<?x512xf32>, %[[P:.*]]: tensor<32x512x16xf32>, %[[OUT:.*]]: tensor<?x512xf32>)
+// CHECK-NOT:     arith.cmpi
+// CHECK:         scf.forall (%{{.*}}) in (%c4) shared_outs(%{{.*}} = %[[OUT]]) -> (tensor<?x512xf32>)
+// CHECK:           scf.for
+// CHECK:             tensor.extract_slice %[[P]][%{{.*}}, 0, 0] [8, 512, 16] [1, 1, 1] : tensor<32x512x16xf32> to tensor<8x512x16xf32>
+// CHECK:             relax.packed_matmul = "main"
+// CHECK:             scf.index_switch %{{.*}} -> tensor<?x128xf32>
+// CHECK-COUNT-7:     relax.packed_matmul = "rest
+// CHECK:           scf.forall.in_parallel
+// CHECK-NEXT:        tensor.parallel_insert_slice
+// CHECK-NOT:     scf.forall
+func.func @split(%x: !relax.tensor<["m", 512], f32>, %p: !relax.tensor<[32, 512, 16], f32>) -> !relax.tensor<["m", 512], f32> {
+  %0 = "relax.matmul_packed"(%x, %p) {n = 512} : (!relax.tensor<["m", 512], f32>, !relax.tensor<[32, 512, 16], f32>) -> !relax.tensor<["m", 512], f32>
+  return %0 : !relax.tensor<["m", 512], f32>
+}
+
+// -----
+
+// A small weight (6 panels: 3 chunks of 2) with a symbolic row count: split per call, when the work
+// (m * (96 * 64 / 4 + 96) = m * 1632, plus the weight's 6144 elements) reaches 2**18: 3 parts of one chunk,
+// else one part of all 3 (run on the calling thread).
+// CHECK-LABEL: func.func private @matmul_packed_0(
+// CHECK:         %[[M:.*]] = tensor.dim
+// CHECK:         %[[W:.*]] = arith.muli %[[M]], %c1632
+// CHECK:         %[[WORK:.*]] = arith.addi %[[W]], %c6144
+// CHECK:         %[[BIG:.*]] = arith.cmpi uge, %[[WORK]], %c262144
+// CHECK:         %[[PARTS:.*]] = arith.select %[[BIG]], %c3, %c1
+// CHECK:         %[[PER:.*]] = arith.select %[[BIG]], %c1, %c3
+// CHECK:         scf.forall (%[[I:.*]]) in (%[[PARTS]])
+// CHECK:           arith.muli %[[I]], %[[PER]]
+// CHECK:           tensor.extract_slice %{{.*}}[%{{.*}}, 0, 0] [2, 64, 16] [1, 1, 1] : tensor<6x64x16xf32> to tensor<2x64x16xf32>
+func.func @per_call(%x: !relax.tensor<["m", 64], f32>, %p: !relax.tensor<[6, 64, 16], f32>) -> !relax.tensor<["m", 96], f32> {
+  %0 = "relax.matmul_packed"(%x, %p) {n = 96} : (!relax.tensor<["m", 64], f32>, !relax.tensor<[6, 64, 16], f32>) -> !relax.tensor<["m", 96], f32>
+  return %0 : !relax.tensor<["m", 96], f32>
+}
+
+// -----
+
+// The same weight with 3 static rows: the work (3 * 1632 + 6144) is known to be small, so no chunks.
+// CHECK-LABEL: func.func private @matmul_packed_0(
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<?x8x64xf32>, tensor<6x64x16xf32>)
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+func.func @few_rows(%x: !relax.tensor<[3, 64], f32>, %p: !relax.tensor<[6, 64, 16], f32>) -> !relax.tensor<[3, 96], f32> {
+  %0 = "relax.matmul_packed"(%x, %p) {n = 96} : (!relax.tensor<[3, 64], f32>, !relax.tensor<[6, 64, 16], f32>) -> !relax.tensor<[3, 96], f32>
+  return %0 : !relax.tensor<[3, 96], f32>
+}
