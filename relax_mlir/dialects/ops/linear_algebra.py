@@ -397,41 +397,35 @@ def _packed_2d(
     panels, depth, width = (d.value for d in w.shape)  # type: ignore[union-attr]
     cols = panels * width
     padded = n != cols
-    t = element(o.dtype)
-    od, o2 = f"tensor<?x{n}x{t}>", f"tensor<?x{cols}x{t}>"
-    dest = (
-        o
-        if o.mlir == od
-        else k.op(f"tensor.cast {o.name} : {o.mlir} to {od}", TensorType((None, as_expr(n)), o.dtype))
-    )
-    target = (
-        k.op(f"tensor.empty({size}) : {o2}", TensorType((None, as_expr(cols)), o.dtype)) if padded else dest
-    )
+
+    def tt(columns: int) -> TensorType:
+        return TensorType((None, as_expr(columns)), o.dtype)
+
+    od, o2 = builtin_tensor(tt(n)), builtin_tensor(tt(cols))
+    dest = o if o.mlir == od else k.op(f"tensor.cast {o.name} : {o.mlir} to {od}", tt(n))
+    target = k.op(f"tensor.empty({size}) : {o2}", tt(cols)) if padded else dest
     blocks = k.typed(f"arith.divui {size}, {k.const(PACKED_ROWS)} : index")
     main = k.typed(f"arith.muli {blocks}, {k.const(PACKED_ROWS)} : index")
-    rows = Rows(size, blocks, main, k.typed(f"arith.subi {size}, {main} : index"))
+    rows = Rows(blocks, main, k.typed(f"arith.subi {size}, {main} : index"))
     chunk = packed_chunk(panels)
     count = panels // chunk
     weight = panels * depth * width
     per_row = cols * depth // 4 + cols
     m = x.shape[0]
-    if m is not None and m.is_const:
-        split = m.value * per_row + weight >= PACKED_SPLIT_WORK
-    else:
-        split = weight >= PACKED_SPLIT_WORK or None  # None: decided per call
-    if count == 1 or split is False:
+    static_rows = m is not None and m.is_const
+    if count == 1 or (static_rows and m.value * per_row + weight < PACKED_SPLIT_WORK):
         target = _packed_columns(k, x, w, target, rows)
     else:
-        if split:
+        if static_rows or weight >= PACKED_SPLIT_WORK:
             parts, per_part = k.const(count), k.const(1)
-        else:
+        else:  # decided per call
             work = k.typed(f"arith.muli {size}, {k.const(per_row)} : index")
             work = k.typed(f"arith.addi {work}, {k.const(weight)} : index")
             big = k.typed(f"arith.cmpi uge, {work}, {k.const(PACKED_SPLIT_WORK)} : index")
             parts = k.typed(f"arith.select {big}, {k.const(count)}, {k.const(1)} : index")
             per_part = k.typed(f"arith.select {big}, {k.const(1)}, {k.const(count)} : index")
         w_chunk = TensorType((as_expr(chunk), as_expr(depth), as_expr(width)), w.dtype)
-        o_chunk = TensorType((None, as_expr(chunk * width)), o.dtype)
+        o_chunk = tt(chunk * width)
 
         def one_chunk(index: str, local: str, part: KernelValue) -> KernelValue:
             first = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {chunk})>({index})")
@@ -451,20 +445,16 @@ def _packed_2d(
 
         target = k.column_parts(target, size, parts, per_part, count, chunk * width, one_chunk)
     if padded:
-        view = k.op(
-            f"tensor.extract_slice {target.name}[0, 0] [{size}, {n}] [1, 1] : {o2} to {od}",
-            TensorType((None, as_expr(n)), o.dtype),
-        )
+        view = k.op(f"tensor.extract_slice {target.name}[0, 0] [{size}, {n}] [1, 1] : {o2} to {od}", tt(n))
         target = k.copy(view, dest)
     return k.op(f"tensor.cast {target.name} : {od} to {o.mlir}", o.type) if o.mlir != od else target
 
 
 @dataclass(frozen=True)
 class Rows:
-    """The row count ``m`` of a packed matmul as index values: ``m``, its blocks of ``PACKED_ROWS`` rows,
-    the rows they hold and the rest."""
+    """The row count ``m`` of a packed matmul as index values: its blocks of ``PACKED_ROWS`` rows, the rows
+    they hold and the rest."""
 
-    size: str
     blocks: str
     main: str
     rest: str
