@@ -750,19 +750,24 @@ class KernelBuilder:
         self,
         out: KernelValue,
         rows: str,
-        parts: str,
-        per_part: str,
         chunks: int,
         width: int,
         chunk: Callable[[str, str, KernelValue], KernelValue],
+        split: str | None = None,
     ) -> KernelValue:
         """``out`` [rows, columns] (static columns) written by ``chunks`` chunks of ``width`` columns (the
-        last one ends at the last column) in an ``scf.forall`` over ``parts`` parts (an index value) of
-        ``per_part`` consecutive chunks each, which ``relax-lower-parallel`` runs on the module's threads.
+        last one ends at the last column) in an ``scf.forall`` over parts of consecutive chunks, which
+        ``relax-lower-parallel`` runs on the module's threads: a part per chunk, or, when ``split`` (an i1
+        value decided per call) is false, one part of every chunk (run on the calling thread).
 
         ``chunk(index, local, dest)`` emits chunk ``index`` into ``dest`` (the part's columns) from its
         column ``local`` and returns the updated ``dest``.
         """
+        if split is None:
+            parts, per_part = self.const(chunks), self.const(1)
+        else:
+            parts = self.typed(f"arith.select {split}, {self.const(chunks)}, {self.const(1)} : index")
+            per_part = self.typed(f"arith.select {split}, {self.const(1)}, {self.const(chunks)} : index")
         columns = out.shape[1].value  # type: ignore[union-attr]
         part = TensorType((out.shape[0], None), out.dtype)
         c, shared = self.fresh("part"), KernelValue(self.fresh("shared"), out.type, out.mlir)

@@ -33,6 +33,7 @@ import os
 from mlir import ir, passmanager
 from mlir.dialects import arith, func, linalg, scf, tensor
 
+from relax_mlir.dialects.ops.linear_algebra import PACKED_SPLIT_WORK
 from relax_mlir.errors import PassError
 from relax_mlir.transforms.empty_loops import fold_empty_loops, loop_maps
 from relax_mlir.transforms.registry import register_pass
@@ -43,9 +44,9 @@ THREADS_ENV = "RELAX_MLIR_NUM_THREADS"
 THREADS_ATTR = "relax.num_threads"
 TAG = "relax.parallel"  # temporary marks naming ops for the transform script
 # Work (summed iteration-space sizes; a contraction's or convolution's iterations count 1/4) below which a
-# kernel stays serial: waking the second thread costs a few microseconds. (The packed matmul applies the
-# same rule to its own chunks: ``PACKED_SPLIT_WORK``.)
-MIN_WORK = 1 << 18
+# kernel stays serial: waking the second thread costs a few microseconds. The packed matmul applies the
+# same rule to its own chunks.
+MIN_WORK = PACKED_SPLIT_WORK
 CONTRACTION_WEIGHT = 4
 _DYNAMIC = -(2**63)  # ShapedType::kDynamic in static bound lists
 MAX_TILED_DIMS = 2

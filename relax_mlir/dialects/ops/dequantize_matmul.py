@@ -907,8 +907,6 @@ class _Kernel:
         # parts: every chunk its own when the call is big enough to split, else one part of all chunks
         work = self.t(f"arith.muli {m}, {self.c(rows * self.depth)} : index")
         split = self.t(f"arith.cmpi uge, {work}, {self.c(MIN_SPLIT_WORK)} : index")
-        parts = self.t(f"arith.select {split}, {self.c(chunks)}, {self.c(1)} : index")
-        per_part = self.t(f"arith.select {split}, {self.c(1)}, {self.c(chunks)} : index")
 
         # ``o`` is [m, n] (``KernelBuilder.on_rows``); it may be defined in a loop, so its row count is ``m``
         d = o.shape[0]
@@ -1016,4 +1014,4 @@ class _Kernel:
                 f"tensor.insert_slice {r.name} into {dest.name}{at} : {r.mlir} into {dest.mlir}", dest
             )
 
-        return k.column_parts(o, m_size, parts, per_part, chunks, CHUNK, one_chunk)
+        return k.column_parts(o, m_size, chunks, CHUNK, one_chunk, split)

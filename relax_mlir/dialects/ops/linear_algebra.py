@@ -359,7 +359,8 @@ PACKED_ROWS = 8  # rows of a register block of the packed matmul (transforms/sch
 PACKED_PANELS = 2  # panels of its register block
 PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" or "main-narrow" (row blocks) or "rest<r>" (r rows)
 # Work (m * k * n / 4 for the multiply-adds, plus the m * n zeros written and the weight's elements, read on
-# every call) from which a packed matmul runs its chunks on all threads: relax-parallelize-kernels' MIN_WORK.
+# every call) from which a packed matmul runs its chunks on all threads; relax-parallelize-kernels' MIN_WORK
+# for other kernels.
 PACKED_SPLIT_WORK = 1 << 18
 
 
@@ -416,14 +417,11 @@ def _packed_2d(
     if count == 1 or (static_rows and m.value * per_row + weight < PACKED_SPLIT_WORK):
         target = _packed_columns(k, x, w, target, rows)
     else:
-        if static_rows or weight >= PACKED_SPLIT_WORK:
-            parts, per_part = k.const(count), k.const(1)
-        else:  # decided per call
+        split = None  # always: the rows are static, or the weight alone is work enough
+        if not static_rows and weight < PACKED_SPLIT_WORK:  # decided per call
             work = k.typed(f"arith.muli {size}, {k.const(per_row)} : index")
             work = k.typed(f"arith.addi {work}, {k.const(weight)} : index")
-            big = k.typed(f"arith.cmpi uge, {work}, {k.const(PACKED_SPLIT_WORK)} : index")
-            parts = k.typed(f"arith.select {big}, {k.const(count)}, {k.const(1)} : index")
-            per_part = k.typed(f"arith.select {big}, {k.const(1)}, {k.const(count)} : index")
+            split = k.typed(f"arith.cmpi uge, {work}, {k.const(PACKED_SPLIT_WORK)} : index")
         w_chunk = TensorType((as_expr(chunk), as_expr(depth), as_expr(width)), w.dtype)
         o_chunk = tt(chunk * width)
 
@@ -443,7 +441,7 @@ def _packed_2d(
                 f"tensor.insert_slice {done.name} into {part.name}{at} : {done.mlir} into {part.mlir}", part
             )
 
-        target = k.column_parts(target, size, parts, per_part, count, chunk * width, one_chunk)
+        target = k.column_parts(target, size, count, chunk * width, one_chunk, split)
     if padded:
         view = k.op(f"tensor.extract_slice {target.name}[0, 0] [{size}, {n}] [1, 1] : {o2} to {od}", tt(n))
         target = k.copy(view, dest)
