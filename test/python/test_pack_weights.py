@@ -88,8 +88,8 @@ def test_matmul_packed_op(rows: list, k: int, n: int, ms: list[tuple[int, ...]])
 
 @pytest.mark.parametrize(("k", "n"), [(37, 100), (64, 288)])
 def test_matmul_packed_every_remainder(k: int, n: int) -> None:
-    """Every row count below two row blocks (each remainder r = m mod 8 has its own r-row register block),
-    odd k and n, and m = 0: numpy's numbers."""
+    """Every row count below two row blocks (each remainder r = m mod 8 in blocks of 4, 2 and 1 rows: its
+    bits), odd k and n, and m = 0: numpy's numbers."""
     w = rand(k, n)
     panels = pack(w)
     bb = rb.BlockBuilder()
@@ -154,6 +154,26 @@ def test_large_weight_both_packing_paths(read_blobs: bool, monkeypatch: pytest.M
     exe, host = compiled(bb.module, 2)
     assert "matmul_packed" in host
     for m in (1, 8, 13):
+        x = rand(m, k)
+        np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_packed_writes_its_destination_in_place() -> None:
+    """The packed matmul's row blocks and remaining-rows blocks write the caller's output buffer: LLVM code
+    with no buffer allocated (relax_malloc) or copied (memrefCopy) in the kernel (an scf.if around a block
+    made One-Shot Bufferize copy every chunk's columns in and out: 1.3x the time at 4 rows)."""
+    k, n = 96, 512
+    w = rand(k, n)
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["m", k])}) as (x,):
+        bb.ret(R.matmul(x, R.constant(w)))
+    stages: dict[str, str] = {}
+    exe = compile(
+        bb.module, opt_level=2, use_cache=False, on_stage=lambda name, text: stages.setdefault(name, text)
+    )
+    assert "matmul_packed" in stages["host"]
+    assert "llvm.call @memrefCopy" not in stages["llvm"] and "llvm.call @relax_malloc" not in stages["llvm"]
+    for m in (0, 4, 7, 13):
         x = rand(m, k)
         np.testing.assert_allclose(exe(x), x @ w, rtol=1e-4, atol=1e-4)
 

@@ -356,6 +356,7 @@ def _broadcast_matmul(k: KernelBuilder, a: KernelValue, b: KernelValue, c: Kerne
 
 
 PACKED_ROWS = 8  # rows of a register block of the packed matmul (transforms/schedules/packed_matmul.py)
+PACKED_REST_ROWS = (1, 2, 3, 4)  # static row blocks of the last r = m mod 8 rows: 4 when r >= 4, then r mod 4
 PACKED_PANELS = 2  # panels of its register block
 PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" or "main-narrow" (row blocks) or "rest<r>" (r rows)
 # Work (m * k * n / 4 for the multiply-adds, plus the m * n zeros written and the weight's elements, read on
@@ -463,9 +464,11 @@ def _packed_columns(
 ) -> KernelValue:
     """``target`` [m, np * nr] = ``x`` [m, k] @ panels ``w`` [np, k, nr]: ``linalg.generic`` ops on views,
     all with static inner dims whatever ``m`` is: the first ``8 * (m floordiv 8)`` rows as blocks
-    [m1, 8, np, nr] (``"main"``), then the last ``r = m mod 8`` rows in one ``scf.index_switch`` case per
-    ``r`` (``"rest<r>"``: ``r`` static rows, all in one register block, so decoding a few tokens streams the
-    weights once)."""
+    [m1, 8, np, nr] (``"main"``), then the last ``r = m mod 8`` rows as a block of 4 rows when r >= 4 and
+    one of ``r mod 4`` rows (``"rest<b>"``: ``b`` static rows, all in one register block, so decoding up to
+    4 tokens streams the weights once), each chosen by an ``scf.index_switch``. Four remaining-rows ops
+    instead of one per ``r``: they were most of the kernel's code (LLVM's time); 5 to 7 rows stream the
+    weights twice (the second time from cache, this chunk's panels being just read)."""
     panels, depth, width = (d.value for d in w.shape)  # type: ignore[union-attr]
     cols = panels * width
     t = element(target.dtype)
@@ -540,17 +543,42 @@ def _packed_columns(
         "?",
         cols,
     )
-    # remaining rows: one case per count, each a block of static rows that streams the weights once
-    cases = []
-    for r in range(1, PACKED_ROWS):
-        lines, done = k.capture(lambda r=r: _rest_rows(k, x, target, w, rows.main, r, kind=f"rest{r}"))
-        cases += [f"case {r} {{", *("  " + line for line in lines), f"  scf.yield {done.name} : {o2}", "}"]
-    switched = KernelValue(k.fresh("t"), target.type, o2)
+    # remaining rows r: a block of 4 rows when r >= 4, then one of r mod 4 rows (static row counts, each
+    # block streaming the weights once)
+    four = k.typed(f"arith.andi {rows.rest}, {k.const(4)} : index")
+    target = _rest_switch(k, x, w, target, four, rows.main, (4,))
+    start = k.typed(f"arith.addi {rows.main}, {four} : index")
+    tail = k.typed(f"arith.andi {rows.rest}, {k.const(3)} : index")
+    return _rest_switch(k, x, w, target, tail, start, (1, 2, 3))
+
+
+def _rest_switch(
+    k: KernelBuilder,
+    x: KernelValue,
+    w: KernelValue,
+    target: KernelValue,
+    count: str,
+    start: str,
+    cases: tuple[int, ...],
+) -> KernelValue:
+    """``target`` with ``count`` rows from ``start`` computed (``_rest_rows``) by an ``scf.index_switch`` with
+    one case per row count of ``cases`` (else unchanged). A switch, not an ``scf.if``: One-Shot Bufferize
+    copies the chunk's destination around an ``scf.if`` whose else branch yields it."""
+    lines = []
+    for r in cases:
+        body, done = k.capture(lambda r=r: _rest_rows(k, x, target, w, start, r, kind=f"rest{r}"))
+        lines += [
+            f"case {r} {{",
+            *("  " + line for line in body),
+            f"  scf.yield {done.name} : {target.mlir}",
+            "}",
+        ]
+    switched = KernelValue(k.fresh("t"), target.type, target.mlir)
     k.emit(
-        f"{switched.name} = scf.index_switch {rows.rest} -> {o2}",
-        *cases,
+        f"{switched.name} = scf.index_switch {count} -> {target.mlir}",
+        *lines,
         "default {",
-        f"  scf.yield {target.name} : {o2}",
+        f"  scf.yield {target.name} : {target.mlir}",
         "}",
     )
     return switched

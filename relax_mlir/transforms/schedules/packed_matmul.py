@@ -2,8 +2,8 @@
 
 Its lowering (``dialects/ops/linear_algebra.py``) writes ``linalg.generic`` ops marked
 ``relax.packed_matmul``: ``"main"`` over row blocks ``x`` [m1, 8, k] x panels [np, k, nr] ->
-[m1, 8, np, nr] (or ``"main-narrow"``, below), and ``"rest<r>"`` over the last ``r = m mod 8`` rows (one op per ``r``, selected at run
-time). Panels are contiguous, so a register
+[m1, 8, np, nr] (or ``"main-narrow"``, below), and ``"rest<b>"`` over blocks of ``b`` = 1..4 of the last ``m mod 8`` rows
+(selected at run time). Panels are contiguous, so a register
 block streams its weights from consecutive addresses whatever the row stride of ``W`` was, and both
 ops have static inner dims whatever ``m`` is: nothing falls back to scalar code.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS, PACKED_ROWS
+from relax_mlir.dialects.ops.linear_algebra import PACKED_ATTR, PACKED_PANELS, PACKED_REST_ROWS, PACKED_ROWS
 from relax_mlir.transforms.schedules import VectorUnit, register_schedule, vectorize_to_outer_products
 
 ROW_BLOCKS = 8  # row blocks of 8 per cache block
@@ -130,10 +130,10 @@ def packed_matmul_schedule(s: str, unit: VectorUnit) -> str:
         _tile(kind, [ROW_BLOCKS, 0, panels, 0, DEPTH], [1, rows, PANELS, 0, 1], peel, s)
         for kind, panels in (("main", cache_panels), ("main" + NARROW, max(PANELS, cache_panels // 2)))
     )
-    kinds = ["main", "main" + NARROW, *(f"rest{r}" for r in range(1, PACKED_ROWS))]
+    kinds = ["main", "main" + NARROW, *(f"rest{r}" for r in PACKED_REST_ROWS)]
     rest = "".join(
         _tile(f"rest{r}", [0, cache_panels, 0, DEPTH], [0, _rest_panels(r, unit), 0, 1], 0, s)
-        for r in range(1, PACKED_ROWS)
+        for r in PACKED_REST_ROWS
     )
     matches = "".join(
         f"""
