@@ -386,7 +386,8 @@ class LowerParallel:
     """Lower scf.forall chunk loops (bufferized) to OpenMP. Each loop's body becomes a function of its
     chunk indices (``_outline_chunk``), called from an ``omp.parallel`` of min(``relax.num_threads``, the
     run-time count ``omp_get_max_threads()``, chunks) threads, or, when that count or the loop's chunk count
-    is 1, from serial loops on the calling thread (no OpenMP entry); without the attribute, serial loops."""
+    is 1, from serial loops on the calling thread (no OpenMP entry); without the attribute, serial loops.
+    Loops whose bodies are the same call one function (``_Chunks``)."""
 
     def run(self, module: ir.Operation) -> None:
         if not ops_named(module, "scf.forall"):
@@ -397,8 +398,9 @@ class LowerParallel:
             passmanager.PassManager.parse("builtin.module(func.func(scf-forall-to-for))").run(module)
             return
         _declare_thread_count(module)
+        chunks = _Chunks()
         for i, forall in enumerate(ops_named(module, "scf.forall")):
-            _serial_unless_threads(forall, _outline_chunk(forall, i))
+            _serial_unless_threads(forall, chunks.shared(_outline_chunk(forall, i), forall))
         passmanager.PassManager.parse(
             f"builtin.module(func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={threads}}})"
         ).run(module)
@@ -440,11 +442,11 @@ def _inside(op: ir.Operation, region_op: ir.Operation) -> bool:
     return False
 
 
-def _outline_chunk(forall: ir.Operation, number: int) -> str | None:
+def _outline_chunk(forall: ir.Operation, number: int) -> ir.Operation | None:
     """Move the body of ``forall`` (normalized: from 0 by 1, no results) into a private function of its
     chunk indices and the values it uses from outside (constants are cloned in), and call it from the loop:
     the serial and the parallel paths then share one copy of the body (half the code for LLVM). Returns the
-    function's name, or None (loop left as it is)."""
+    function, or None (loop left as it is)."""
     attrs = forall.attributes
     if any(v != 0 for v in ir.DenseI64ArrayAttr(attrs["staticLowerBound"])) or any(
         v != 1 for v in ir.DenseI64ArrayAttr(attrs["staticStep"])
@@ -497,7 +499,48 @@ def _outline_chunk(forall: ir.Operation, number: int) -> str | None:
             owner = use.owner if isinstance(use.owner, ir.Operation) else use.owner.operation
             if owner != new.owner and _inside(owner, outlined.operation):
                 owner.operands[use.operand_number] = new
-    return name
+    return outlined.operation
+
+
+class _Chunks:
+    """The outlined chunk functions so far, by signature and op count (cheap to compare), with their
+    printed bodies once two share those (only candidates are printed)."""
+
+    def __init__(self) -> None:
+        self.by_shape: dict[str, list[list]] = {}  # [function, its text or None]
+
+    def shared(self, function: ir.Operation | None, forall: ir.Operation) -> str | None:
+        """The function ``forall`` calls for its outlined chunk ``function``: an earlier one with the same
+        body (the call is redirected and ``function`` erased), else ``function``. Kernels that differ only
+        outside their loops (a fused epilogue) or in a size the chunk does not read share their chunk:
+        13% of the 12-layer LLM's LLVM code at 2 threads."""
+        if function is None:
+            return None
+        name = _name(function)
+        entry = function.regions[0].blocks[0]
+        candidates = self.by_shape.setdefault(
+            f"{function.attributes['function_type']} {len(entry.operations)}", []
+        )
+        text = _body_text(function) if candidates else None
+        for candidate in candidates:
+            if candidate[1] is None:
+                candidate[1] = _body_text(candidate[0])
+            if candidate[1] == text:
+                call = next(op for op in forall.regions[0].blocks[0].operations if op.name == "func.call")
+                call.attributes["callee"] = ir.FlatSymbolRefAttr.get(_name(candidate[0]))
+                function.erase()
+                return _name(candidate[0])
+        candidates.append([function, text])
+        return name
+
+
+def _name(function: ir.Operation) -> str:
+    return ir.StringAttr(function.attributes["sym_name"]).value
+
+
+def _body_text(function: ir.Operation) -> str:
+    """A function as text without its name."""
+    return str(function).replace(f"@{_name(function)}(", "@(", 1)
 
 
 def _serial_unless_threads(forall: ir.Operation, chunk: str | None) -> None:
