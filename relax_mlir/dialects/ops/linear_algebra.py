@@ -356,7 +356,10 @@ def _broadcast_matmul(k: KernelBuilder, a: KernelValue, b: KernelValue, c: Kerne
 
 
 PACKED_ROWS = 8  # rows of a register block of the packed matmul (transforms/schedules/packed_matmul.py)
-PACKED_REST_ROWS = (1, 2, 3, 4)  # static row blocks of the last r = m mod 8 rows: 4 when r >= 4, then r mod 4
+# the last r = m mod PACKED_ROWS rows: a block of PACKED_REST_BLOCK (half a row block) when r reaches it, then
+# one of the r mod PACKED_REST_BLOCK left; the static row counts of those blocks:
+PACKED_REST_BLOCK = PACKED_ROWS // 2
+PACKED_REST_ROWS = tuple(range(1, PACKED_REST_BLOCK + 1))
 PACKED_PANELS = 2  # panels of its register block
 PACKED_ATTR = "relax.packed_matmul"  # marks its linalg.generic ops: "main" or "main-narrow" (row blocks) or "rest<r>" (r rows)
 # Work (m * k * n / 4 for the multiply-adds, plus the m * n zeros written and the weight's elements, read on
@@ -545,11 +548,12 @@ def _packed_columns(
     )
     # remaining rows r: a block of 4 rows when r >= 4, then one of r mod 4 rows (static row counts, each
     # block streaming the weights once)
-    four = k.typed(f"arith.andi {rows.rest}, {k.const(4)} : index")
-    target = _rest_switch(k, x, w, target, four, rows.main, (4,))
-    start = k.typed(f"arith.addi {rows.main}, {four} : index")
-    tail = k.typed(f"arith.andi {rows.rest}, {k.const(3)} : index")
-    return _rest_switch(k, x, w, target, tail, start, (1, 2, 3))
+    half = PACKED_REST_BLOCK
+    block = k.typed(f"arith.andi {rows.rest}, {k.const(half)} : index")  # half or 0 rows
+    target = _rest_switch(k, x, w, target, block, rows.main, (half,))
+    start = k.typed(f"arith.addi {rows.main}, {block} : index")
+    tail = k.typed(f"arith.andi {rows.rest}, {k.const(half - 1)} : index")
+    return _rest_switch(k, x, w, target, tail, start, PACKED_REST_ROWS[:-1])
 
 
 def _rest_switch(
