@@ -419,7 +419,7 @@ def _declare_thread_count(module: ir.Operation) -> None:
     uses without relax_mlir's runtime)."""
     body = module.regions[0].blocks[0]
     if any(
-        op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == RUN_THREADS_FN
+        op.name == "func.func" and _name(op) == RUN_THREADS_FN
         for op in (o.operation for o in body.operations)
     ):
         return
@@ -474,7 +474,7 @@ def _outline_chunk(forall: ir.Operation, number: int) -> ir.Operation | None:
         op.walk(visit)
     ivs = list(block.arguments)
     index = ir.IndexType.get()
-    name = f"{ir.StringAttr(parent.attributes['sym_name']).value}_chunk{number}"
+    name = f"{_name(parent)}_chunk{number}"
     with ir.InsertionPoint(parent), forall.location:
         outlined = func.FuncOp(
             name, ([index] * len(ivs) + [v.type for v in captured], []), visibility="private"
@@ -535,6 +535,7 @@ class _Chunks:
 
 
 def _name(function: ir.Operation) -> str:
+    """A function's symbol name."""
     return ir.StringAttr(function.attributes["sym_name"]).value
 
 
