@@ -48,7 +48,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]  # relax_mlir and vendor_sections, also when imported as a module
 
-from vendor_sections import cpu_vendor, merge_section  # noqa: E402
+from vendor_sections import machine_family, merge_section  # noqa: E402
 
 TORCH = "torch==2.13.0+cpu"
 LLAMA_CPP = "llama-cpp-python==0.3.36"
@@ -556,7 +556,7 @@ def report(results: list[dict], spec: dict) -> str:
     params = sum(int(np.prod(s)) for s in CausalLM(cfg).weights().values())
     bw = spec["copy_bandwidth"]
     lines = [
-        f"## {cpu_vendor()}: {machine()}",
+        f"## {machine_family()}: {machine()}",
         "",
         f"- model: Llama-style, d={cfg.hidden_size}, {cfg.layers} layers, {cfg.heads} query heads, "
         f"{cfg.kv_heads} KV heads, ffn {cfg.ffn_size}, vocab {cfg.vocab_size}, {params / 1e6:.0f}M parameters; "
@@ -631,7 +631,7 @@ HEADER = [
 def report_under_load(results: list[dict], spec: dict) -> str:
     cores = os.cpu_count()
     lines = [
-        f"## {cpu_vendor()}: under load",
+        f"## {machine_family()}: under load",
         "",
         f"Decode with one CPU-bound process (a Python busy loop) running beside the benchmark on this "
         f"{cores}-core machine ({machine()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). "
@@ -652,7 +652,7 @@ def report_under_load(results: list[dict], spec: dict) -> str:
 
 def write_section(path: Path, text: str, under_load: bool) -> None:
     """Replace this machine's section of ``path`` for this mode (full run or ``--under-load``) by ``text``."""
-    key = f"{cpu_vendor()} under load" if under_load else cpu_vendor()
+    key = f"{machine_family()} under load" if under_load else machine_family()
     path.write_text(merge_section(path.read_text() if path.exists() else "", text, key, HEADER))
 
 

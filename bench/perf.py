@@ -4,9 +4,9 @@
     python3 bench/perf.py --threads 1 --no-write
     python3 bench/perf.py --models MobileNet,"CNN 8ch" --no-write   # only models whose name contains one
 
-``bench/RESULTS.md`` keeps one section per CPU vendor (``vendor_id`` in /proc/cpuinfo), headed with the
-CPU model and LLVM's host CPU name; a run rewrites only its own vendor's section (a run of a subset of
-the models never writes), so results on one family stay next to the other's.
+``bench/RESULTS.md`` keeps one section per CPU vendor (``vendor_id`` in /proc/cpuinfo; ``AVX2`` after it for
+a CPU without AVX-512), headed with the CPU model and LLVM's host CPU name; a run rewrites only its own
+section (a run of a subset of the models never writes), so results on one family stay next to the other's.
 
 The models (``bench/perf_models.py``) are ONNX graphs with dynamic dims (``batch``, ``seq``): relax_mlir
 imports each with ``from_onnx`` and compiles it once (``opt_level=3``), and that one executable serves
@@ -34,6 +34,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -43,7 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vendor_sections import cpu_vendor, merge_section
+from vendor_sections import machine_family, merge_section
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -151,12 +152,13 @@ def _paths() -> dict[str, str]:
     """relax_mlir's other code paths as relax pipelines, next to the default (relax-O3: constant weights
     packed for generated kernels, other matmuls to OpenBLAS): every matmul generated (no library
     dispatch), and every matmul to OpenBLAS (no packing)."""
-    from relax_mlir.pipelines.cpu import LEVELS
+    from relax_mlir.pipelines.data import text
+    from relax_mlir.targets.cpu import CpuTarget
 
-    o3 = LEVELS[3]
+    o3 = text(CpuTarget().relax_pipeline(3))  # relax-O3 for this machine's vector registers
     paths = {
         "generated": o3.replace("relax-dispatch-blas,", ""),
-        "BLAS": o3.replace("relax-pack-weights{opt-level=3},", ""),
+        "BLAS": re.sub(r"relax-pack-weights\{[^}]*\},", "", o3),
     }
     assert all(p != o3 for p in paths.values()), "relax-O3 changed: update the path pipelines"
     return paths
@@ -277,7 +279,7 @@ def _machine() -> dict[str, str]:
         fields.setdefault(key.strip(), value.strip())
     flags = fields.get("flags", "").split()
     info["cpu"] = fields.get("model name", platform.processor() or "?")
-    info["vendor"] = cpu_vendor()
+    info["vendor"] = machine_family()
     info["cores"] = f"{os.cpu_count()} logical ({len(os.sched_getaffinity(0))} usable)"
     info["cache"] = fields.get("cache size", "?")
     info["simd"] = " ".join(f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni") if f in flags)

@@ -1,5 +1,7 @@
 """Results files with one section per CPU vendor (and mode): a run rewrites only its own section, so the
-numbers of one machine family stay next to the other's (bench/RESULTS.md, bench/LLM_RESULTS.md)."""
+numbers of one machine family stay next to the other's (bench/RESULTS.md, bench/LLM_RESULTS.md). A CPU
+without AVX-512 (AMD Zen 3, Intel client cores) has a section of its own: its kernels are other code
+(``relax_mlir/lowering/vectors.py``)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,22 @@ def cpu_vendor() -> str:
         if key.strip() == "vendor_id":
             return VENDORS.get(value.strip(), value.strip() or "unknown")
     return "unknown"
+
+
+def machine_family() -> str:
+    """This machine's section: its vendor (``cpu_vendor``), with ``AVX2`` after it on a CPU without AVX-512."""
+    try:
+        flags = next(
+            (
+                line.split(":", 1)[1].split()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("flags")
+            ),
+            [],
+        )
+    except OSError:
+        flags = []
+    return cpu_vendor() if "avx512f" in flags else f"{cpu_vendor()} AVX2"
 
 
 def markers(key: str) -> tuple[str, str]:

@@ -53,7 +53,8 @@ def relax_level(opt_level: int, vectors: VectorUnit | None = None, cpu: str | No
     """``relax-O<opt_level>``: relax to host code (kernels scheduled, parallelized, BLAS as the level says).
 
     ``vectors``: the vector registers that packed weights and register tiles are sized for, when they are
-    not the default (AVX-512's: the CPU targets); e.g. ``VectorUnit(128, 16)`` for wasm32's SIMD128.
+    not the default (AVX-512's); e.g. the host's for ``compile()`` (``host_vector_unit``), ``VectorUnit(128,
+    16)`` for wasm32's SIMD128.
     ``cpu``: the LLVM CPU whose family the register tiles are chosen for, when not this host
     (``relax-schedule-kernels{cpu=...}``; ``generic`` for code meant for other machines)."""
     lift = P("relax-lift-load-time-params")

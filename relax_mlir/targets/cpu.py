@@ -19,6 +19,7 @@ from relax_mlir.targets import codegen, steps
 from relax_mlir.targets.base import CompileStats, JitTarget, register_target
 from relax_mlir.transforms import fold_constants
 from relax_mlir.transforms.parallelize import THREADS_ATTR, THREADS_ENV
+from relax_mlir.transforms.schedules import host_vector_unit
 
 
 @dataclass
@@ -39,7 +40,8 @@ class CpuTarget(JitTarget):
     summary = "this machine's CPU, run in this process"
 
     def relax_pipeline(self, opt_level: int) -> Pipeline:
-        return relax_level(opt_level)
+        # packed weights and register tiles sized for this machine's vector registers (AVX2: 16 of 256 bits)
+        return relax_level(opt_level, host_vector_unit())
 
     def lowering_pipeline(self, opt_level: int, **options: Any) -> Pipeline:
         # every malloc of the JIT-linked code is checked: a failure raises OutOfMemoryError in Python

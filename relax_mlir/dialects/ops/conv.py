@@ -132,7 +132,7 @@ class ConvOp(RelaxOp):
         if not empty and im2col and pointwise_fits(x, w, out, strides, pads, groups):
             r = pointwise_conv(k, x, w, out)
             return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
-        if not empty and im2col and direct_fits(x, w, out, groups):
+        if not empty and im2col and direct_fits(k, x, w, out, groups):
             r = direct_conv(k, x, w, out, strides, dilation, pads, groups)
             return [k.collapse(r, [[0], [1], [2, 3]]) if sp == 1 else r]
         if not empty and im2col and groups == 1 and all(d is not None and d.is_const for d in w.shape[2:]):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from relax_mlir.dialects.ops.window import fill_tensor
 from relax_mlir.dialects.types import TensorType
 from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor, element
+from relax_mlir.lowering.vectors import Registers, target_registers
 from relax_mlir.shape_infer.expr import Expr, as_expr
 
 
@@ -185,7 +186,7 @@ def im2col_conv(
     f_s, oh_s, ow_s = k.sizes(out)[1:]
     rows_s = oh_s if whole else str(rows.value)
     pointwise = kh == 1 and kw == 1 and list(strides) == [1, 1] and not any(pads)
-    registers = static and x.dtype in DIRECT_LANES  # register_matmul, else linalg.matmul (the schedule)
+    registers = static and x.dtype in DIRECT_DTYPES  # register_matmul, else linalg.matmul (the schedule)
     w2 = k.collapse(w, [[0], [1, 2, 3]])
 
     # A strided row of static width: one contiguous vector read and a shuffle picking every stride-th
@@ -273,7 +274,7 @@ def im2col_conv(
     return _forall(k, [k.dim(out, 0), blocks], out, one_block, VECTOR_CONV_ATTR if registers else None)
 
 
-DIRECT_LANES = {"f32": 16, "f64": 8}  # element types of the direct convolution: lanes per 512-bit vector
+DIRECT_DTYPES = {"f32": 32, "f64": 64}  # element types of the direct and pointwise convolutions: their bits
 MAX_UNROLLED_TAPS = 32  # taps per output channel unrolled (more: a loop over the group's input channels)
 ACCUMULATORS = 8  # vectors of outputs accumulated at once: output channels x vectors of columns
 MAX_CHANNEL_BLOCK = 4  # output channels that share each input read
@@ -286,18 +287,28 @@ MAX_ROW_FMAS = 640  # FMAs unrolled per output row (8192 took 23 s to compile); 
 VECTOR_CONV_ATTR = "relax.vector_conv"
 
 
-def direct_fits(x: KernelValue, w: KernelValue, out: KernelValue, groups: int) -> bool:
+def _registers(k: KernelBuilder) -> Registers:
+    """The vector registers of the CPU the kernel is for (``convert-relax-to-linalg{target-features}``)."""
+    return target_registers(k.choices.get("target_features", "host"))
+
+
+def _lanes(k: KernelBuilder, dtype: str) -> int:
+    """Elements of ``dtype`` (one of ``DIRECT_DTYPES``) per vector register of the kernel's CPU."""
+    return _registers(k).lanes(DIRECT_DTYPES[dtype])
+
+
+def direct_fits(k: KernelBuilder, x: KernelValue, w: KernelValue, out: KernelValue, groups: int) -> bool:
     """Whether ``direct_conv`` takes this convolution: f32/f64, every dim static but the batch, at most
     ``MAX_ROW_FMAS`` unrolled per output row; grouped, or with few input channels (at most
     ``SMALL_CONV_TAPS`` taps per output, not 1x1), where it was faster than im2col + matmul."""
     dims = (*x.shape[1:], *w.shape, *out.shape[1:])
-    if x.dtype not in DIRECT_LANES or not all(d is not None and d.is_const for d in dims):
+    if x.dtype not in DIRECT_DTYPES or not all(d is not None and d.is_const for d in dims):
         return False
     f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
     if not (groups > 1 or (kh * kw > 1 and cg * kh * kw <= SMALL_CONV_TAPS)):
         return False
     taps = cg * kh * kw if cg * kh * kw <= MAX_UNROLLED_TAPS else kh * kw
-    chunks = -(-out.shape[3].value // DIRECT_LANES[x.dtype])  # type: ignore[union-attr]
+    chunks = -(-out.shape[3].value // _lanes(k, x.dtype))  # type: ignore[union-attr]
     return chunks * _channel_block(f // groups, chunks) * taps <= MAX_ROW_FMAS
 
 
@@ -353,7 +364,7 @@ def direct_conv(
     (MLIR 22's named NCHW depthwise and grouped convolutions stay scalar loops.)
     """
     t = element(x.dtype)
-    lanes = DIRECT_LANES[x.dtype]
+    lanes = _lanes(k, x.dtype)
     h, wd = (d.value for d in x.shape[2:])  # type: ignore[union-attr]
     f, cg, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
     oh, ow = (d.value for d in out.shape[2:])  # type: ignore[union-attr]
@@ -495,8 +506,14 @@ def direct_conv(
     return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block, VECTOR_CONV_ATTR)
 
 
-POINTWISE_CHANNELS = 8  # output channels of a 1x1 convolution's register tile, by ...
-POINTWISE_VECTORS = 2  # ... this many vectors of pixels (the matmul schedule's 8 x 32 tile on AVX-512)
+POINTWISE_VECTORS = 2  # vectors of pixels of a 1x1 convolution's register tile, by ``pointwise_channels``
+
+
+def pointwise_channels(registers: Registers) -> int:
+    """Output channels of a 1x1 convolution's register tile: a quarter of the registers, so that with
+    ``POINTWISE_VECTORS`` vectors each half of them accumulate (the matmul schedule's 8 x 32 tile on
+    AVX-512, 4 x 16 on AVX2: more would spill)."""
+    return max(1, registers.count // 4)
 
 
 def pointwise_fits(
@@ -505,7 +522,7 @@ def pointwise_fits(
     """Whether ``pointwise_conv`` takes this convolution: 1x1, stride 1, no padding, one group, f32/f64,
     every dim static but the batch."""
     dims = (*x.shape[1:], *w.shape, *out.shape[1:])
-    if x.dtype not in DIRECT_LANES or not all(d is not None and d.is_const for d in dims):
+    if x.dtype not in DIRECT_DTYPES or not all(d is not None and d.is_const for d in dims):
         return False
     kh, kw = (d.value for d in w.shape[2:])  # type: ignore[union-attr]
     return groups == 1 and kh == kw == 1 and list(strides) == [1, 1] and not any(pads)
@@ -513,16 +530,16 @@ def pointwise_fits(
 
 def register_matmul(k: KernelBuilder, w2: KernelValue, x2: KernelValue, o2: KernelValue) -> KernelValue:
     """``o2 = w2 @ x2`` (W [F, C] x X [C, P] into [F, P], all static; ``o2``'s contents are not read),
-    register-blocked as the matmul schedule's tiles are: ``POINTWISE_CHANNELS`` output channels x
+    register-blocked as the matmul schedule's tiles are: ``pointwise_channels`` output channels x
     ``POINTWISE_VECTORS`` vectors of pixels accumulate in registers over the C input channels (one vector
     read per channel and vector of pixels, one weight broadcast per channel and output channel) and are
     written once: no zero fill, no accumulator reads. The last output channels (F mod
-    ``POINTWISE_CHANNELS``) take a tile of fewer rows, the last pixels vectors of the lanes left."""
+    ``pointwise_channels``) take a tile of fewer rows, the last pixels vectors of the lanes left."""
     t = element(x2.dtype)
-    lanes = DIRECT_LANES[x2.dtype]
+    lanes = _lanes(k, x2.dtype)
     f, c = (d.value for d in w2.shape)  # type: ignore[union-attr]
     pixels = x2.shape[1].value  # type: ignore[union-attr]
-    fb = min(f, POINTWISE_CHANNELS)
+    fb = min(f, pointwise_channels(_registers(k)))
     width = POINTWISE_VECTORS * lanes
     full = pixels // width * width
     tail = [(s, min(lanes, pixels - s)) for s in range(full, pixels, lanes)]

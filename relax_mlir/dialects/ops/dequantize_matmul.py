@@ -66,6 +66,7 @@ from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType, relax_type
 from relax_mlir.errors import ShapeError
 from relax_mlir.lowering.kernel import KernelBuilder, KernelValue, builtin_tensor
+from relax_mlir.lowering.vectors import host_cpu, target_features
 from relax_mlir.shape_infer.expr import as_expr, format_dim
 
 
@@ -231,26 +232,15 @@ class VectorShape:
 @functools.cache
 def host_vectors() -> VectorShape:
     """The vector shape for the compiling host's CPU features (``features_vectors``)."""
-    try:
-        import llvmlite.binding as llvm
-
-        features = dict(llvm.get_host_cpu_features())
-    except Exception:  # noqa: BLE001  (no llvmlite, or a host it cannot describe: portable vectors)
-        features = {}
-    return features_vectors(features)
+    return features_vectors(host_cpu()[1])
 
 
 def target_vectors(features: str) -> VectorShape:
-    """The vector shape for ``convert-relax-to-linalg``'s ``target-features``: ``host`` (the compiling
-    host's CPU, what ``compile()`` runs on), ``portable`` (no target-specific instruction: code that every
-    LLVM target compiles, e.g. AOT to aarch64 or to a CPU without VNNI) or an LLVM feature list
-    (``+avx512f,+avx512vl,+avx512vnni``)."""
+    """The vector shape for ``convert-relax-to-linalg``'s ``target-features`` (``lowering/vectors.py``'s
+    ``target_features``: ``host``, ``portable`` or an LLVM feature list)."""
     if features == "host":
         return host_vectors()
-    if features == "portable":
-        return features_vectors({})
-    flags = {f[1:]: f[0] == "+" for f in features.split(",") if f[:1] in "+-" and len(f) > 1}
-    return features_vectors(flags)
+    return features_vectors(target_features(features))
 
 
 def features_vectors(features: dict[str, bool]) -> VectorShape:

@@ -16,13 +16,13 @@ those with a static operand of more than ``MAX_VECTOR`` elements first, to one r
 ``ROW_TILE`` elements per vector (smaller ones unroll into few vector ops, which compile and run faster).
 
 Register tiles are sized for a ``VectorUnit`` (the pass options ``vector-bits`` and ``vector-registers``):
-by default AVX-512's 32 registers of 512 bits, which the CPU targets use; the wasm32 target passes SIMD128's
-128 bits and the 16 registers engines give it (x86's xmm0-15), so that its tiles do not spill.
+by default AVX-512's 32 registers of 512 bits; ``compile()``'s CPU target passes its host's (``host_vector_unit``:
+AVX2's 16 of 256 bits on a CPU without AVX-512), and the wasm32 target SIMD128's 128 bits and the 16
+registers engines give it (x86's xmm0-15), so that tiles do not spill.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,6 +32,7 @@ from mlir.dialects import tensor, vector
 
 from relax_mlir.errors import PassError
 from relax_mlir.lowering.kernel import DESTINATIONS_ATTR
+from relax_mlir.lowering.vectors import feature_registers, host_cpu, parse_features
 from relax_mlir.transforms.empty_loops import fold_empty_loops
 from relax_mlir.transforms.fuse_kernels import pin_results
 from relax_mlir.transforms.registry import register_pass
@@ -150,28 +151,21 @@ def cpu_family(cpu: str, features: Mapping[str, bool]) -> CpuFamily:
     return next((family for family in CPU_FAMILIES if cpu in family.cpus), GENERIC)
 
 
-@functools.cache
-def host_cpu() -> tuple[str, dict[str, bool]]:
-    """This machine's LLVM CPU name and features ("generic" and none where llvmlite cannot tell)."""
-    try:
-        import llvmlite.binding as llvm
-
-        return llvm.get_host_cpu_name(), dict(llvm.get_host_cpu_features())
-    except Exception:  # noqa: BLE001  (no llvmlite, or a host it cannot describe)
-        return "generic", {}
-
-
-def parse_features(text: str) -> dict[str, bool]:
-    """LLVM's feature list syntax (``+amx-tile,-avx512f``) as a mapping."""
-    return {f[1:]: f[0] == "+" for f in text.split(",") if f[:1] in "+-" and len(f) > 1}
-
-
 def vector_unit(bits: int, registers: int, cpu: str = "host", features: str = "") -> VectorUnit:
     """The ``VectorUnit`` for ``bits``-wide vectors on LLVM CPU ``cpu`` (``host``: this machine; its
-    ``features`` when given, else the host's for ``host``): the family's wide tiles apply to 512-bit vectors."""
+    ``features`` when given, else the host's for ``host``): the family's wide tiles apply to 512-bit vectors;
+    256-bit ones (AVX2) always have them, every such core having two FMA units of 256 bits."""
     name, found = host_cpu() if cpu == "host" else (cpu, {})
     flags = parse_features(features) if features else found
-    return VectorUnit(bits, registers, bits == 512 and cpu_family(name, flags).wide_tiles)
+    wide = bits == 256 or (bits == 512 and cpu_family(name, flags).wide_tiles)
+    return VectorUnit(bits, registers, wide)
+
+
+def host_vector_unit() -> VectorUnit:
+    """The ``VectorUnit`` of this machine's vector registers (``lowering/vectors.py``: AVX-512's, else AVX's
+    16 of 256 bits...) and CPU family: what ``compile()`` tiles for."""
+    registers = feature_registers(host_cpu()[1])
+    return vector_unit(registers.bits, registers.count)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ ops have static inner dims whatever ``m`` is: nothing falls back to scalar code.
 The lowering splits the product along its panels into chunks of one static size (``packed_chunk``: whole
 register blocks where the panel count allows), all in one ``scf.forall``; the schedule tiles each chunk's ops.
 Each op is blocked for the caches (rows x ``CACHE_COLUMNS`` columns x depth), then tiled into register
-blocks (``VectorUnit.tile_rows`` rows, at most the 8 of a row block, x ``PANELS`` panels for ``main``: 8 x 2 on AVX-512,
-4 x 2 with 16 registers; all ``r`` rows x ``_rest_panels`` panels for ``rest<r>``: 4 x 4 on AVX-512, so
+blocks (``VectorUnit.tile_rows`` rows, at most the 8 of a row block, x ``_main_panels`` panels for ``main``: 8 x 2 on
+AVX-512, 4 x 3 with 16 registers; all ``r`` rows x ``_rest_panels`` panels for ``rest<r>``: 4 x 4 on AVX-512, so
 each weight vector loaded feeds ``r`` FMAs and decoding a few tokens streams the weights once; a panel
 is one vector wide, ``relax-pack-weights``) with the depth loop innermost; the panel loop is peeled (a cache block that is not a multiple of the register block);
 unit dims are folded, the static blocks vectorized, the accumulators hoisted out of the depth loop,
@@ -114,6 +114,17 @@ def _tile(kind: str, outer: list[int], inner: list[int], peel: int, s: str) -> s
     }}"""
 
 
+def _main_panels(rows: int, unit: VectorUnit) -> int:
+    """Panels of a ``main`` register block of ``rows`` rows (0: the whole row block): ``PANELS`` (8 x 2 on
+    AVX-512), but with wide tiles and fewer registers than a row block's accumulators need, as many as fit
+    beside one broadcast: 4 x 3 with AVX2's 16 (12 accumulators, 3 weight vectors; Zen 3, 1 thread: 1.1-1.5x
+    the speed of 4 x 2 at 64-512 rows, whose 8 accumulators just cover 2 FMA units of 4 cycles' latency).
+    wasm's SIMD128 keeps 4 x 2: its engine needs a spare register (4 x 3 ran at half the speed in wasmtime)."""
+    if not rows or not unit.wide_tiles:
+        return PANELS
+    return max(PANELS, (unit.registers - 1) // (rows + 1))
+
+
 def _rest_panels(rows: int, unit: VectorUnit) -> int:
     """Panels of a ``rest<rows>`` register block: the most of 8, 4, 2, 1 (divisors of a cache block's tail,
     so no panel remainder) whose ``rows x panels`` accumulators, panel loads and one broadcast fit."""
@@ -123,12 +134,13 @@ def _rest_panels(rows: int, unit: VectorUnit) -> int:
 @register_schedule("packed_matmul", ops=("linalg.generic",), prepare=mark_narrow_blocks)
 def packed_matmul_schedule(s: str, unit: VectorUnit) -> str:
     """The marked generics: cache blocks, peeled register blocks, vectorized to FMAs."""
-    cache_panels = max(PANELS, CACHE_COLUMNS // unit.lanes)
     rows = _rows(unit)
+    block = _main_panels(rows, unit)
+    cache_panels = max(block, CACHE_COLUMNS // unit.lanes)
     peel = 2 if rows else 1  # the panel loop among the tiled loops
     main = "".join(
-        _tile(kind, [ROW_BLOCKS, 0, panels, 0, DEPTH], [1, rows, PANELS, 0, 1], peel, s)
-        for kind, panels in (("main", cache_panels), ("main" + NARROW, max(PANELS, cache_panels // 2)))
+        _tile(kind, [ROW_BLOCKS, 0, panels, 0, DEPTH], [1, rows, block, 0, 1], peel, s)
+        for kind, panels in (("main", cache_panels), ("main" + NARROW, max(block, cache_panels // 2)))
     )
     kinds = ["main", "main" + NARROW, *(f"rest{r}" for r in PACKED_REST_ROWS)]
     rest = "".join(

@@ -1,4 +1,4 @@
-// RUN: relax-opt %s --pass-pipeline='builtin.module(relax-infer-shapes,convert-relax-to-linalg,relax-lower-host,relax-schedule-kernels)' | FileCheck %s
+// RUN: relax-opt %s --pass-pipeline='builtin.module(relax-infer-shapes,convert-relax-to-linalg{target-features=+avx512f},relax-lower-host,relax-schedule-kernels)' | FileCheck %s
 
 // A plain convolution (over 32 channels of 3x3; fewer run direct, below) is im2col + one matmul per block of output rows (here 4 blocks of 8 rows). An
 // scf.forall over the (symbolic) images x blocks zero-fills the block's padded input rows [C, 8 + 2, 34] (one
