@@ -39,7 +39,8 @@ import perf_models as pm  # noqa: E402
 
 import relax_mlir  # noqa: E402
 from relax_mlir.frontend.onnx import from_onnx  # noqa: E402
-from relax_mlir.pipelines.cpu import LEVELS  # noqa: E402
+from relax_mlir.pipelines.data import text  # noqa: E402
+from relax_mlir.targets.cpu import CpuTarget  # noqa: E402
 
 HEADS, HEAD_DIM = 12, 64
 
@@ -143,7 +144,9 @@ def main() -> int:
     model = exported_graph()
     module = from_onnx(model)
     fused = relax_mlir.compile(module, opt_level=3)
-    unfused = relax_mlir.compile(module, pipeline=LEVELS[3].replace("relax-fuse-attention,", ""))
+    unfused = relax_mlir.compile(
+        module, pipeline=text(CpuTarget().relax_pipeline(3)).replace("relax-fuse-attention,", "")
+    )
     op_fused = relax_mlir.compile(from_onnx(attention_op_graph()), opt_level=3)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads

@@ -14,8 +14,8 @@ from relax_mlir.errors import InputError
 from relax_mlir.llm.modules import CausalLM, LlamaConfig
 from relax_mlir.llm.quant import QuantizedWeight, quantize
 from relax_mlir.llm.weights import Weight, check_weights, is_linear
-from relax_mlir.pipelines.cpu import relax_level
 from relax_mlir.pipelines.data import P, replace, text
+from relax_mlir.targets.cpu import CpuTarget
 
 
 @dataclass
@@ -190,11 +190,12 @@ class LanguageModel:
 
 
 def _pipeline(opt_level: int, activations: str) -> str | None:
-    """The relax pipeline: ``relax-O<opt_level>`` (None), or with int8 activations in quantized matmuls."""
+    """The relax pipeline: the CPU target's ``relax-O<opt_level>`` (None), or with int8 activations in
+    quantized matmuls."""
     if activations == "f32":
         return None
     fuse = "relax-fuse-dequantize-matmul"
-    return text(replace(relax_level(opt_level), fuse, [P(fuse, activations=activations)]))
+    return text(replace(CpuTarget().relax_pipeline(opt_level), fuse, [P(fuse, activations=activations)]))
 
 
 def sample(logits: np.ndarray, temperature: float, top_k: int | None, rng: np.random.Generator) -> np.ndarray:
