@@ -46,13 +46,20 @@ AVX512 = Registers(512, 32)
 AVX = Registers(256, 16)
 NEON = Registers(128, 32)
 SSE = Registers(128, 16)
+SIMD128 = Registers(128, 16)  # WebAssembly's, as engines map it onto x86's xmm0-15
 PORTABLE = AVX  # no CPU named: vectors of 8 f32, which every LLVM target lowers without spilling much
 
 
 def feature_registers(features: Mapping[str, bool]) -> Registers:
-    """The widest vector registers of a CPU with ``features`` (LLVM's names): AVX-512's, AVX's, NEON's or
-    SSE's; ``PORTABLE`` when none is named."""
-    for flag, registers in (("avx512f", AVX512), ("avx", AVX), ("neon", NEON), ("sse2", SSE)):
+    """The widest vector registers of a CPU with ``features`` (LLVM's names): AVX-512's, AVX's, NEON's,
+    SSE's or WebAssembly's SIMD128; ``PORTABLE`` when none is named."""
+    for flag, registers in (
+        ("avx512f", AVX512),
+        ("avx", AVX),
+        ("neon", NEON),
+        ("sse2", SSE),
+        ("simd128", SIMD128),
+    ):
         if features.get(flag, False):
             return registers
     return PORTABLE

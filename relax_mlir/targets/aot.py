@@ -31,6 +31,7 @@ from pathlib import Path
 from mlir import ir
 
 from relax_mlir.errors import CompileError, RelaxError
+from relax_mlir.lowering.vectors import target_registers
 from relax_mlir.pipelines.cpu import host_to_llvm, relax_level
 from relax_mlir.pipelines.data import P, Pipeline, replace, without
 from relax_mlir.runtime import capi
@@ -38,7 +39,7 @@ from relax_mlir.runtime.toolchain import find_tool
 from relax_mlir.targets import steps
 from relax_mlir.targets.base import CompileStats, Target, check_opt_level, register_target
 from relax_mlir.targets.codegen import llvm_level
-from relax_mlir.transforms.schedules import VectorUnit
+from relax_mlir.transforms.schedules import CPU_FAMILIES, VectorUnit, vector_unit
 
 # Passes of relax-O<n> that need the Python process at run time (numpy's OpenBLAS, libomp).
 PROCESS_PASSES = ("relax-dispatch-blas", "relax-parallelize-kernels")
@@ -64,14 +65,15 @@ class Library:
 LEGALIZE = "convert-relax-to-linalg"
 
 
-def aot_pipeline(opt_level: int, vectors: VectorUnit | None = None) -> Pipeline:
+def aot_pipeline(opt_level: int, vectors: VectorUnit | None = None, features: str = "portable") -> Pipeline:
     """``relax-O<opt_level>`` without the passes that need the Python process (O3 is therefore O2);
-    ``vectors``: the vector registers to tile for, when not AVX-512's (``relax_level``). Kernels use no
-    instruction of the compiling host's CPU (``target-features=portable``) and register tiles of no CPU
-    family (``relax-schedule-kernels{cpu=generic}``): the code is for another machine."""
+    ``vectors``: the vector registers to tile for, when not AVX-512's (``relax_level``). Kernels use the
+    instructions of ``features`` (``convert-relax-to-linalg{target-features}``; ``portable``: none beyond
+    LLVM's generic vectors, nothing of the compiling host's CPU) and register tiles of no CPU family
+    (``relax-schedule-kernels{cpu=generic}``): the code is for another machine."""
     check_opt_level(opt_level)
     level = relax_level(opt_level, vectors, cpu="generic")
-    level = replace(level, LEGALIZE, [P(LEGALIZE, target_features="portable")])
+    level = replace(level, LEGALIZE, [P(LEGALIZE, target_features=features)])
     return without(level, *(p for p in PROCESS_PASSES if p in {e.name for e in level}))
 
 
@@ -157,13 +159,30 @@ class AotTarget(Target):
     cpu: str
     machine: str  # platform.machine() of a host that runs it natively
     compilers: tuple[tuple[str, str], ...]  # (command, Debian package); native gcc only on that host
+    features: str  # the default CPU's LLVM features that size its vector registers (lowering/vectors.py)
 
     @property
     def summary(self) -> str:  # type: ignore[override]
         return f"a shared library with a C API for {self.triple} (relax-compile)"
 
-    def relax_pipeline(self, opt_level: int) -> Pipeline:
-        return aot_pipeline(opt_level)
+    def relax_pipeline(self, opt_level: int, cpu: str | None = None) -> Pipeline:
+        """``aot_pipeline`` for the vector registers of LLVM CPU ``cpu`` (default: the target's)."""
+        features = self.cpu_features(cpu or self.cpu)
+        registers = target_registers(features)
+        return aot_pipeline(opt_level, vector_unit(registers.bits, registers.count, "generic"), features)
+
+    def cpu_features(self, cpu: str) -> str:
+        """The ``target-features`` kernels are written for on LLVM CPU ``cpu``: the host's for ``native``,
+        AVX-512's for ``x86-64-v4`` and the CPUs of ``CPU_FAMILIES`` (all AVX-512 cores), AVX2's for
+        ``x86-64-v3``, else the default CPU's (``features``: SSE's 16 registers of 128 bits for x86-64-v2,
+        NEON's 32 for aarch64), so that tiles fit the registers whatever CPU is named."""
+        if cpu == "native":
+            return "host"
+        if self.machine == "x86_64" and (cpu == "x86-64-v4" or any(cpu in f.cpus for f in CPU_FAMILIES)):
+            return "+avx512f"
+        if self.machine == "x86_64" and cpu == "x86-64-v3":
+            return "+avx,+avx2"
+        return self.features
 
     def lowering_pipeline(self, opt_level: int, **options: object) -> Pipeline:
         return host_to_llvm()
@@ -221,7 +240,10 @@ class AotTarget(Target):
         source = steps.source(steps.verified(module))
         lib = Library(out, None, spec.name, cpu_name)
         stats = CompileStats(lib.stages)
-        data, signatures = self.build(source, opt_level, stats=stats, source_name=source_name)
+        pipeline = self.relax_pipeline(opt_level, cpu_name)
+        data, signatures = self.build(
+            source, opt_level, pipeline=pipeline, stats=stats, source_name=source_name
+        )
         apis = function_apis(signatures)
         level = llvm_level(opt_level)
         with tempfile.TemporaryDirectory(prefix="relax_compile_") as tmp:
@@ -310,6 +332,7 @@ X86_64 = register_target(
         "x86-64-v2",
         "x86_64",
         (("x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu"),),
+        "+sse2",
     )
 )
 AARCH64 = register_target(
@@ -319,6 +342,7 @@ AARCH64 = register_target(
         "generic",
         "aarch64",
         (("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),),
+        "+neon",
     )
 )
 AOT_TARGETS = {t.name: t for t in (X86_64, AARCH64)}

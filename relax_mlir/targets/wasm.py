@@ -554,7 +554,7 @@ class WasmTarget(JitTarget):
     summary = "a standalone WebAssembly module (SIMD128) with the C API; runs in node, browsers, wasmtime"
 
     def relax_pipeline(self, opt_level: int) -> Pipeline:
-        return aot_pipeline(opt_level, SIMD128)
+        return aot_pipeline(opt_level, SIMD128, "+simd128")  # kernels of 128-bit vectors
 
     def lowering_pipeline(self, opt_level: int, **options: Any) -> Pipeline:
         return _wasm_lowering()

@@ -128,3 +128,24 @@ def test_packed_register_blocks_per_unit() -> None:
     ]:
         rows = _rows(unit)
         assert (rows, _main_panels(rows, unit)) == block
+
+
+@pytest.mark.parametrize(
+    "target,cpu,options",
+    [
+        ("x86_64", None, ("vector-bits=128 vector-registers=16", "+sse2")),  # x86-64-v2: SSE
+        ("x86_64", "x86-64-v3", ("vector-bits=256 vector-registers=16", "+avx,+avx2")),
+        ("x86_64", "znver4", (None, "+avx512f")),  # an AVX-512 family: relax-O<n>'s own tiles
+        ("aarch64", None, ("vector-bits=128 vector-registers=32", "+neon")),
+    ],
+)
+def test_aot_targets_tile_for_their_cpu(target: str, cpu: str | None, options: tuple) -> None:
+    from relax_mlir.targets.aot import AOT_TARGETS
+
+    pipeline = text(AOT_TARGETS[target].relax_pipeline(2, cpu))
+    tiles, features = options
+    assert f"convert-relax-to-linalg{{target-features={features}}}" in pipeline
+    want = (
+        f"relax-schedule-kernels{{{tiles} cpu=generic}}" if tiles else "relax-schedule-kernels{cpu=generic}"
+    )
+    assert want in pipeline
