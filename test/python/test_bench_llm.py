@@ -16,7 +16,7 @@ from vendor_sections import markers, merge_section  # noqa: E402
 
 
 def _write(path: Path, monkeypatch: pytest.MonkeyPatch, vendor: str, text: str, under_load: bool) -> str:
-    monkeypatch.setattr(bench_llm, "cpu_vendor", lambda: vendor)
+    monkeypatch.setattr(bench_llm, "machine_family", lambda: vendor)
     bench_llm.write_section(path, text, under_load=under_load)
     return path.read_text()
 

@@ -16,6 +16,7 @@ from relax_mlir.llm import (
     save_safetensors,
 )
 from relax_mlir.llm.generate import sample
+from relax_mlir.transforms.schedules import host_vector_unit
 
 CFG = LlamaConfig(
     vocab_size=101, hidden_size=48, layers=2, heads=6, kv_heads=2, ffn_size=80, max_context=192, max_batch=4
@@ -93,14 +94,16 @@ def test_chunked_prefill_continues_the_cache(lm: LanguageModel, weights: dict) -
 
 
 def test_matmul_weights_are_packed_once_for_both_functions(lm: LanguageModel) -> None:
-    """Every linear weight is bound as panels packed at load ([np, k, 16]), one copy shared by prefill and
-    decode; the raw linear weights are not kept. Norms and the embedding are bound as given."""
+    """Every linear weight is bound as panels packed at load ([np, k, lanes]: one vector register of this
+    machine wide), one copy shared by prefill and decode; the raw linear weights are not kept. Norms and the
+    embedding are bound as given."""
     values = lm.params.values
     linear = [n for n in CausalLM(CFG).weights() if n.endswith("proj.weight") or n == "lm_head.weight"]
     assert not set(linear) & set(values)
     packed = {n: v for n, v in values.items() if ":lifted" in n}
     assert {n.split(":")[0] for n in packed} == set(linear)
-    assert all(v.ndim == 3 and v.shape[2] == 16 for v in packed.values())
+    lanes = host_vector_unit().lanes
+    assert all(v.ndim == 3 and v.shape[2] == lanes for v in packed.values())
     assert values["model.embed_tokens.weight"].shape == (CFG.vocab_size, CFG.hidden_size)
     assert lm.params["prefill"].function.load_time == lm.params["decode"].function.load_time
 
