@@ -10,33 +10,29 @@ from pathlib import Path
 VENDORS = {"AuthenticAMD": "AMD", "GenuineIntel": "Intel"}
 
 
-def cpu_vendor() -> str:
-    """This machine's CPU vendor (``AMD``, ``Intel``, else /proc/cpuinfo's ``vendor_id`` or ``unknown``)."""
+def _cpuinfo(key: str) -> str:
+    """The first value of field ``key`` in /proc/cpuinfo ("" when there is none or no such file)."""
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
-        return "unknown"
+        return ""
     for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "vendor_id":
-            return VENDORS.get(value.strip(), value.strip() or "unknown")
-    return "unknown"
+        name, _, value = line.partition(":")
+        if name.strip() == key:
+            return value.strip()
+    return ""
+
+
+def cpu_vendor() -> str:
+    """This machine's CPU vendor (``AMD``, ``Intel``, else /proc/cpuinfo's ``vendor_id`` or ``unknown``)."""
+    vendor = _cpuinfo("vendor_id")
+    return VENDORS.get(vendor, vendor or "unknown")
 
 
 def machine_family() -> str:
     """This machine's section: its vendor (``cpu_vendor``), with ``AVX2`` after it on a CPU without AVX-512."""
-    try:
-        flags = next(
-            (
-                line.split(":", 1)[1].split()
-                for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("flags")
-            ),
-            [],
-        )
-    except OSError:
-        flags = []
-    return cpu_vendor() if "avx512f" in flags else f"{cpu_vendor()} AVX2"
+    vendor = cpu_vendor()
+    return vendor if "avx512f" in _cpuinfo("flags").split() else f"{vendor} AVX2"
 
 
 def markers(key: str) -> tuple[str, str]:
