@@ -12,6 +12,13 @@ does. The pipelines run it before ``relax-dispatch-blas``, so constant weights g
 and other matmuls are left to BLAS or the generated kernels. A weight that is a load-time parameter
 (``relax.load_time_params``) is packed by the same relax ops, left in place for
 ``relax-lift-load-time-params`` to move to the load step (packed once when the program is loaded).
+
+A ``relax.conv2d`` (one group, f32, static channels and image size) by a constant weight W [F, C, KH, KW]
+with F a multiple of ``w`` becomes ``relax.conv2d_packed(x, P)``, P [F/w, C, KH, KW, w] the blocks of ``w``
+output channels, whose kernel has vectors along the output channels (``conv_kernels.packed_conv``; measured
+on AMD Zen 4, 1 thread: 0.88-0.97x ONNX Runtime's time for 3x3 convolutions of 16-128 channels, against
+0.99-1.09x for the NCHW kernels). Not 1x1 ones of stride 1 without padding, whose pointwise kernel is faster,
+nor ones of more than ``MAX_PACKED_TAPS`` taps per channel (the tile's loop body is unrolled).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import numpy as np
 from mlir import ir
 
 from relax_mlir.dialects.dims import provably_different
+from relax_mlir.dialects.ops.conv import Conv2dOp, conv2d_packed
 from relax_mlir.dialects.ops.linear_algebra import matmul_packed
 from relax_mlir.dialects.ops.manipulate import permute_dims, reshape
 from relax_mlir.dialects.ops.pad import pad
@@ -38,6 +46,7 @@ from relax_mlir.transforms.well_formed import load_time_names, param_names
 VECTOR_BITS = 512  # default vector width: a panel is one AVX-512 vector of f32
 WIDTH = VECTOR_BITS // 32  # columns per panel by default
 ALIGN = 2  # panels: n is padded to a multiple of width * ALIGN (the kernel's register block)
+MAX_PACKED_TAPS = 49  # taps per input channel of a packed convolution (7x7)
 
 
 def _tensor(v: ir.Value) -> TensorType | None:
@@ -90,14 +99,74 @@ def _pack(w: ir.Value, k: int, n: int, width: int, loc: ir.Location) -> ir.Value
     return permute_dims(reshape(w, [k, cols // width, width], loc=loc), [1, 0, 2], loc=loc)
 
 
+def _packable_conv(op: ir.Operation, load_time: set[ir.Value], width: int) -> bool:
+    """Whether ``op`` is a ``relax.conv2d`` that ``conv2d_packed`` with blocks of ``width`` channels takes."""
+    if op.name != "relax.conv2d":
+        return False
+    x, w = _tensor(op.operands[0]), _tensor(op.operands[1])
+    if (
+        x is None
+        or w is None
+        or x.dtype != "f32"
+        or w.dtype != "f32"
+        or len(x.shape) != 4
+        or len(w.shape) != 4
+    ):
+        return False
+    dims = (*x.shape[1:], *w.shape)
+    if not all(d is not None and d.is_const and d.value > 0 for d in dims):
+        return False
+    attrs = Conv2dOp(op).attr_values()
+    f, c, kh, kw = (d.value for d in w.shape)  # type: ignore[union-attr]
+    pointwise = kh == kw == 1 and attrs["strides"] == [1, 1] and not any(attrs["padding"])
+    if attrs["groups"] != 1 or f % width or c != x.shape[1].value or pointwise or kh * kw > MAX_PACKED_TAPS:
+        return False
+    return _constant_weight(op.operands[1], load_time)
+
+
+def _pack_convs(f: ir.Operation, width: int, opt_level: int) -> int:
+    """Rewrite the packable convolutions of function ``f`` into ``conv2d_packed``; the number rewritten."""
+    load_time = _load_time(f)
+    ops = [op for op in walk_relax_ops(f.regions[0].blocks[0]) if _packable_conv(op, load_time, width)]
+    arrays = _weights([op.operands[1] for op in ops])
+    pending: list[ir.Value] = []
+    total = 0
+    for op in ops:
+        weight = op.operands[1]
+        f_out, c, kh, kw = (d.value for d in _tensor(weight).shape)  # type: ignore[union-attr]
+        blocked = [f_out // width, width, c, kh, kw]
+        with ir.InsertionPoint(op), op.location:
+            array = arrays.get(weight)
+            if array is not None:
+                p = constant(np.ascontiguousarray(array.reshape(blocked).transpose(0, 2, 3, 4, 1)))
+            else:
+                p = permute_dims(reshape(weight, blocked), [0, 2, 3, 4, 1])
+                if not _depends_on(weight, load_time):  # a load-time weight is packed at load
+                    pending.append(p)
+            attrs = Conv2dOp(op).attr_values()
+            y = conv2d_packed(op.operands[0], p, attrs["strides"], attrs["padding"], attrs["dilation"])
+        if y.type != op.results[0].type:  # the deduced type must be the convolution's, as spelled
+            pending = [v for v in pending if v != p]
+            erase_dead_producers([y])
+            continue
+        op.results[0].replace_all_uses_with(y)
+        op.erase()
+        erase_dead_producers([weight])
+        total += 1
+    if pending:
+        _evaluate(f, pending, opt_level)
+    return total
+
+
 def pack_weights(module: ir.Operation, opt_level: int = 3, vector_bits: int = VECTOR_BITS) -> int:
-    """Rewrite every packable matmul of ``module`` with panels one ``vector_bits`` vector wide; the number
-    rewritten."""
+    """Rewrite every packable matmul and convolution of ``module`` with panels (blocks of channels) one
+    ``vector_bits`` vector wide; the number rewritten."""
     if vector_bits < 32 or vector_bits % 32:
         raise RelaxError(f"vector-bits must be a positive multiple of 32, got {vector_bits}")
     width = vector_bits // 32
     total = 0
     for f in functions(module):
+        total += _pack_convs(f, width, opt_level)
         ops = [op for op in walk_relax_ops(f.regions[0].blocks[0]) if op.name == "relax.matmul"]
         load_time = _load_time(f)
         ops = [(op, kn) for op in ops if (kn := _packable(op, load_time)) is not None]

@@ -23,11 +23,12 @@ from typing import Any
 
 from mlir import ir
 
-from relax_mlir.dialects.dims import fmt_shape, join_dtype, same_dim, tensor_operand
+from relax_mlir.dialects.dims import fmt_shape, join_dtype, provably_different, same_dim, tensor_operand
 from relax_mlir.dialects.ops.conv_kernels import (
     direct_conv,
     direct_fits,
     im2col_conv,
+    packed_conv,
     pointwise_conv,
     pointwise_fits,
 )
@@ -185,6 +186,95 @@ class Conv2dOp(ConvOp):
 
     NAME = "conv2d"
     SPATIAL = 2
+
+
+@relax_op
+class Conv2dPackedOp(RelaxOp):
+    """2-D convolution (NCHW, one group) by a weight packed into blocks of ``L`` output channels: ``packed``
+    [F/L, C, KH, KW, L] holds ``W[b*L + l, c, i, j]`` at ``packed[b, c, i, j, l]``. Internal: made by
+    ``relax-pack-weights`` from a ``conv2d`` by a constant weight, not by frontends.
+
+    ``%y = "relax.conv2d_packed"(%x, %wp) {dilation = [1, 1], padding = [1, 1, 1, 1], strides = [1, 1]} : (!relax.tensor<["n", 16, 32, 32], f32>, !relax.tensor<[2, 16, 3, 3, 16], f32>)
+    -> !relax.tensor<["n", 32, 32, 32], f32>``
+    """
+
+    NAME = "conv2d_packed"
+    FUSION = "matmul"
+    CPU_ONLY = True
+    OPERANDS = (Operand("x"), Operand("packed"))
+    ATTRS = (
+        Attr("strides", "ints"),
+        Attr("padding", "ints"),
+        Attr("dilation", "ints"),
+    )
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = float_operand(operand_types[0], "x")
+        packed = tensor_operand(operand_types[1], "packed")
+        dtype = join_dtype(x, packed, ("x", "packed"))
+        check_window_attrs(attrs, 2)
+        if (
+            packed.shape is None
+            or len(packed.shape) != 5
+            or not all(d is not None and d.is_const and d.value > 0 for d in packed.shape)
+        ):
+            raise ShapeError(
+                f"operand 'packed' must be [blocks, channels, kh, kw, width] with positive constant dims, "
+                f"got {packed}"
+            )
+        channels = packed.shape[0] * packed.shape[4]  # type: ignore[operator]
+        if x.shape is None:
+            return [TensorType((None, channels, None, None), dtype)]
+        if len(x.shape) != 4:
+            raise ShapeError(f"operand 'x' {fmt_shape(x.shape)} must have rank 4")
+        if provably_different(x.shape[1], packed.shape[1]):
+            raise ShapeError(
+                f"input channels of 'x' {fmt_shape(x.shape)} and 'packed' {fmt_shape(packed.shape)} differ"
+            )
+        pads = attrs["padding"]
+        spatial = [
+            window_output(
+                x.shape[2 + i],
+                packed.shape[2 + i],
+                attrs["strides"][i],
+                pads[i],
+                pads[i + 2],
+                attrs["dilation"][i],
+            )
+            for i in range(2)
+        ]
+        return [TensorType((x.shape[0], channels, *spatial), dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """``conv_kernels.packed_conv``: vectors along the output channels, the input read in place."""
+        require_known_result(k)
+        x, packed = k.ins
+        if not all(d is not None and d.is_const for d in x.shape[1:]):
+            raise k.fail(f"input {x.type} needs static channels, height and width")
+        if x.shape[1] != packed.shape[1]:
+            k.assume(0, (x.shape[0], packed.shape[1], *x.shape[2:]))
+            x = k.ins[0]
+        out = k.outs[0]
+        if any(d.is_const and d.value == 0 for d in (*out.shape, x.shape[0])):
+            return [out]  # no pixels or no images: nothing to write
+        attrs = [list(k.attrs[a]) for a in ("strides", "dilation", "padding")]
+        return [packed_conv(k, x, packed, out, *attrs)]
+
+
+def conv2d_packed(
+    x: ir.Value,
+    packed: ir.Value,
+    strides: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    *,
+    loc: ir.Location | None = None,
+) -> ir.Value:
+    """2-D convolution (NCHW, one group) by a weight packed as ``packed`` [F/L, C, KH, KW, L]."""
+    attrs = {"strides": list(strides), "padding": list(padding), "dilation": list(dilation)}
+    return Conv2dPackedOp.build([x, packed], attrs, loc=loc).result
 
 
 def conv1d(

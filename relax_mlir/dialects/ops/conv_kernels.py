@@ -636,3 +636,151 @@ def pointwise_conv(k: KernelBuilder, x: KernelValue, w: KernelValue, out: Kernel
         return k.expand(r2, [[0, 1], [2, 3]], block.shape), where
 
     return _forall(k, [k.dim(out, 0), k.const(h // rows)], out, one_block, VECTOR_CONV_ATTR)
+
+
+MIN_TILE_PIXELS = 8  # output pixels per tile of ``packed_conv``: accumulators (one vector of channels each)
+
+
+def transposed(k: KernelBuilder, rows: Sequence[str], t: str) -> list[str]:
+    """The transpose of the square matrix whose rows are the ``len(rows)`` vectors ``rows`` (a power of
+    two, one element each per row): log2(n) stages of two-source ``vector.shuffle`` ops, each swapping one
+    bit of the row index with the same bit of the column index (one instruction per shuffle on AVX-512 and
+    AVX2, which have two-source permutes)."""
+    n = len(rows)
+    out, vt, b = list(rows), f"vector<{n}x{t}>", n // 2
+    while b:
+        low = ", ".join(str(c if not c & b else n + c - b) for c in range(n))
+        high = ", ".join(str(c + b if not c & b else n + c) for c in range(n))
+        for i in (i for i in range(n) if not i & b):
+            top, bottom = out[i], out[i + b]
+            out[i] = k.typed(f"vector.shuffle {top}, {bottom} [{low}] : {vt}, {vt}")
+            out[i + b] = k.typed(f"vector.shuffle {top}, {bottom} [{high}] : {vt}, {vt}")
+        b //= 2
+    return out
+
+
+def packed_conv(
+    k: KernelBuilder,
+    x: KernelValue,
+    packed: KernelValue,
+    out: KernelValue,
+    strides: Sequence[int],
+    dilation: Sequence[int],
+    pads: Sequence[int],
+) -> KernelValue:
+    """``out = conv(x, w)`` (one group) on the weight packed at compile time into blocks of output
+    channels, ``packed`` [F/L, C, KH, KW, L] (``relax-pack-weights``), with vectors along the output
+    channels, as ONNX Runtime's NCHWc and oneDNN's blocked kernels have, while ``x`` and ``out`` stay NCHW.
+
+    Per block of L output channels and output row, a tile of pixels (at least ``MIN_TILE_PIXELS``, one
+    vector of L channels each) accumulates over the input channels (an ``scf.for``) the taps' weight
+    vector times the input element broadcast (read in place: no padded copy, no im2col columns; a tap in
+    the left or right padding is left out at compile time, a tap row in the top or bottom padding is
+    skipped by an ``scf.if``). Each L x L square of the tile is then transposed in registers
+    (``transposed``) into rows of pixels per channel and written to ``out``. No shuffles in the loop, so
+    strided convolutions cost no more per product than others; the weight vector streams from
+    consecutive addresses.
+
+    Same parallel structure as ``direct_conv`` (an ``scf.forall`` over images x blocks of output rows,
+    marked ``VECTOR_CONV_ATTR``), into which ``relax-fuse-kernels`` moves the bias/ReLU/residual epilogue.
+    """
+    t = element(x.dtype)
+    lanes = packed.shape[4].value  # type: ignore[union-attr]
+    h, wd = (d.value for d in x.shape[2:])  # type: ignore[union-attr]
+    blocks, cg, kh, kw = (d.value for d in packed.shape[:4])  # type: ignore[union-attr]
+    f, oh, ow = (d.value for d in out.shape[1:])  # type: ignore[union-attr]
+    rows = _block_rows(out.shape[2], out.shape[3], f * cg * kh * kw * oh * ow).value  # type: ignore[union-attr]
+    top, left = pads[0], pads[1]
+    (sy, sx), (dy, dx) = strides, dilation
+    block = TensorType((as_expr(1), as_expr(f), as_expr(rows), as_expr(ow)), out.dtype)
+    c0, c_h = k.const(0), k.const(h)
+    vt = f"vector<{lanes}x{t}>"
+    per_tile = -(-MIN_TILE_PIXELS // lanes) * lanes
+    tiles = [(s, min(per_tile, ow - s)) for s in range(0, ow, per_tile)]
+    guarded = {i for i in range(kh) if i * dy < top or (oh - 1) * sy + i * dy - top > h - 1}
+    pad = k.constant(0.0, x.dtype)
+    zero = k.typed(f"arith.constant dense<0.0> : {vt}")
+
+    def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n_img, b = ivs
+        r0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows})>({b})")
+        where = f"[{n_img}, 0, {r0}, 0] [1, {f}, {rows}, {ow}] [1, 1, 1, 1]"
+        o_b = k.op(
+            f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
+        )
+
+        def channels(fb: str, part: KernelValue) -> KernelValue:
+            f0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {lanes})>({fb})")
+
+            def row(r_local: str, part: KernelValue) -> KernelValue:
+                r = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({r0}, {r_local})")
+                for start, count in tiles:
+                    part = tile(fb, f0, r, r_local, start, count, part)
+                return part
+
+            return k.loop(k.const(rows), part, row)
+
+        def tile(
+            fb: str, f0: str, r: str, r_local: str, start: int, count: int, part: KernelValue
+        ) -> KernelValue:
+            """Output channels ``f0`` .. ``+ L`` x pixels ``start`` .. ``+ count`` of output row ``r``."""
+            types = [vt] * count
+            ci, carried = k.fresh("iv"), [k.fresh("acc") for _ in types]
+
+            def channel() -> list[str]:
+                accs = list(carried)
+                for i in range(kh):
+                    y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {sy} + {i * dy - top})>({r})")
+
+                    def tap_row(i: int = i, y: str = y, accs: list[str] = accs) -> list[str]:
+                        accs = list(accs)
+                        for j in range(kw):
+                            wv = k.typed(
+                                f"vector.transfer_read {packed.name}[{fb}, {ci}, {k.const(i)}, {k.const(j)}, "
+                                f"{c0}], {pad} {{in_bounds = [true]}} : {packed.mlir}, {vt}"
+                            )
+                            for p in range(count):
+                                col = (start + p) * sx + j * dx - left
+                                if not 0 <= col < wd:
+                                    continue
+                                s = k.typed(
+                                    f"tensor.extract {x.name}[{n_img}, {ci}, {y}, {k.const(col)}] : {x.mlir}"
+                                )
+                                v = k.typed(f"vector.broadcast {s} : {t} to {vt}")
+                                accs[p] = k.typed(f"vector.fma {v}, {wv}, {accs[p]} : {vt}")
+                        return accs
+
+                    if i not in guarded:
+                        accs = tap_row()
+                        continue
+                    lo = k.typed(f"arith.cmpi sge, {y}, {c0} : index")
+                    hi = k.typed(f"arith.cmpi slt, {y}, {c_h} : index")
+                    inside = k.typed(f"arith.andi {lo}, {hi} : i1")
+                    accs = _region(k, inside, types, accs, tap_row)
+                return accs
+
+            inits = ", ".join(f"{a} = {zero}" for a in carried)
+            head = f"scf.for {ci} = {c0} to {k.const(cg)} step {k.const(1)} iter_args({inits})"
+            accs = _region(k, head, types, [zero] * count, channel)
+            for g in range(0, count, lanes):
+                n = min(lanes, count - g)
+                square = transposed(k, accs[g : g + n] + [zero] * (lanes - n), t)
+                for q in range(lanes):  # output channel f0 + q (F is a multiple of L)
+                    v = square[q]
+                    if n < lanes:
+                        v = k.typed(
+                            f"vector.extract_strided_slice {v} {{offsets = [0], sizes = [{n}], strides = [1]}} "
+                            f": {vt} to vector<{n}x{t}>"
+                        )
+                    fq = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})")
+                    written = k.fresh("t")
+                    k.emit(
+                        f"{written} = vector.transfer_write {v}, {part.name}[{c0}, {fq}, {r_local}, "
+                        f"{k.const(start + g)}] {{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
+                    )
+                    part = KernelValue(written, part.type, part.mlir)
+            return part
+
+        return k.loop(k.const(blocks), o_b, channels), where
+
+    return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block, VECTOR_CONV_ATTR)

@@ -342,3 +342,19 @@ func.func @resize_undefined_symbol(%x: !relax.tensor<["n", 3, "h", "w"], f32>) {
   %0 = "relax.resize"(%x) {coordinate_mode = "half_pixel", method = "nearest", sizes = ["2 * k", 8]} : (!relax.tensor<["n", 3, "h", "w"], f32>) -> !relax.tensor<"*", f32>
   return
 }
+
+// -----
+
+func.func @conv2d_packed_channels(%x: !relax.tensor<["n", 4, 8, 8], f32>, %p: !relax.tensor<[2, 3, 3, 3, 16], f32>) {
+  // expected-error@below {{input channels of 'x' ["n", 4, 8, 8] and 'packed' [2, 3, 3, 3, 16] differ}}
+  %0 = "relax.conv2d_packed"(%x, %p) {dilation = [1, 1], padding = [1, 1, 1, 1], strides = [1, 1]} : (!relax.tensor<["n", 4, 8, 8], f32>, !relax.tensor<[2, 3, 3, 3, 16], f32>) -> !relax.tensor<"*", f32>
+  return
+}
+
+// -----
+
+func.func @conv2d_packed_layout(%x: !relax.tensor<["n", 3, 8, 8], f32>, %p: !relax.tensor<[2, 3, 3, 16], f32>) {
+  // expected-error@below {{operand 'packed' must be [blocks, channels, kh, kw, width] with positive constant dims}}
+  %0 = "relax.conv2d_packed"(%x, %p) {dilation = [1, 1], padding = [1, 1, 1, 1], strides = [1, 1]} : (!relax.tensor<["n", 3, 8, 8], f32>, !relax.tensor<[2, 3, 3, 16], f32>) -> !relax.tensor<"*", f32>
+  return
+}
