@@ -1,5 +1,6 @@
-"""relax-pack-weights on convolutions and ``relax.conv2d_packed`` (``conv_kernels.packed_conv``: vectors along
-the output channels, L x L squares transposed in registers) against a float64 numpy reference."""
+"""relax-pack-weights on convolutions, ``relax.conv2d_packed`` (``conv_kernels.packed_conv``: vectors along the
+output channels, L x L squares transposed in registers) and ``relax.conv2d_winograd`` (F(2x2, 3x3)) against a
+float64 numpy reference."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from relax_mlir.lowering.kernel import KernelBuilder
 from relax_mlir.pipelines.cpu import relax_level
 from relax_mlir.pipelines.data import text
 from relax_mlir.targets import compile
+from relax_mlir.transforms.pack_weights import winograd_weight
 from relax_mlir.transforms.schedules import VectorUnit
 
 RNG = np.random.default_rng(11)
@@ -37,7 +39,7 @@ def compiled(module: object, pipeline: str | None = None) -> tuple[object, str]:
 # (channels, height, width), output channels, kernel (kh, kw), strides, pads (top, left, bottom, right),
 # dilation, batches
 CASES = {
-    "3x3-16ch": ((16, 12, 20), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (0, 1, 3)),
+    "3x3-16ch-narrow": ((16, 12, 10), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (0, 1, 3)),
     "3x3-s2-stem": ((3, 17, 33), 32, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), (1, 2)),
     "3x3-1ch-width-1": ((1, 5, 1), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (1, 2)),
     "3x3-odd-width-7": ((5, 6, 7), 48, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (1,)),
@@ -49,8 +51,19 @@ CASES = {
     "1x1-padded": ((3, 4, 5), 16, (1, 1), (1, 1), (1, 1, 1, 1), (1, 1), (1,)),
     "dilated": ((4, 11, 20), 16, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), (1, 2)),
     "window-beyond-image": ((3, 2, 3), 16, (5, 5), (2, 1), (2, 3, 2, 3), (1, 1), (1,)),
-    "row-blocks": ((32, 32, 32), 32, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (1, 2)),  # parallel row blocks
-    "64ch-8x8": ((64, 8, 8), 64, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (1,)),
+    "row-blocks": ((32, 32, 32), 32, (3, 3), (2, 1), (1, 1, 1, 1), (1, 1), (1, 2)),  # parallel row blocks
+    "64ch-8x8": ((64, 8, 8), 64, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (1,)),  # 4 tiles a row: not Winograd
+}
+
+# Winograd F(2x2, 3x3): 3x3, stride 1, >= 16 input channels; (channels, height, width), output channels,
+# pads, batches
+WINOGRAD = {
+    "16ch-32x32": ((16, 32, 32), 16, (1, 1, 1, 1), (0, 1, 3)),  # blocks of tile rows (parallel)
+    "odd-height-width": ((16, 13, 31), 32, (1, 1, 1, 1), (1, 2)),  # a last tile row and column of one
+    "no-padding": ((24, 10, 34), 16, (0, 0, 0, 0), (1,)),  # 8 x 32 outputs
+    "asymmetric-pads": ((16, 9, 30), 16, (2, 0, 1, 1), (1, 2)),
+    "two-groups-of-tiles": ((16, 6, 40), 48, (1, 1, 1, 1), (1,)),  # 20 tiles a row: groups of 16 and 4
+    "64ch": ((64, 16, 16), 64, (1, 1, 1, 1), (1, 2)),
 }
 
 
@@ -67,11 +80,34 @@ def test_packed_conv_matches_numpy(case: str) -> None:
     (c, h, w_), f, (kh, kw), strides, pads, dilation, batches = CASES[case]
     w = rand(f, c, kh, kw)
     exe, host = compiled(conv_model(c, h, w_, w, strides, pads, dilation))
-    assert "conv2d_packed" in host
+    assert "conv2d_packed" in host and "conv2d_winograd" not in host
     assert "vector.shuffle" in host and "linalg.conv_2d" not in host  # the in-register transposes
     for n in batches:
         x = rand(n, c, h, w_)
         np.testing.assert_allclose(exe(x), conv2d_ref(x, w, strides, pads, dilation, 1), **TOL)
+
+
+@pytest.mark.parametrize("case", list(WINOGRAD))
+def test_winograd_conv_matches_numpy(case: str) -> None:
+    """Winograd's transforms reassociate the sums: a few float32 roundings more than direct, well within
+    1e-4 of outputs of size ~1 (sums of 144-576 products of uniform [-1, 1] numbers scaled by 1/sqrt(taps))."""
+    (c, h, w_), f, pads, batches = WINOGRAD[case]
+    w = rand(f, c, 3, 3) / np.float32(np.sqrt(9 * c))
+    exe, host = compiled(conv_model(c, h, w_, w, (1, 1), pads, (1, 1)))
+    assert "conv2d_winograd" in host and "conv2d_packed" not in host
+    for n in batches:
+        x = rand(n, c, h, w_)
+        np.testing.assert_allclose(exe(x), conv2d_ref(x, w, (1, 1), pads, (1, 1), 1), **TOL)
+
+
+def test_winograd_weight_transform_by_hand() -> None:
+    """``G w G^T`` of a one-hot 3x3 kernel (the centre tap): column 1 of G times its transpose."""
+    w = np.zeros((16, 1, 3, 3), np.float32)
+    w[:, 0, 1, 1] = 2.0
+    u = winograd_weight(w, 16)
+    g1 = np.array([0.0, 0.5, -0.5, 0.0])
+    np.testing.assert_array_equal(u[:, :, 0, 0, 3], 2.0 * np.outer(g1, g1))
+    assert u.shape == (4, 4, 1, 1, 16)
 
 
 @pytest.mark.parametrize("bits", [256, 128])
@@ -80,28 +116,38 @@ def test_packed_conv_other_vector_widths(bits: int) -> None:
     4-pixel squares; the same numbers."""
     lanes = bits // 32
     w, b = rand(2 * lanes, 5, 3, 3), rand(2 * lanes, 1, 1)
-    pipeline = text(relax_level(3, VectorUnit(bits, 16)))
-    exe, host = compiled(conv_model(5, 7, 13, w, (2, 1), (1, 1, 1, 1), (1, 1), b), pipeline)
+    wg = rand(lanes, 16, 3, 3) / np.float32(12)
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 5, 7, 13]), "z": rb.tensor(["n", 16, 5, 9])}) as (x, z):
+        bb.ret(
+            R.relu(R.add(R.conv2d(x, R.constant(w), (2, 1), 1), R.constant(b))),
+            R.conv2d(z, R.constant(wg), 1, 1),
+        )
+    exe, host = compiled(bb.module, text(relax_level(3, VectorUnit(bits, 16))))
     assert f"tensor<2x5x3x3x{lanes}xf32>" in host  # the packed weight
+    assert f"tensor<4x4x1x16x{lanes}xf32>" in host  # the Winograd-transformed one
     for n in (0, 1, 2):
-        x = rand(n, 5, 7, 13)
+        x, z = rand(n, 5, 7, 13), rand(n, 16, 5, 9)
+        got = exe(x, z)
         want = np.maximum(conv2d_ref(x, w, (2, 1), (1, 1, 1, 1), (1, 1), 1) + b, 0)
-        np.testing.assert_allclose(exe(x), want, **TOL)
+        np.testing.assert_allclose(got[0], want, **TOL)
+        np.testing.assert_allclose(got[1], conv2d_ref(z, wg, (1, 1), (1, 1, 1, 1), (1, 1), 1), **TOL)
 
 
 def test_bias_relu_residual_fused_into_the_packed_conv() -> None:
     """A residual block's conv + bias + residual + ReLU: one kernel, the epilogue inside the conv's loop."""
     c = 16
-    w, b = rand(c, c, 3, 3), rand(c, 1, 1)
+    w, b = rand(c, c, 3, 3) / np.float32(12), rand(c, 1, 1)
 
     def block(x):  # noqa: ANN001, ANN202
         return R.relu(R.add(R.add(R.conv2d(x, R.constant(w), 1, 1), R.constant(b)), x))
 
-    exe, host = compiled(build_fn({"x": rb.tensor(["n", c, 9, 18])}, block))
+    exe, host = compiled(build_fn({"x": rb.tensor(["n", c, 9, 40])}, block))
+    assert "conv2d_winograd" in host
     kernel = host[: host.index("func.func @main")]
     assert kernel.count("scf.forall (") == 1 and "linalg.generic" not in kernel
     for n in (0, 1, 3):
-        x = rand(n, c, 9, 18)
+        x = rand(n, c, 9, 40)
         want = np.maximum(conv2d_ref(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1) + b + x, 0)
         np.testing.assert_allclose(exe(x), want, **TOL)
 

@@ -31,6 +31,7 @@ from relax_mlir.dialects.ops.conv_kernels import (
     packed_conv,
     pointwise_conv,
     pointwise_fits,
+    winograd_conv,
 )
 from relax_mlir.dialects.ops.window import (
     check_window_attrs,
@@ -47,7 +48,7 @@ from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.lowering.kernel import KernelBuilder, KernelValue
-from relax_mlir.shape_infer.expr import floordiv
+from relax_mlir.shape_infer.expr import as_expr, floordiv
 
 
 class ConvOp(RelaxOp):
@@ -275,6 +276,76 @@ def conv2d_packed(
     """2-D convolution (NCHW, one group) by a weight packed as ``packed`` [F/L, C, KH, KW, L]."""
     attrs = {"strides": list(strides), "padding": list(padding), "dilation": list(dilation)}
     return Conv2dPackedOp.build([x, packed], attrs, loc=loc).result
+
+
+@relax_op
+class Conv2dWinogradOp(RelaxOp):
+    """3x3 convolution of stride 1 (NCHW, one group) by Winograd's F(2x2, 3x3): ``u`` [4, 4, F/L, C, L]
+    holds ``(G W[f, c] G^T)[xi, nu]`` at ``u[xi, nu, f // L, c, f % L]`` (G of Lavin and Gray). Internal:
+    made by ``relax-pack-weights`` from a ``conv2d`` by a constant weight, not by frontends.
+
+    ``%y = "relax.conv2d_winograd"(%x, %u) {padding = [1, 1, 1, 1]} : (!relax.tensor<["n", 32, 16, 16], f32>,
+    !relax.tensor<[4, 4, 2, 32, 16], f32>) -> !relax.tensor<["n", 32, 16, 16], f32>``
+    """
+
+    NAME = "conv2d_winograd"
+    FUSION = "matmul"
+    CPU_ONLY = True
+    OPERANDS = (Operand("x"), Operand("u"))
+    ATTRS = (Attr("padding", "ints"),)
+
+    @classmethod
+    def deduce(cls, operand_types: Sequence[RelaxType | None], attrs: dict[str, Any]) -> list[RelaxType]:
+        x = float_operand(operand_types[0], "x")
+        u = tensor_operand(operand_types[1], "u")
+        dtype = join_dtype(x, u, ("x", "u"))
+        pads = attrs["padding"]
+        if len(pads) != 4 or any(p < 0 for p in pads):
+            raise ShapeError(f"'padding' needs 4 non-negative values, got {pads}")
+        dims = u.shape or ()
+        if (
+            len(dims) != 5
+            or not all(d is not None and d.is_const and d.value > 0 for d in dims)
+            or (
+                dims[0].value,  # type: ignore[union-attr]
+                dims[1].value,  # type: ignore[union-attr]
+            )
+            != (4, 4)
+        ):
+            raise ShapeError(
+                f"operand 'u' must be [4, 4, blocks, channels, width] with constant dims, got {u}"
+            )
+        channels = dims[2] * dims[4]  # type: ignore[operator]
+        if x.shape is None:
+            return [TensorType((None, channels, None, None), dtype)]
+        if len(x.shape) != 4:
+            raise ShapeError(f"operand 'x' {fmt_shape(x.shape)} must have rank 4")
+        if provably_different(x.shape[1], dims[3]):
+            raise ShapeError(f"input channels of 'x' {fmt_shape(x.shape)} and 'u' {fmt_shape(dims)} differ")
+        spatial = [window_output(x.shape[2 + i], as_expr(3), 1, pads[i], pads[i + 2], 1) for i in range(2)]
+        return [TensorType((x.shape[0], channels, *spatial), dtype)]
+
+    @classmethod
+    def lower(cls, k: KernelBuilder) -> list[KernelValue]:
+        """``conv_kernels.winograd_conv``."""
+        require_known_result(k)
+        x, u = k.ins
+        if not all(d is not None and d.is_const for d in x.shape[1:]):
+            raise k.fail(f"input {x.type} needs static channels, height and width")
+        if x.shape[1] != u.shape[3]:
+            k.assume(0, (x.shape[0], u.shape[3], *x.shape[2:]))
+            x = k.ins[0]
+        out = k.outs[0]
+        if any(d.is_const and d.value == 0 for d in (*out.shape, x.shape[0])):
+            return [out]
+        return [winograd_conv(k, x, u, out, list(k.attrs["padding"]))]
+
+
+def conv2d_winograd(
+    x: ir.Value, u: ir.Value, padding: Sequence[int], *, loc: ir.Location | None = None
+) -> ir.Value:
+    """3x3 stride-1 convolution (NCHW, one group) by the Winograd-transformed weight ``u`` [4, 4, F/L, C, L]."""
+    return Conv2dWinogradOp.build([x, u], {"padding": list(padding)}, loc=loc).result
 
 
 def conv1d(

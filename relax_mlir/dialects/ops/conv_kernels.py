@@ -784,3 +784,201 @@ def packed_conv(
         return k.loop(k.const(blocks), o_b, channels), where
 
     return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block, VECTOR_CONV_ATTR)
+
+
+def winograd_conv(
+    k: KernelBuilder, x: KernelValue, u: KernelValue, out: KernelValue, pads: Sequence[int]
+) -> KernelValue:
+    """``out = conv(x, w)`` for a 3x3 convolution of stride 1 (one group) by Winograd's F(2x2, 3x3): each
+    2x2 block of outputs is ``A^T [(G w G^T) * (B^T d B)] A`` of its 4x4 input patch ``d``, 16 products per
+    input and output channel instead of 36. ``u`` [4, 4, F/L, C, L] is ``G w G^T`` packed at compile time
+    into blocks of L output channels (``relax-pack-weights``).
+
+    Per image and block of tile rows (an ``scf.forall``, marked ``VECTOR_CONV_ATTR`` for the epilogue), the
+    input rows are zero-padded once (``_padded_rows``, wide enough for whole groups of tiles); per tile row
+    and group of L tiles: (1) the input transform of each input channel, on vectors of the L tiles (two
+    reads of a row and four shuffles give the four tap columns), into V [4, 4, C, L]; (2) per block of L
+    output channels, 16 products V[xi, nu] (C x L tiles) by U[xi, nu] (L channels x C): L accumulators of
+    L channels over an ``scf.for`` on the input channels, the tile's element broadcast, as in
+    ``packed_conv``, into M [16, L, L]; (3) the output transform of each tile on vectors of L channels, L x
+    L squares of pixels transposed in registers (``transposed``) and written to ``out`` NCHW. An odd output
+    height takes one block per image and a last tile row of one output row; an odd width a last tile of one
+    column (the tiles beyond are computed on zeros and not written).
+    """
+    t = element(x.dtype)
+    lanes = u.shape[4].value  # type: ignore[union-attr]
+    c = x.shape[1].value  # type: ignore[union-attr]
+    h, wd = (d.value for d in x.shape[2:])  # type: ignore[union-attr]
+    blocks = u.shape[2].value  # type: ignore[union-attr]
+    f, oh, ow = (d.value for d in out.shape[1:])  # type: ignore[union-attr]
+    th, tw = -(-oh // 2), -(-ow // 2)  # tile rows and columns
+    groups = -(-tw // lanes)  # groups of L tiles per tile row
+    wp = 2 * groups * lanes + 2  # padded input width: every group whole
+    top, left = pads[0], pads[1]
+    padding = [top, left, 2 * th + 2 - h - top, wp - wd - left]
+    rows = th if oh % 2 else _block_rows(as_expr(th), as_expr(2 * ow), f * c * 9 * oh * ow).value  # type: ignore[union-attr]
+    out_rows = min(2 * rows, oh)
+    block = TensorType((as_expr(1), as_expr(f), as_expr(out_rows), as_expr(ow)), out.dtype)
+    c0 = k.const(0)
+    vt, wide = f"vector<{lanes}x{t}>", f"vector<{2 * lanes}x{t}>"
+    zero = k.typed(f"arith.constant dense<0.0> : {vt}")
+    pad = k.constant(0.0, x.dtype)
+    evens = ", ".join(str(2 * e) for e in range(lanes))
+    odds = ", ".join(str(2 * e + 1) for e in range(lanes))
+
+    def arith(op: str, a: str, b: str) -> str:
+        return k.typed(f"arith.{op} {a}, {b} : {vt}")
+
+    def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n_img, b = ivs
+        r0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows})>({b})")
+        y0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {2 * rows})>({b})")
+        xp = _padded_rows(k, x, n_img, r0, as_expr(2 * rows + 2), padding, 2, pad)
+        where = f"[{n_img}, 0, {y0}, 0] [1, {f}, {out_rows}, {ow}] [1, 1, 1, 1]"
+        o_b = k.op(
+            f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
+        )
+
+        def input_transform(ty: str, tx0: int, ci: str, v: KernelValue) -> KernelValue:
+            """V[:, :, ci] of the group's tiles: ``B^T d B`` on vectors of L tiles."""
+            rows_e = []
+            for i in range(4):
+                y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {i})>({ty})")
+                a, a2 = (
+                    k.typed(
+                        f"vector.transfer_read {xp.name}[{ci}, {y}, {k.const(2 * tx0 + s)}], {pad} "
+                        f"{{in_bounds = [true]}} : {xp.mlir}, {wide}"
+                    )
+                    for s in (0, 2)
+                )
+                d = [
+                    k.typed(f"vector.shuffle {v_}, {v_} [{m}] : {wide}, {wide}")
+                    for v_ in (a, a2)
+                    for m in (evens, odds)
+                ]
+                rows_e.append(
+                    [
+                        arith("subf", d[0], d[2]),
+                        arith("addf", d[1], d[2]),
+                        arith("subf", d[2], d[1]),
+                        arith("subf", d[1], d[3]),
+                    ]
+                )
+            for j in range(4):
+                e = [r[j] for r in rows_e]
+                col = [
+                    arith("subf", e[0], e[2]),
+                    arith("addf", e[1], e[2]),
+                    arith("subf", e[2], e[1]),
+                    arith("subf", e[1], e[3]),
+                ]
+                for xi, value in enumerate(col):
+                    written = k.fresh("t")
+                    k.emit(
+                        f"{written} = vector.transfer_write {value}, {v.name}[{k.const(xi)}, {k.const(j)}, {ci}, "
+                        f"{c0}] {{in_bounds = [true]}} : {vt}, {v.mlir}"
+                    )
+                    v = KernelValue(written, v.type, v.mlir)
+            return v
+
+        def products(v: KernelValue, fb: str) -> KernelValue:
+            """M [16, L tiles, L channels] of output channel block ``fb``: U[xi, nu, fb] times V[xi, nu]."""
+            m = k.empty((as_expr(16), as_expr(lanes), as_expr(lanes)), x.dtype)
+            for q in range(16):
+                xi, nu = k.const(q // 4), k.const(q % 4)
+                ci, carried = k.fresh("iv"), [k.fresh("acc") for _ in range(lanes)]
+
+                def channel(
+                    ci: str = ci, carried: list[str] = carried, xi: str = xi, nu: str = nu
+                ) -> list[str]:
+                    w = k.typed(
+                        f"vector.transfer_read {u.name}[{xi}, {nu}, {fb}, {ci}, {c0}], {pad} "
+                        f"{{in_bounds = [true]}} : {u.mlir}, {vt}"
+                    )
+                    accs = []
+                    for tile, acc in enumerate(carried):
+                        s = k.typed(f"tensor.extract {v.name}[{xi}, {nu}, {ci}, {k.const(tile)}] : {v.mlir}")
+                        bv = k.typed(f"vector.broadcast {s} : {t} to {vt}")
+                        accs.append(k.typed(f"vector.fma {bv}, {w}, {acc} : {vt}"))
+                    return accs
+
+                inits = ", ".join(f"{a} = {zero}" for a in carried)
+                head = f"scf.for {ci} = {c0} to {k.const(c)} step {k.const(1)} iter_args({inits})"
+                accs = _region(k, head, [vt] * lanes, [zero] * lanes, channel)
+                for tile, acc in enumerate(accs):
+                    written = k.fresh("t")
+                    k.emit(
+                        f"{written} = vector.transfer_write {acc}, {m.name}[{k.const(q)}, {k.const(tile)}, {c0}] "
+                        f"{{in_bounds = [true]}} : {vt}, {m.mlir}"
+                    )
+                    m = KernelValue(written, m.type, m.mlir)
+            return m
+
+        def output_transform(
+            m: KernelValue, f0: str, ty: str, tx0: int, valid: int, part: KernelValue
+        ) -> KernelValue:
+            """``A^T M A`` of each tile of the group, written as ``valid`` output rows of pixels per channel."""
+            pixels: list[list[str]] = [[], []]  # per output row of the tile row: vectors of L channels
+            for tile in range(lanes):
+                mv = [
+                    k.typed(
+                        f"vector.transfer_read {m.name}[{k.const(q)}, {k.const(tile)}, {c0}], {pad} "
+                        f"{{in_bounds = [true]}} : {m.mlir}, {vt}"
+                    )
+                    for q in range(16)
+                ]
+                s = [
+                    [arith("addf", arith("addf", mv[nu], mv[4 + nu]), mv[8 + nu]) for nu in range(4)],
+                    [arith("subf", arith("subf", mv[4 + nu], mv[8 + nu]), mv[12 + nu]) for nu in range(4)],
+                ]
+                for a in range(2):
+                    pixels[a].append(arith("addf", arith("addf", s[a][0], s[a][1]), s[a][2]))
+                    pixels[a].append(arith("subf", arith("subf", s[a][1], s[a][2]), s[a][3]))
+            for a in range(valid):
+                y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {a})>({ty})")
+                for sq in range(2):
+                    x0 = 2 * tx0 + sq * lanes
+                    n = min(lanes, ow - x0)
+                    if n <= 0:
+                        continue
+                    square = transposed(k, pixels[a][sq * lanes : (sq + 1) * lanes], t)
+                    for q in range(lanes):
+                        v = square[q]
+                        if n < lanes:
+                            v = k.typed(
+                                f"vector.extract_strided_slice {v} {{offsets = [0], sizes = [{n}], strides = [1]}} "
+                                f": {vt} to vector<{n}x{t}>"
+                            )
+                        fq = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})")
+                        written = k.fresh("t")
+                        k.emit(
+                            f"{written} = vector.transfer_write {v}, {part.name}[{c0}, {fq}, {y}, {k.const(x0)}] "
+                            f"{{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
+                        )
+                        part = KernelValue(written, part.type, part.mlir)
+            return part
+
+        def tile_row(ty: str, valid: int, part: KernelValue) -> KernelValue:
+            for g in range(groups):
+                tx0 = g * lanes
+                v = k.empty((as_expr(4), as_expr(4), as_expr(c), as_expr(lanes)), x.dtype)
+                v = k.loop(k.const(c), v, lambda ci, v, tx0=tx0: input_transform(ty, tx0, ci, v))
+
+                def channel_block(
+                    fb: str, part: KernelValue, v: KernelValue = v, tx0: int = tx0
+                ) -> KernelValue:
+                    f0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {lanes})>({fb})")
+                    return output_transform(products(v, fb), f0, ty, tx0, valid, part)
+
+                part = k.loop(k.const(blocks), part, channel_block)
+            return part
+
+        full = th - 1 if oh % 2 else rows  # tile rows of two output rows in the block
+        part = o_b
+        if full:
+            part = k.loop(k.const(full), part, lambda ty, part: tile_row(ty, 2, part))
+        if oh % 2:
+            part = tile_row(k.const(th - 1), 1, part)
+        return part, where
+
+    return _forall(k, [k.dim(out, 0), k.const(th // rows)], out, one_block, VECTOR_CONV_ATTR)
