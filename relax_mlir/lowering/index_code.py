@@ -33,7 +33,8 @@ class IndexCode:
     def const(self, value: int) -> str:
         key = ("const", value)
         if key not in self._cache:
-            name = self.fresh(f"c{value}".replace("-", "m"))
+            # "_": the counter that ``fresh`` appends must not run into the value (c1 + 64 and c16 + 4)
+            name = self.fresh(f"c{value}_".replace("-", "m"))
             self.lines.append(f"{name} = arith.constant {value} : index")
             self._cache[key] = name
         return self._cache[key]

@@ -53,6 +53,8 @@ CASES = {
     "window-beyond-image": ((3, 2, 3), 16, (5, 5), (2, 1), (2, 3, 2, 3), (1, 1), (1,)),
     "row-blocks": ((32, 32, 32), 32, (3, 3), (2, 1), (1, 1, 1, 1), (1, 1), (1, 2)),  # parallel row blocks
     "64ch-8x8": ((64, 8, 8), 64, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (1,)),  # 4 tiles a row: not Winograd
+    "wide-rows": ((3, 4, 230), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (1, 2)),  # a loop over inner tiles
+    "wide-s2-7x7": ((3, 9, 301), 32, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), (1,)),
 }
 
 # Winograd F(2x2, 3x3): 3x3, stride 1, >= 16 input channels; (channels, height, width), output channels,
@@ -64,7 +66,27 @@ WINOGRAD = {
     "asymmetric-pads": ((16, 9, 30), 16, (2, 0, 1, 1), (1, 2)),
     "two-groups-of-tiles": ((16, 6, 40), 48, (1, 1, 1, 1), (1,)),  # 20 tiles a row: groups of 16 and 4
     "64ch": ((64, 16, 16), 64, (1, 1, 1, 1), (1, 2)),
+    "wide": ((16, 5, 150), 16, (1, 1, 1, 1), (1, 2)),  # a loop over 4 whole groups, then 22 columns
 }
+
+
+def test_wide_images_compile_to_loops() -> None:
+    """A 1024-wide image: tiles and Winograd groups inside the row run as loops, so the kernels stay small
+    (unrolled, 64 tiles a row were thousands of FMAs per row)."""
+    w, wg = rand(16, 3, 3, 3), rand(16, 16, 3, 3) / np.float32(12)
+    bb = rb.BlockBuilder()
+    with bb.function("main", {"x": rb.tensor(["n", 3, 4, 1024]), "z": rb.tensor(["n", 16, 4, 1024])}) as (
+        x,
+        z,
+    ):
+        bb.ret(R.conv2d(x, R.constant(w), 1, 1), R.conv2d(z, R.constant(wg), 1, 1))
+    exe, host = compiled(bb.module)
+    assert "conv2d_packed" in host and "conv2d_winograd" in host
+    assert host.count("vector.fma") < 2000
+    x, z = rand(1, 3, 4, 1024), rand(1, 16, 4, 1024)
+    got = exe(x, z)
+    np.testing.assert_allclose(got[0], conv2d_ref(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1), **TOL)
+    np.testing.assert_allclose(got[1], conv2d_ref(z, wg, (1, 1), (1, 1, 1, 1), (1, 1), 1), **TOL)
 
 
 def conv_model(c: int, h: int, w_: int, w: np.ndarray, strides, pads, dilation, bias=None):  # noqa: ANN001, ANN201

@@ -14,6 +14,10 @@ loops would run on the host). Otherwise the result is zero-filled, the input is 
 (groups = 1, symbolic kernel size), ``linalg.depthwise_conv_2d_nchw_chw`` (one input and one output channel
 per group), else ``linalg.conv_2d_ngchw_gfchw`` on views that split the channels into groups;
 ``transforms/schedules/conv.py`` tiles those. ``conv1d`` runs as a 2-D convolution over a unit height.
+
+``relax-pack-weights`` turns a ``conv2d`` by a constant weight into ``conv2d_winograd`` (3x3, stride 1: Winograd's
+F(2x2, 3x3), ``conv_kernels.winograd_conv``) or ``conv2d_packed`` (``conv_kernels.packed_conv``: vectors along the
+output channels), on weights transformed or packed at compile time.
 """
 
 from __future__ import annotations

@@ -700,6 +700,20 @@ def packed_conv(
     guarded = {i for i in range(kh) if i * dy < top or (oh - 1) * sy + i * dy - top > h - 1}
     pad = k.constant(0.0, x.dtype)
     zero = k.typed(f"arith.constant dense<0.0> : {vt}")
+    # the run of whole tiles whose taps all fall inside the row: from tiles[first], ``inner`` of them
+    within = [
+        n == per_tile and s * sx - left >= 0 and (s + n - 1) * sx + (kw - 1) * dx - left < wd
+        for s, n in tiles
+    ]
+    first = within.index(True) if True in within else len(tiles)
+    inner = next((i for i, w in enumerate(within[first:]) if not w), len(tiles) - first)
+    if inner < 2:  # one tile: no loop
+        first, inner = len(tiles), 0
+
+    def offset(start: int | str, shift: int) -> str:
+        if isinstance(start, int):
+            return k.const(start + shift)
+        return k.typed(f"affine.apply affine_map<(d0) -> (d0 + {shift})>({start})")
 
     def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
         n_img, b = ivs
@@ -714,16 +728,28 @@ def packed_conv(
 
             def row(r_local: str, part: KernelValue) -> KernelValue:
                 r = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({r0}, {r_local})")
-                for start, count in tiles:
+                for start, count in tiles[:first]:
+                    part = tile(fb, f0, r, r_local, start, count, part)
+                if (
+                    inner
+                ):  # tiles whose taps all fall inside the row: a loop (a wide row unrolls no more code)
+
+                    def inside(i: str, part: KernelValue) -> KernelValue:
+                        start = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {tiles[first][0]})>({i})")
+                        return tile(fb, f0, r, r_local, start, per_tile, part)
+
+                    part = k.loop(k.const(inner * per_tile), part, inside, step=per_tile)
+                for start, count in tiles[first + inner :]:
                     part = tile(fb, f0, r, r_local, start, count, part)
                 return part
 
             return k.loop(k.const(rows), part, row)
 
         def tile(
-            fb: str, f0: str, r: str, r_local: str, start: int, count: int, part: KernelValue
+            fb: str, f0: str, r: str, r_local: str, start: int | str, count: int, part: KernelValue
         ) -> KernelValue:
-            """Output channels ``f0`` .. ``+ L`` x pixels ``start`` .. ``+ count`` of output row ``r``."""
+            """Output channels ``f0`` .. ``+ L`` x pixels ``start`` .. ``+ count`` of output row ``r``
+            (``start`` an SSA index: a tile whose taps all fall inside the row)."""
             types = [vt] * count
             ci, carried = k.fresh("iv"), [k.fresh("acc") for _ in types]
 
@@ -740,12 +766,17 @@ def packed_conv(
                                 f"{c0}], {pad} {{in_bounds = [true]}} : {packed.mlir}, {vt}"
                             )
                             for p in range(count):
-                                col = (start + p) * sx + j * dx - left
-                                if not 0 <= col < wd:
-                                    continue
-                                s = k.typed(
-                                    f"tensor.extract {x.name}[{n_img}, {ci}, {y}, {k.const(col)}] : {x.mlir}"
-                                )
+                                if isinstance(start, str):
+                                    at = k.typed(
+                                        f"affine.apply affine_map<(d0) -> (d0 * {sx} + {p * sx + j * dx - left})>"
+                                        f"({start})"
+                                    )
+                                else:
+                                    col = (start + p) * sx + j * dx - left
+                                    if not 0 <= col < wd:
+                                        continue
+                                    at = k.const(col)
+                                s = k.typed(f"tensor.extract {x.name}[{n_img}, {ci}, {y}, {at}] : {x.mlir}")
                                 v = k.typed(f"vector.broadcast {s} : {t} to {vt}")
                                 accs[p] = k.typed(f"vector.fma {v}, {wv}, {accs[p]} : {vt}")
                         return accs
@@ -776,7 +807,7 @@ def packed_conv(
                     written = k.fresh("t")
                     k.emit(
                         f"{written} = vector.transfer_write {v}, {part.name}[{c0}, {fq}, {r_local}, "
-                        f"{k.const(start + g)}] {{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
+                        f"{offset(start, g)}] {{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
                     )
                     part = KernelValue(written, part.type, part.mlir)
             return part
@@ -813,6 +844,7 @@ def winograd_conv(
     f, oh, ow = (d.value for d in out.shape[1:])  # type: ignore[union-attr]
     th, tw = -(-oh // 2), -(-ow // 2)  # tile rows and columns
     groups = -(-tw // lanes)  # groups of L tiles per tile row
+    whole = ow // (2 * lanes)  # groups whose 2L output columns are all inside
     wp = 2 * groups * lanes + 2  # padded input width: every group whole
     top, left = pads[0], pads[1]
     padding = [top, left, 2 * th + 2 - h - top, wp - wd - left]
@@ -839,14 +871,20 @@ def winograd_conv(
             f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(block)}", block
         )
 
-        def input_transform(ty: str, tx0: int, ci: str, v: KernelValue) -> KernelValue:
+        def column(tx0: int | str, shift: int) -> str:
+            """The padded input column (or output column) ``2 * tx0 + shift``."""
+            if isinstance(tx0, int):
+                return k.const(2 * tx0 + shift)
+            return k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {shift})>({tx0})")
+
+        def input_transform(ty: str, tx0: int | str, ci: str, v: KernelValue) -> KernelValue:
             """V[:, :, ci] of the group's tiles: ``B^T d B`` on vectors of L tiles."""
             rows_e = []
             for i in range(4):
                 y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {i})>({ty})")
                 a, a2 = (
                     k.typed(
-                        f"vector.transfer_read {xp.name}[{ci}, {y}, {k.const(2 * tx0 + s)}], {pad} "
+                        f"vector.transfer_read {xp.name}[{ci}, {y}, {column(tx0, s)}], {pad} "
                         f"{{in_bounds = [true]}} : {xp.mlir}, {wide}"
                     )
                     for s in (0, 2)
@@ -915,7 +953,7 @@ def winograd_conv(
             return m
 
         def output_transform(
-            m: KernelValue, f0: str, ty: str, tx0: int, valid: int, part: KernelValue
+            m: KernelValue, f0: str, ty: str, tx0: int | str, valid: int, part: KernelValue
         ) -> KernelValue:
             """``A^T M A`` of each tile of the group, written as ``valid`` output rows of pixels per channel."""
             pixels: list[list[str]] = [[], []]  # per output row of the tile row: vectors of L channels
@@ -937,8 +975,7 @@ def winograd_conv(
             for a in range(valid):
                 y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {a})>({ty})")
                 for sq in range(2):
-                    x0 = 2 * tx0 + sq * lanes
-                    n = min(lanes, ow - x0)
+                    n = lanes if isinstance(tx0, str) else min(lanes, ow - 2 * tx0 - sq * lanes)
                     if n <= 0:
                         continue
                     square = transposed(k, pixels[a][sq * lanes : (sq + 1) * lanes], t)
@@ -952,25 +989,31 @@ def winograd_conv(
                         fq = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})")
                         written = k.fresh("t")
                         k.emit(
-                            f"{written} = vector.transfer_write {v}, {part.name}[{c0}, {fq}, {y}, {k.const(x0)}] "
+                            f"{written} = vector.transfer_write {v}, {part.name}[{c0}, {fq}, {y}, {column(tx0, sq * lanes)}] "
                             f"{{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
                         )
                         part = KernelValue(written, part.type, part.mlir)
             return part
 
+        def group(ty: str, tx0: int | str, valid: int, part: KernelValue) -> KernelValue:
+            """The L tiles from tile column ``tx0`` (an SSA index: a group whose outputs are all inside)."""
+            v = k.empty((as_expr(4), as_expr(4), as_expr(c), as_expr(lanes)), x.dtype)
+            v = k.loop(k.const(c), v, lambda ci, v: input_transform(ty, tx0, ci, v))
+
+            def channel_block(fb: str, part: KernelValue) -> KernelValue:
+                f0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {lanes})>({fb})")
+                return output_transform(products(v, fb), f0, ty, tx0, valid, part)
+
+            return k.loop(k.const(blocks), part, channel_block)
+
         def tile_row(ty: str, valid: int, part: KernelValue) -> KernelValue:
-            for g in range(groups):
-                tx0 = g * lanes
-                v = k.empty((as_expr(4), as_expr(4), as_expr(c), as_expr(lanes)), x.dtype)
-                v = k.loop(k.const(c), v, lambda ci, v, tx0=tx0: input_transform(ty, tx0, ci, v))
-
-                def channel_block(
-                    fb: str, part: KernelValue, v: KernelValue = v, tx0: int = tx0
-                ) -> KernelValue:
-                    f0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {lanes})>({fb})")
-                    return output_transform(products(v, fb), f0, ty, tx0, valid, part)
-
-                part = k.loop(k.const(blocks), part, channel_block)
+            looped = whole if whole > 1 else 0  # groups run by a loop: a wide image unrolls no more code
+            if looped:
+                part = k.loop(
+                    k.const(looped * lanes), part, lambda g, part: group(ty, g, valid, part), step=lanes
+                )
+            for g in range(looped, groups):
+                part = group(ty, g * lanes, valid, part)
             return part
 
         full = th - 1 if oh % 2 else rows  # tile rows of two output rows in the block
@@ -982,3 +1025,73 @@ def winograd_conv(
         return part, where
 
     return _forall(k, [k.dim(out, 0), k.const(th // rows)], out, one_block, VECTOR_CONV_ATTR)
+
+
+MAX_POOL_TAPS = 16  # window taps of a vectorized max pooling (``max_pool_fits``)
+
+
+def max_pool_fits(k: KernelBuilder, x: KernelValue, out: KernelValue, attrs: dict) -> bool:
+    """Whether ``max_pool`` takes this pooling: f32/f64, windows that tile the input (stride = kernel, no
+    dilation, no padding, all inside the input) of at most ``MAX_POOL_TAPS`` taps, every dim static but the
+    batch."""
+    dims = (*x.shape[1:], *out.shape[1:])
+    if x.dtype not in DIRECT_DTYPES or not all(d is not None and d.is_const for d in dims):
+        return False
+    kh, kw = attrs["kernel"]
+    disjoint = list(attrs["strides"]) == [kh, kw] and list(attrs["dilation"]) == [1, 1]
+    (h, w), (oh, ow) = (d.value for d in x.shape[2:]), (d.value for d in out.shape[2:])  # type: ignore[union-attr]
+    inside = oh * kh <= h and ow * kw <= w  # (a ceil_mode window may go past the input)
+    return disjoint and inside and not any(attrs["padding"]) and kh * kw <= MAX_POOL_TAPS
+
+
+def max_pool(k: KernelBuilder, x: KernelValue, out: KernelValue, kernel: Sequence[int]) -> KernelValue:
+    """``out = max_pool(x)`` for windows that tile the input (``max_pool_fits``), per image and channel (an
+    ``scf.forall``): per output row and vector of output columns, one contiguous read of each window row's
+    inputs and a shuffle per window column (every kw-th element), combined with ``arith.maximumf`` (NaN
+    propagates). (The generic loop nest, which LLVM vectorizes, ran 2x2 windows on [1, 16, 64, 64] in 12.8
+    us against onnxruntime's 5, AMD Zen 4.)"""
+    t = element(x.dtype)
+    lanes = _lanes(k, x.dtype)
+    c, oh, ow = (d.value for d in out.shape[1:])  # type: ignore[union-attr]
+    kh, kw = kernel
+    plane = TensorType((as_expr(1), as_expr(1), as_expr(oh), as_expr(ow)), out.dtype)
+    chunks = [(s, min(lanes, ow - s)) for s in range(0, ow, lanes)]
+    pad, c0 = k.constant(0.0, x.dtype), k.const(0)
+
+    def one_plane(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
+        n_img, ci = ivs
+        where = f"[{n_img}, {ci}, 0, 0] [1, 1, {oh}, {ow}] [1, 1, 1, 1]"
+        part = k.op(
+            f"tensor.extract_slice {shared.name}{where} : {shared.mlir} to {builtin_tensor(plane)}", plane
+        )
+
+        def row(y: str, part: KernelValue) -> KernelValue:
+            for start, n in chunks:
+                span, best = n * kw, None
+                for i in range(kh):
+                    yi = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {kh} + {i})>({y})")
+                    v = k.typed(
+                        f"vector.transfer_read {x.name}[{n_img}, {ci}, {yi}, {k.const(start * kw)}], {pad} "
+                        f"{{in_bounds = [true]}} : {x.mlir}, vector<{span}x{t}>"
+                    )
+                    for j in range(kw):
+                        picks = ", ".join(str(j + kw * e) for e in range(n))
+                        p = (
+                            v
+                            if kw == 1
+                            else k.typed(
+                                f"vector.shuffle {v}, {v} [{picks}] : vector<{span}x{t}>, vector<{span}x{t}>"
+                            )
+                        )
+                        best = p if best is None else k.typed(f"arith.maximumf {best}, {p} : vector<{n}x{t}>")
+                written = k.fresh("t")
+                k.emit(
+                    f"{written} = vector.transfer_write {best}, {part.name}[{c0}, {c0}, {y}, {k.const(start)}] "
+                    f"{{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
+                )
+                part = KernelValue(written, part.type, part.mlir)
+            return part
+
+        return k.loop(k.const(oh), part, row), where
+
+    return _forall(k, [k.dim(out, 0), k.const(c)], out, one_plane, VECTOR_CONV_ATTR)

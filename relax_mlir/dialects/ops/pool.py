@@ -1,6 +1,8 @@
 """2-D pooling over NCHW: max, average, and adaptive average.
 
-Lowering: the input is padded with ``tensor.pad`` (-inf or the type's minimum for max, 0 for average; in
+Lowering: f32/f64 max pooling of windows that tile the input (stride = kernel, no padding), every dim
+static but the batch, is a vectorized loop per image and channel (``conv_kernels.max_pool``). Otherwise the
+input is padded with ``tensor.pad`` (-inf or the type's minimum for max, 0 for average; in
 ``ceil_mode`` the right padding grows so the last window fits), then ``linalg.pooling_nchw_max`` or
 ``linalg.pooling_nchw_sum`` runs over it (max: a ``linalg.generic`` for windows that tile the input, and
 with ``arith.maxui`` for unsigned and i1).
@@ -18,6 +20,7 @@ from typing import Any
 from mlir import ir
 
 from relax_mlir.dialects.dims import fmt_shape, tensor_operand
+from relax_mlir.dialects.ops.conv_kernels import max_pool, max_pool_fits
 from relax_mlir.dialects.ops.window import (
     check_window_attrs,
     empty_like_dims,
@@ -92,6 +95,9 @@ class MaxPool2dOp(Pool2dOp):
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
         require_known_result(k)
         x, out = k.ins[0], k.outs[0]
+        empty = any(d is not None and d.is_const and d.value == 0 for d in (*x.shape[1:], *out.shape[1:]))
+        if not empty and max_pool_fits(k, x, out, k.attrs):
+            return [max_pool(k, x, out, k.attrs["kernel"])]
         lowest = _lowest(k, x.dtype)
         xp = _pad_windows(k, x, out, lowest)
         acc = fill_tensor(k, lowest, out)
