@@ -33,6 +33,7 @@ from mlir import ir
 
 from relax_mlir.dialects.dims import provably_different
 from relax_mlir.dialects.ops.conv import Conv2dOp, conv2d_packed, conv2d_winograd
+from relax_mlir.dialects.ops.conv_kernels import winograd_stack
 from relax_mlir.dialects.ops.linear_algebra import matmul_packed
 from relax_mlir.dialects.ops.manipulate import permute_dims, reshape
 from relax_mlir.dialects.ops.pad import pad
@@ -135,14 +136,14 @@ def _packable_conv(op: ir.Operation, load_time: set[ir.Value], width: int) -> bo
 def _winograd(op: ir.Operation, width: int) -> bool:
     """Whether packable convolution ``op`` runs as Winograd F(2x2, 3x3): 3x3, stride and dilation 1, at
     least ``WINOGRAD_MIN_CHANNELS`` input channels, and at least half of its groups of ``width`` tiles (2x2
-    outputs) along a row inside the output (an 8-wide output on AVX-512 has 4 tiles for a group of 16: measured
-    1.12x ONNX Runtime's time, the packed kernel 0.9x)."""
+    outputs) inside the output, or tile rows stacked into whole groups (``winograd_stack``). (A 7-wide
+    output on AVX-512 has 4 tiles for a group of 16: the packed kernel is faster.)"""
     attrs = Conv2dOp(op).attr_values()
     _, c, kh, kw = (d.value for d in _tensor(op.operands[1]).shape)  # type: ignore[union-attr]
-    ow = _tensor(op.results[0]).shape[3].value  # type: ignore[union-attr]
+    oh, ow = (d.value for d in _tensor(op.results[0]).shape[2:])  # type: ignore[union-attr]
     tiles = -(-ow // 2)
     unit = attrs["strides"] == [1, 1] and attrs["dilation"] == [1, 1]
-    full = 2 * tiles >= -(-tiles // width) * width
+    full = 2 * tiles >= -(-tiles // width) * width or winograd_stack(oh, ow, width) > 1
     return unit and (kh, kw) == (3, 3) and c >= WINOGRAD_MIN_CHANNELS and full
 
 

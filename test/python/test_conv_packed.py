@@ -52,7 +52,7 @@ CASES = {
     "dilated": ((4, 11, 20), 16, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), (1, 2)),
     "window-beyond-image": ((3, 2, 3), 16, (5, 5), (2, 1), (2, 3, 2, 3), (1, 1), (1,)),
     "row-blocks": ((32, 32, 32), 32, (3, 3), (2, 1), (1, 1, 1, 1), (1, 1), (1, 2)),  # parallel row blocks
-    "64ch-8x8": ((64, 8, 8), 64, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (1,)),  # 4 tiles a row: not Winograd
+    "64ch-7x7": ((64, 7, 7), 64, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (1,)),  # 4 tiles a row: not Winograd
     "wide-rows": ((3, 4, 230), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (1, 2)),  # a loop over inner tiles
     "wide-s2-7x7": ((3, 9, 301), 32, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), (1,)),
 }
@@ -67,6 +67,10 @@ WINOGRAD = {
     "two-groups-of-tiles": ((16, 6, 40), 48, (1, 1, 1, 1), (1,)),  # 20 tiles a row: groups of 16 and 4
     "64ch": ((64, 16, 16), 64, (1, 1, 1, 1), (1, 2)),
     "wide": ((16, 5, 150), 16, (1, 1, 1, 1), (1, 2)),  # a loop over 4 whole groups, then 22 columns
+    "stacked-8x8": ((128, 8, 8), 32, (1, 1, 1, 1), (1, 2)),  # 4 tile rows of 4 tiles in a group of 16
+    "stacked-16x16": ((32, 16, 16), 32, (1, 1, 1, 1), (1, 3)),  # 2 tile rows of 8
+    "stacked-odd-width": ((16, 8, 15), 16, (1, 1, 1, 1), (1,)),  # 8 tiles a row, the last of one column
+    "stacked-16x4": ((16, 16, 4), 16, (1, 1, 1, 1), (1,)),  # 8 tile rows of 2
 }
 
 

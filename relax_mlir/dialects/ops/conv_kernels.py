@@ -818,6 +818,16 @@ def packed_conv(
     return _forall(k, [k.dim(out, 0), k.const(oh // rows)], out, one_block, VECTOR_CONV_ATTR)
 
 
+def winograd_stack(oh: int, ow: int, lanes: int) -> int:
+    """Tile rows (2x2 outputs) per group of ``lanes`` tiles of ``winograd_conv``: 1 (a group along one tile
+    row), or for rows of at most half a group of tiles, as many whole rows as fill the group exactly (an
+    8-wide output on AVX-512: 4 rows of 4 tiles), when the image's tile rows are whole groups of them."""
+    th, tw = -(-oh // 2), -(-ow // 2)
+    if 2 * tw > lanes or lanes % tw or oh % 2 or th % (lanes // tw):
+        return 1
+    return lanes // tw
+
+
 def winograd_conv(
     k: KernelBuilder, x: KernelValue, u: KernelValue, out: KernelValue, pads: Sequence[int]
 ) -> KernelValue:
@@ -835,7 +845,8 @@ def winograd_conv(
     ``packed_conv``, into M [16, L, L]; (3) the output transform of each tile on vectors of L channels, L x
     L squares of pixels transposed in registers (``transposed``) and written to ``out`` NCHW. An odd output
     height takes one block per image and a last tile row of one output row; an odd width a last tile of one
-    column (the tiles beyond are computed on zeros and not written).
+    column (the tiles beyond are computed on zeros and not written). A narrow image stacks several tile rows
+    in a group (``winograd_stack``; one block per image), so that its L tiles are all inside.
     """
     t = element(x.dtype)
     lanes = u.shape[4].value  # type: ignore[union-attr]
@@ -844,23 +855,26 @@ def winograd_conv(
     blocks = u.shape[2].value  # type: ignore[union-attr]
     f, oh, ow = (d.value for d in out.shape[1:])  # type: ignore[union-attr]
     th, tw = -(-oh // 2), -(-ow // 2)  # tile rows and columns
-    groups = -(-tw // lanes)  # groups of L tiles per tile row
-    whole = ow // (2 * lanes)  # groups whose 2L output columns are all inside
-    wp = 2 * groups * lanes + 2  # padded input width: every group whole
+    stack = winograd_stack(oh, ow, lanes)  # tile rows per group
+    span = lanes // stack  # tiles per tile row of a group
+    groups = -(-tw // span)  # groups per tile row (stacked: 1)
+    whole = ow // (2 * lanes) if stack == 1 else 0  # groups whose 2L output columns are all inside
+    wp = 2 * groups * span + 2  # padded input width: every group whole
     top, left = pads[0], pads[1]
     padding = [top, left, 2 * th + 2 - h - top, wp - wd - left]
-    rows = th if oh % 2 else _block_rows(as_expr(th), as_expr(2 * ow), f * c * 9 * oh * ow).value  # type: ignore[union-attr]
+    work = f * c * 9 * oh * ow
+    rows = th if oh % 2 or stack > 1 else _block_rows(as_expr(th), as_expr(2 * ow), work).value  # type: ignore[union-attr]
     out_rows = min(2 * rows, oh)
     block = TensorType((as_expr(1), as_expr(f), as_expr(out_rows), as_expr(ow)), out.dtype)
     c0 = k.const(0)
-    vt, wide = f"vector<{lanes}x{t}>", f"vector<{2 * lanes}x{t}>"
+    vt, vs, wide = f"vector<{lanes}x{t}>", f"vector<{span}x{t}>", f"vector<{2 * span}x{t}>"
     zero = k.typed(f"arith.constant dense<0.0> : {vt}")
     pad = k.constant(0.0, x.dtype)
-    evens = ", ".join(str(2 * e) for e in range(lanes))
-    odds = ", ".join(str(2 * e + 1) for e in range(lanes))
+    evens = ", ".join(str(2 * e) for e in range(span))
+    odds = ", ".join(str(2 * e + 1) for e in range(span))
 
-    def arith(op: str, a: str, b: str) -> str:
-        return k.typed(f"arith.{op} {a}, {b} : {vt}")
+    def arith(op: str, a: str, b: str, ty: str = vt) -> str:
+        return k.typed(f"arith.{op} {a}, {b} : {ty}")
 
     def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
         n_img, b = ivs
@@ -879,10 +893,16 @@ def winograd_conv(
             return k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {shift})>({tx0})")
 
         def input_transform(ty: str, tx0: int | str, ci: str, v: KernelValue) -> KernelValue:
-            """V[:, :, ci] of the group's tiles: ``B^T d B`` on vectors of L tiles."""
+            """V[:, :, ci] of the group's tiles: ``B^T d B`` on vectors of the tiles of each tile row."""
+            for r in range(stack):
+                v = row_transform(ty, r, tx0, ci, v)
+            return v
+
+        def row_transform(ty: str, r: int, tx0: int | str, ci: str, v: KernelValue) -> KernelValue:
+            """V[:, :, ci, r * span :] of tile row ``ty + r``'s tiles of the group."""
             rows_e = []
             for i in range(4):
-                y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {i})>({ty})")
+                y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {2 * r + i})>({ty})")
                 a, a2 = (
                     k.typed(
                         f"vector.transfer_read {xp.name}[{ci}, {y}, {column(tx0, s)}], {pad} "
@@ -897,25 +917,25 @@ def winograd_conv(
                 ]
                 rows_e.append(
                     [
-                        arith("subf", d[0], d[2]),
-                        arith("addf", d[1], d[2]),
-                        arith("subf", d[2], d[1]),
-                        arith("subf", d[1], d[3]),
+                        arith("subf", d[0], d[2], vs),
+                        arith("addf", d[1], d[2], vs),
+                        arith("subf", d[2], d[1], vs),
+                        arith("subf", d[1], d[3], vs),
                     ]
                 )
             for j in range(4):
-                e = [r[j] for r in rows_e]
+                e = [row[j] for row in rows_e]
                 col = [
-                    arith("subf", e[0], e[2]),
-                    arith("addf", e[1], e[2]),
-                    arith("subf", e[2], e[1]),
-                    arith("subf", e[1], e[3]),
+                    arith("subf", e[0], e[2], vs),
+                    arith("addf", e[1], e[2], vs),
+                    arith("subf", e[2], e[1], vs),
+                    arith("subf", e[1], e[3], vs),
                 ]
                 for xi, value in enumerate(col):
                     written = k.fresh("t")
                     k.emit(
                         f"{written} = vector.transfer_write {value}, {v.name}[{k.const(xi)}, {k.const(j)}, {ci}, "
-                        f"{c0}] {{in_bounds = [true]}} : {vt}, {v.mlir}"
+                        f"{k.const(r * span)}] {{in_bounds = [true]}} : {vs}, {v.mlir}"
                     )
                     v = KernelValue(written, v.type, v.mlir)
             return v
@@ -956,8 +976,11 @@ def winograd_conv(
         def output_transform(
             m: KernelValue, f0: str, ty: str, tx0: int | str, valid: int, part: KernelValue
         ) -> KernelValue:
-            """``A^T M A`` of each tile of the group, written as ``valid`` output rows of pixels per channel."""
-            pixels: list[list[str]] = [[], []]  # per output row of the tile row: vectors of L channels
+            """``A^T M A`` of each tile of the group, written as ``valid`` output rows of pixels per channel
+            and tile row."""
+            pixels: list[list[list[str]]] = [
+                [[], []] for _ in range(stack)
+            ]  # [tile row][output row]: vectors
             for tile in range(lanes):
                 mv = [
                     k.typed(
@@ -971,15 +994,17 @@ def winograd_conv(
                     [arith("subf", arith("subf", mv[4 + nu], mv[8 + nu]), mv[12 + nu]) for nu in range(4)],
                 ]
                 for a in range(2):
-                    pixels[a].append(arith("addf", arith("addf", s[a][0], s[a][1]), s[a][2]))
-                    pixels[a].append(arith("subf", arith("subf", s[a][1], s[a][2]), s[a][3]))
-            for a in range(valid):
-                y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {a})>({ty})")
-                for sq in range(2):
+                    row = pixels[tile // span][a]
+                    row.append(arith("addf", arith("addf", s[a][0], s[a][1]), s[a][2]))
+                    row.append(arith("subf", arith("subf", s[a][1], s[a][2]), s[a][3]))
+            for r, a in ((r, a) for r in range(stack) for a in range(valid)):
+                y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {2 * r + a})>({ty})")
+                for sq in range(-(-2 * span // lanes)):
                     n = lanes if isinstance(tx0, str) else min(lanes, ow - 2 * tx0 - sq * lanes)
                     if n <= 0:
                         continue
-                    square = transposed(k, pixels[a][sq * lanes : (sq + 1) * lanes], t)
+                    vectors = pixels[r][a][sq * lanes : (sq + 1) * lanes]
+                    square = transposed(k, vectors + [zero] * (lanes - len(vectors)), t)
                     for q in range(lanes):
                         v = square[q]
                         if n < lanes:
@@ -997,7 +1022,8 @@ def winograd_conv(
             return part
 
         def group(ty: str, tx0: int | str, valid: int, part: KernelValue) -> KernelValue:
-            """The L tiles from tile column ``tx0`` (an SSA index: a group whose outputs are all inside)."""
+            """The L tiles from tile column ``tx0`` (an SSA index: a group whose outputs are all inside) of
+            tile rows ``ty`` .. ``+ stack``."""
             v = k.empty((as_expr(4), as_expr(4), as_expr(c), as_expr(lanes)), x.dtype)
             v = k.loop(k.const(c), v, lambda ci, v: input_transform(ty, tx0, ci, v))
 
@@ -1014,13 +1040,13 @@ def winograd_conv(
                     k.const(looped * lanes), part, lambda g, part: group(ty, g, valid, part), step=lanes
                 )
             for g in range(looped, groups):
-                part = group(ty, g * lanes, valid, part)
+                part = group(ty, g * span, valid, part)
             return part
 
         full = th - 1 if oh % 2 else rows  # tile rows of two output rows in the block
         part = o_b
         if full:
-            part = k.loop(k.const(full), part, lambda ty, part: tile_row(ty, 2, part))
+            part = k.loop(k.const(full), part, lambda ty, part: tile_row(ty, 2, part), step=stack)
         if oh % 2:
             part = tile_row(k.const(th - 1), 1, part)
         return part, where
