@@ -52,7 +52,7 @@ from relax_mlir.dialects.registry import Attr, Operand, RelaxOp, relax_op
 from relax_mlir.dialects.types import RelaxType, TensorType
 from relax_mlir.errors import ShapeError
 from relax_mlir.lowering.kernel import KernelBuilder, KernelValue
-from relax_mlir.shape_infer.expr import as_expr, floordiv
+from relax_mlir.shape_infer.expr import Expr, as_expr, floordiv
 
 
 class ConvOp(RelaxOp):
@@ -193,6 +193,23 @@ class Conv2dOp(ConvOp):
     SPATIAL = 2
 
 
+def _static_input(k: KernelBuilder, channels: Expr | None) -> tuple[KernelValue, KernelValue | None]:
+    """(input, destination) of a convolution by a packed weight of ``channels`` input channels, the input's
+    channels checked at the call; (destination, None) when there is nothing to write (no pixels or images).
+    Its channels, height and width must be static (the kernels unroll over them)."""
+    require_known_result(k)
+    x = k.ins[0]
+    if not all(d is not None and d.is_const for d in x.shape[1:]):
+        raise k.fail(f"input {x.type} needs static channels, height and width")
+    if x.shape[1] != channels:
+        k.assume(0, (x.shape[0], channels, *x.shape[2:]))
+        x = k.ins[0]
+    out = k.outs[0]
+    if any(d.is_const and d.value == 0 for d in (*out.shape, x.shape[0])):
+        return out, None
+    return x, out
+
+
 @relax_op
 class Conv2dPackedOp(RelaxOp):
     """2-D convolution (NCHW, one group) by a weight packed into blocks of ``L`` output channels: ``packed``
@@ -254,18 +271,11 @@ class Conv2dPackedOp(RelaxOp):
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
         """``conv_kernels.packed_conv``: vectors along the output channels, the input read in place."""
-        require_known_result(k)
-        x, packed = k.ins
-        if not all(d is not None and d.is_const for d in x.shape[1:]):
-            raise k.fail(f"input {x.type} needs static channels, height and width")
-        if x.shape[1] != packed.shape[1]:
-            k.assume(0, (x.shape[0], packed.shape[1], *x.shape[2:]))
-            x = k.ins[0]
-        out = k.outs[0]
-        if any(d.is_const and d.value == 0 for d in (*out.shape, x.shape[0])):
-            return [out]  # no pixels or no images: nothing to write
+        x, out = _static_input(k, k.ins[1].shape[1])
+        if out is None:
+            return [x]
         attrs = [list(k.attrs[a]) for a in ("strides", "dilation", "padding")]
-        return [packed_conv(k, x, packed, out, *attrs)]
+        return [packed_conv(k, x, k.ins[1], out, *attrs)]
 
 
 def conv2d_packed(
@@ -332,17 +342,10 @@ class Conv2dWinogradOp(RelaxOp):
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
         """``conv_kernels.winograd_conv``."""
-        require_known_result(k)
-        x, u = k.ins
-        if not all(d is not None and d.is_const for d in x.shape[1:]):
-            raise k.fail(f"input {x.type} needs static channels, height and width")
-        if x.shape[1] != u.shape[3]:
-            k.assume(0, (x.shape[0], u.shape[3], *x.shape[2:]))
-            x = k.ins[0]
-        out = k.outs[0]
-        if any(d.is_const and d.value == 0 for d in (*out.shape, x.shape[0])):
-            return [out]
-        return [winograd_conv(k, x, u, out, list(k.attrs["padding"]))]
+        x, out = _static_input(k, k.ins[1].shape[3])
+        if out is None:
+            return [x]
+        return [winograd_conv(k, x, k.ins[1], out, list(k.attrs["padding"]))]
 
 
 def conv2d_winograd(

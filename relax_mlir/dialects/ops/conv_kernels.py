@@ -660,6 +660,37 @@ def transposed(k: KernelBuilder, rows: Sequence[str], t: str) -> list[str]:
     return out
 
 
+def write_transposed(
+    k: KernelBuilder,
+    part: KernelValue,
+    pixels: Sequence[str],
+    lanes: int,
+    n: int,
+    at: tuple[str, str, str],
+    zero: str,
+) -> KernelValue:
+    """Write ``pixels`` (at most ``lanes`` vectors of ``lanes`` output channels, one per pixel) into ``part``
+    [1, F, rows, W] at ``at`` = (first channel, row, column) as ``n`` columns of each of the channels: the
+    square, padded with ``zero`` vectors, transposed in registers (``transposed``)."""
+    t = element(part.dtype)
+    f0, row, col = at
+    square = transposed(k, [*pixels, *[zero] * (lanes - len(pixels))], t)
+    for q, v in enumerate(square):
+        if n < lanes:
+            v = k.typed(
+                f"vector.extract_strided_slice {v} {{offsets = [0], sizes = [{n}], strides = [1]}} "
+                f": vector<{lanes}x{t}> to vector<{n}x{t}>"
+            )
+        fq = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})")
+        written = k.fresh("t")
+        k.emit(
+            f"{written} = vector.transfer_write {v}, {part.name}[{k.const(0)}, {fq}, {row}, {col}] "
+            f"{{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
+        )
+        part = KernelValue(written, part.type, part.mlir)
+    return part
+
+
 def packed_conv(
     k: KernelBuilder,
     x: KernelValue,
@@ -796,21 +827,9 @@ def packed_conv(
             accs = _region(k, head, types, [zero] * count, channel)
             for g in range(0, count, lanes):
                 n = min(lanes, count - g)
-                square = transposed(k, accs[g : g + n] + [zero] * (lanes - n), t)
-                for q in range(lanes):  # output channel f0 + q (F is a multiple of L)
-                    v = square[q]
-                    if n < lanes:
-                        v = k.typed(
-                            f"vector.extract_strided_slice {v} {{offsets = [0], sizes = [{n}], strides = [1]}} "
-                            f": {vt} to vector<{n}x{t}>"
-                        )
-                    fq = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})")
-                    written = k.fresh("t")
-                    k.emit(
-                        f"{written} = vector.transfer_write {v}, {part.name}[{c0}, {fq}, {r_local}, "
-                        f"{offset(start, g)}] {{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
-                    )
-                    part = KernelValue(written, part.type, part.mlir)
+                part = write_transposed(
+                    k, part, accs[g : g + n], lanes, n, (f0, r_local, offset(start, g)), zero
+                )
             return part
 
         return k.loop(k.const(blocks), o_b, channels), where
@@ -1004,21 +1023,9 @@ def winograd_conv(
                     if n <= 0:
                         continue
                     vectors = pixels[r][a][sq * lanes : (sq + 1) * lanes]
-                    square = transposed(k, vectors + [zero] * (lanes - len(vectors)), t)
-                    for q in range(lanes):
-                        v = square[q]
-                        if n < lanes:
-                            v = k.typed(
-                                f"vector.extract_strided_slice {v} {{offsets = [0], sizes = [{n}], strides = [1]}} "
-                                f": {vt} to vector<{n}x{t}>"
-                            )
-                        fq = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})")
-                        written = k.fresh("t")
-                        k.emit(
-                            f"{written} = vector.transfer_write {v}, {part.name}[{c0}, {fq}, {y}, {column(tx0, sq * lanes)}] "
-                            f"{{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
-                        )
-                        part = KernelValue(written, part.type, part.mlir)
+                    part = write_transposed(
+                        k, part, vectors, lanes, n, (f0, y, column(tx0, sq * lanes)), zero
+                    )
             return part
 
         def group(ty: str, tx0: int | str, valid: int, part: KernelValue) -> KernelValue:
