@@ -180,13 +180,9 @@ def _pack_convs(f: ir.Operation, width: int, opt_level: int) -> int:
                     if not _depends_on(weight, load_time):  # a load-time weight is packed at load
                         pending.append(p)
                 y = conv2d_packed(op.operands[0], p, attrs["strides"], attrs["padding"], attrs["dilation"])
-        if y.type != op.results[0].type:  # the deduced type must be the convolution's, as spelled
+        if not _replace(op, y, weight):
             pending = [v for v in pending if v != p]
-            erase_dead_producers([y])
             continue
-        op.results[0].replace_all_uses_with(y)
-        op.erase()
-        erase_dead_producers([weight])
         total += 1
     if pending:
         _evaluate(f, pending, opt_level)
@@ -220,17 +216,25 @@ def pack_weights(module: ir.Operation, opt_level: int = 3, vector_bits: int = VE
                     if not _depends_on(weight, load_time):  # a load-time weight is packed at load
                         pending.append(p)
                 y = matmul_packed(op.operands[0], p, n, loc=op.location)
-            if y.type != op.results[0].type:  # the deduced type must be the matmul's, as spelled
+            if not _replace(op, y, weight):
                 pending = [v for v in pending if v != p]
-                erase_dead_producers([y])
                 continue
-            op.results[0].replace_all_uses_with(y)
-            op.erase()
-            erase_dead_producers([weight])
             total += 1
         if pending:
             _evaluate(f, pending, opt_level)
     return total
+
+
+def _replace(op: ir.Operation, y: ir.Value, weight: ir.Value) -> bool:
+    """Replace ``op``'s result by ``y`` (the packed op) and drop the unpacked weight if unused, when ``y``'s
+    deduced type is the result's as spelled; else erase ``y`` and return False."""
+    if y.type != op.results[0].type:
+        erase_dead_producers([y])
+        return False
+    op.results[0].replace_all_uses_with(y)
+    op.erase()
+    erase_dead_producers([weight])
+    return True
 
 
 def _depends_on(v: ir.Value, load_time: set[ir.Value]) -> bool:
