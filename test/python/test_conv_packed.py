@@ -71,6 +71,7 @@ WINOGRAD = {
     "stacked-16x16": ((32, 16, 16), 32, (1, 1, 1, 1), (1, 3)),  # 2 tile rows of 8
     "stacked-odd-width": ((16, 8, 15), 16, (1, 1, 1, 1), (1,)),  # 8 tiles a row, the last of one column
     "stacked-16x4": ((16, 16, 4), 16, (1, 1, 1, 1), (1,)),  # 8 tile rows of 2
+    "stacked-tall": ((16, 128, 8), 16, (1, 1, 1, 1), (1, 2)),  # blocks of 2 groups of 4 tile rows
 }
 
 

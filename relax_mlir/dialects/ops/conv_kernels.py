@@ -762,9 +762,8 @@ def packed_conv(
                 r = k.typed(f"affine.apply affine_map<(d0, d1) -> (d0 + d1)>({r0}, {r_local})")
                 for start, count in tiles[:first]:
                     part = tile(fb, f0, r, r_local, start, count, part)
-                if (
-                    inner
-                ):  # tiles whose taps all fall inside the row: a loop (a wide row unrolls no more code)
+                # tiles whose taps all fall inside the row: a loop (a wide row unrolls no more code)
+                if inner:
 
                     def inside(i: str, part: KernelValue) -> KernelValue:
                         start = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {tiles[first][0]})>({i})")
@@ -865,7 +864,7 @@ def winograd_conv(
     L squares of pixels transposed in registers (``transposed``) and written to ``out`` NCHW. An odd output
     height takes one block per image and a last tile row of one output row; an odd width a last tile of one
     column (the tiles beyond are computed on zeros and not written). A narrow image stacks several tile rows
-    in a group (``winograd_stack``; one block per image), so that its L tiles are all inside.
+    in a group (``winograd_stack``), so that its L tiles are all inside.
     """
     t = element(x.dtype)
     lanes = u.shape[4].value  # type: ignore[union-attr]
@@ -882,7 +881,11 @@ def winograd_conv(
     top, left = pads[0], pads[1]
     padding = [top, left, 2 * th + 2 - h - top, wp - wd - left]
     work = f * c * 9 * oh * ow
-    rows = th if oh % 2 or stack > 1 else _block_rows(as_expr(th), as_expr(2 * ow), work).value  # type: ignore[union-attr]
+    if oh % 2:
+        rows = th
+    else:  # blocks of whole groups of stacked tile rows
+        groups_rows = _block_rows(as_expr(th // stack), as_expr(2 * stack * ow), work).value  # type: ignore[union-attr]
+        rows = stack * groups_rows
     out_rows = min(2 * rows, oh)
     block = TensorType((as_expr(1), as_expr(f), as_expr(out_rows), as_expr(ow)), out.dtype)
     c0 = k.const(0)
