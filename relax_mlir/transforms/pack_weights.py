@@ -64,7 +64,7 @@ def _tensor(v: ir.Value) -> TensorType | None:
 
 
 def _constant_weight(v: ir.Value, load_time: set[ir.Value]) -> bool:
-    """``v`` is a relax.constant or a load-time parameter, or a 2-D transpose of one."""
+    """``v`` is a relax.constant or a load-time parameter, or a ``permute_dims`` of one."""
     if v in load_time:
         return True
     if not isinstance(v, ir.OpResult):
@@ -256,26 +256,26 @@ def _pack_array(w: np.ndarray, width: int) -> np.ndarray:
 
 
 def _weights(values: list[ir.Value]) -> dict[ir.Value, np.ndarray]:
-    """The data of the weights (constants, or transposes of constants) that can be read directly: inline
+    """The data of the weights (constants, or ``permute_dims`` of constants) that can be read directly: inline
     ``dense`` values, and ``dense_resource`` blobs read from bytecode (``runtime/weights.py``); the others
     are packed by compiling relax ops on them (``_evaluate``)."""
-    sources: dict[ir.Value, tuple[ir.Operation, bool]] = {}
+    sources: dict[ir.Value, tuple[ir.Operation, list[int] | None]] = {}  # the constant, then its axes order
     for v in values:
         if not isinstance(v, ir.OpResult):
             continue  # a load-time parameter
-        op, transposed = v.owner.operation, False
+        op, axes = v.owner.operation, None
         if op.name == "relax.permute_dims":
-            axes = op.attributes["axes"]
-            transposed = isinstance(axes, ir.UnitAttr) or [ir.IntegerAttr(a).value for a in axes] == [1, 0]
+            attr = op.attributes["axes"]
+            axes = [] if isinstance(attr, ir.UnitAttr) else [ir.IntegerAttr(a).value for a in attr]
             if not isinstance(op.operands[0], ir.OpResult):
                 continue
             op = op.operands[0].owner.operation
         if op.name == "relax.constant":
-            sources[v] = (op, transposed)
+            sources[v] = (op, axes)
     resources = [op for op, _ in sources.values() if is_resource_elements(op.attributes["value"])]
     blobs = _blobs(resources) if resources else {}
     arrays: dict[ir.Value, np.ndarray] = {}
-    for v, (op, transposed) in sources.items():
+    for v, (op, axes) in sources.items():
         attr = op.attributes["value"]
         shape = ir.ShapedType(attr.type).shape
         if is_resource_elements(attr):
@@ -287,7 +287,8 @@ def _weights(values: list[ir.Value]) -> dict[ir.Value, np.ndarray]:
             array = np.full(shape, ir.FloatAttr(dense.get_splat_value()).value, np.float32)
         else:
             array = np.array(dense, np.float32).reshape(shape)
-        arrays[v] = array.T if transposed else array
+        # axes [] is permute_dims' default: all of them reversed
+        arrays[v] = array if axes is None else array.transpose(axes or None)
     return arrays
 
 

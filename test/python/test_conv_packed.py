@@ -251,3 +251,29 @@ def test_transposed_squares(n: int) -> None:
     got = np.stack([values[v] for v in out])
     want = np.stack([values[f"%r{i}"] for i in range(n)]).T
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("axes", [[1, 0, 2, 3], [0, 1, 3, 2], None])
+def test_permuted_constant_weight_is_packed_permuted(axes: list | None) -> None:
+    """A weight that is a ``permute_dims`` of a constant (not folded: only relax-pack-weights runs) is packed
+    from the constant's numbers in the permuted order (any axes; None reverses them all)."""
+    from mlir import ir, passmanager
+
+    from relax_mlir.pipelines import add_pipeline, load_passes, parse_pipeline
+
+    raw = rand(16, 16, 3, 3) if axes is not None else rand(3, 3, 16, 16)  # (both axes lists are involutions)
+    w = raw.transpose(axes) if axes is not None else raw.T
+    module = build_fn(
+        {"x": rb.tensor(["n", 16, 6, 7])},
+        lambda x: R.conv2d(x, R.permute_dims(R.constant(np.ascontiguousarray(raw)), axes), 1, 1),
+    )
+    with module.context, ir.Location.unknown():
+        load_passes()
+        pm = passmanager.PassManager("builtin.module")
+        add_pipeline(pm, parse_pipeline("relax-verify,relax-infer-shapes,relax-pack-weights"))
+        pm.run(module.operation)
+    text = str(module)
+    assert "conv2d_packed" in text and "relax.permute_dims" not in text
+    exe = compile(text, opt_level=0)
+    x = rand(2, 16, 6, 7)
+    np.testing.assert_allclose(exe(x), conv2d_ref(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1), **TOL)
