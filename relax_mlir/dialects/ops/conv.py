@@ -55,6 +55,16 @@ from relax_mlir.lowering.kernel import KernelBuilder, KernelValue
 from relax_mlir.shape_infer.expr import Expr, as_expr, floordiv
 
 
+def _spatial(sizes: Sequence[Expr | None], kernel: Sequence[Expr | None], attrs: dict[str, Any]) -> list:
+    """The output sizes of a convolution over the input ``sizes`` by a window of ``kernel`` sizes, with the
+    ``strides``, ``padding`` (all befores, then afters) and ``dilation`` of ``attrs``."""
+    n, pads = len(sizes), attrs["padding"]
+    return [
+        window_output(sizes[i], kernel[i], attrs["strides"][i], pads[i], pads[i + n], attrs["dilation"][i])
+        for i in range(n)
+    ]
+
+
 class ConvOp(RelaxOp):
     """Base of N-d convolutions, layout NC<spatial> with weights OI<spatial>; ``padding`` is all befores then afters."""
 
@@ -93,18 +103,7 @@ class ConvOp(RelaxOp):
             w.shape[1] * groups if w.shape[1] is not None else None,
             f"input channels of 'x' {fmt_shape(x.shape)} and 'weight' {fmt_shape(w.shape)} x groups {groups} differ",
         )
-        pads = attrs["padding"]
-        spatial = [
-            window_output(
-                x.shape[2 + i],
-                w.shape[2 + i],
-                attrs["strides"][i],
-                pads[i],
-                pads[i + cls.SPATIAL],
-                attrs["dilation"][i],
-            )
-            for i in range(cls.SPATIAL)
-        ]
+        spatial = _spatial(x.shape[2:], w.shape[2:], attrs)
         return [TensorType((x.shape[0], out_ch, *spatial), dtype)]
 
     @classmethod
@@ -193,10 +192,10 @@ class Conv2dOp(ConvOp):
     SPATIAL = 2
 
 
-def _static_input(k: KernelBuilder, channels: Expr | None) -> tuple[KernelValue, KernelValue | None]:
-    """(input, destination) of a convolution by a packed weight of ``channels`` input channels, the input's
-    channels checked at the call; (destination, None) when there is nothing to write (no pixels or images).
-    Its channels, height and width must be static (the kernels unroll over them)."""
+def _static_input(k: KernelBuilder, channels: Expr | None) -> KernelValue | None:
+    """The input of a convolution by a packed weight of ``channels`` input channels, its channels checked at
+    the call; None when there is nothing to write (no pixels or images). Its channels, height and width
+    must be static (the kernels unroll over them)."""
     require_known_result(k)
     x = k.ins[0]
     if not all(d is not None and d.is_const for d in x.shape[1:]):
@@ -204,10 +203,9 @@ def _static_input(k: KernelBuilder, channels: Expr | None) -> tuple[KernelValue,
     if x.shape[1] != channels:
         k.assume(0, (x.shape[0], channels, *x.shape[2:]))
         x = k.ins[0]
-    out = k.outs[0]
-    if any(d.is_const and d.value == 0 for d in (*out.shape, x.shape[0])):
-        return out, None
-    return x, out
+    if any(d.is_const and d.value == 0 for d in (*k.outs[0].shape, x.shape[0])):
+        return None
+    return x
 
 
 @relax_op
@@ -254,28 +252,16 @@ class Conv2dPackedOp(RelaxOp):
             raise ShapeError(
                 f"input channels of 'x' {fmt_shape(x.shape)} and 'packed' {fmt_shape(packed.shape)} differ"
             )
-        pads = attrs["padding"]
-        spatial = [
-            window_output(
-                x.shape[2 + i],
-                packed.shape[2 + i],
-                attrs["strides"][i],
-                pads[i],
-                pads[i + 2],
-                attrs["dilation"][i],
-            )
-            for i in range(2)
-        ]
-        return [TensorType((x.shape[0], channels, *spatial), dtype)]
+        return [TensorType((x.shape[0], channels, *_spatial(x.shape[2:], packed.shape[2:4], attrs)), dtype)]
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
         """``conv_kernels.packed_conv``: vectors along the output channels, the input read in place."""
-        x, out = _static_input(k, k.ins[1].shape[1])
-        if out is None:
-            return [x]
+        x = _static_input(k, k.ins[1].shape[1])
+        if x is None:
+            return [k.outs[0]]
         attrs = [list(k.attrs[a]) for a in ("strides", "dilation", "padding")]
-        return [packed_conv(k, x, k.ins[1], out, *attrs)]
+        return [packed_conv(k, x, k.ins[1], k.outs[0], *attrs)]
 
 
 def conv2d_packed(
@@ -336,16 +322,16 @@ class Conv2dWinogradOp(RelaxOp):
             raise ShapeError(f"operand 'x' {fmt_shape(x.shape)} must have rank 4")
         if provably_different(x.shape[1], dims[3]):
             raise ShapeError(f"input channels of 'x' {fmt_shape(x.shape)} and 'u' {fmt_shape(dims)} differ")
-        spatial = [window_output(x.shape[2 + i], as_expr(3), 1, pads[i], pads[i + 2], 1) for i in range(2)]
-        return [TensorType((x.shape[0], channels, *spatial), dtype)]
+        unit = {"strides": [1, 1], "dilation": [1, 1], "padding": pads}
+        return [TensorType((x.shape[0], channels, *_spatial(x.shape[2:], [as_expr(3)] * 2, unit)), dtype)]
 
     @classmethod
     def lower(cls, k: KernelBuilder) -> list[KernelValue]:
         """``conv_kernels.winograd_conv``."""
-        x, out = _static_input(k, k.ins[1].shape[3])
-        if out is None:
-            return [x]
-        return [winograd_conv(k, x, k.ins[1], out, list(k.attrs["padding"]))]
+        x = _static_input(k, k.ins[1].shape[3])
+        if x is None:
+            return [k.outs[0]]
+        return [winograd_conv(k, x, k.ins[1], k.outs[0], list(k.attrs["padding"]))]
 
 
 def conv2d_winograd(

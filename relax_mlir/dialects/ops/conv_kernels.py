@@ -86,6 +86,15 @@ def _padded_rows(
     return k.loop(k.dim(x, 1), padded, channel)
 
 
+def _write(k: KernelBuilder, value: str, vector: str, dest: KernelValue, at: Sequence[str]) -> KernelValue:
+    """``dest`` with ``value`` (of type ``vector``) written in bounds at the indices ``at``."""
+    return k.op(
+        f"vector.transfer_write {value}, {dest.name}[{', '.join(at)}] {{in_bounds = [true]}} : {vector}, "
+        f"{dest.mlir}",
+        dest,
+    )
+
+
 def _forall(
     k: KernelBuilder,
     uppers: Sequence[str],
@@ -205,12 +214,7 @@ def im2col_conv(
         )
         mask = ", ".join(str(strides[1] * e) for e in range(ow.value))  # type: ignore[union-attr]
         picked = k.typed(f"vector.shuffle {v}, {v} [{mask}] : vector<{span}x{t}>, vector<{span}x{t}>")
-        written = k.fresh("t")
-        k.emit(
-            f"{written} = vector.transfer_write {picked}, {cols.name}[{', '.join(at)}] {{in_bounds = [true]}} : "
-            f"vector<{ow.value}x{t}>, {cols.mlir}"  # type: ignore[union-attr]
-        )
-        return KernelValue(written, cols.type, cols.mlir)
+        return _write(k, picked, f"vector<{ow.value}x{t}>", cols, at)  # type: ignore[union-attr]
 
     def fill_row(x_b: KernelValue, ci: str, r: str, cols: KernelValue) -> KernelValue:
         """Row ``r`` of every tap of channel ``ci`` in ``cols``, from the block's padded rows ``x_b``."""
@@ -490,13 +494,8 @@ def direct_conv(
                         accs = _region(k, head, types, accs, body)
                     for q in range(fb):
                         for a, (start, n) in enumerate(cols):
-                            written = k.fresh("t")
-                            k.emit(
-                                f"{written} = vector.transfer_write {accs[q * len(cols) + a]}, {part.name}"
-                                f"[{c0}, {fos[q]}, {r_local}, {k.const(start)}] {{in_bounds = [true]}} : "
-                                f"{vec(n)}, {part.mlir}"
-                            )
-                            part = KernelValue(written, part.type, part.mlir)
+                            at = [c0, fos[q], r_local, k.const(start)]
+                            part = _write(k, accs[q * len(cols) + a], vec(n), part, at)
                 return part
 
             return k.loop(k.const(rows), part, row)
@@ -584,12 +583,7 @@ def register_matmul(k: KernelBuilder, w2: KernelValue, x2: KernelValue, o2: Kern
                 accs = _region(k, head, types, accs, lambda: channel(ci, carried))
             for q in range(fb):
                 for a, (p, (_, n)) in enumerate(zip(ps, cols, strict=True)):
-                    written = k.fresh("t")
-                    k.emit(
-                        f"{written} = vector.transfer_write {accs[q * len(cols) + a]}, {part.name}"
-                        f"[{fos[q]}, {p}] {{in_bounds = [true]}} : {vec(n)}, {part.mlir}"
-                    )
-                    part = KernelValue(written, part.type, part.mlir)
+                    part = _write(k, accs[q * len(cols) + a], vec(n), part, [fos[q], p])
             return part
 
         body = [(s, lanes) for s in range(0, width, lanes)]
@@ -682,12 +676,7 @@ def write_transposed(
                 f": vector<{lanes}x{t}> to vector<{n}x{t}>"
             )
         fq = k.typed(f"affine.apply affine_map<(d0) -> (d0 + {q})>({f0})")
-        written = k.fresh("t")
-        k.emit(
-            f"{written} = vector.transfer_write {v}, {part.name}[{k.const(0)}, {fq}, {row}, {col}] "
-            f"{{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
-        )
-        part = KernelValue(written, part.type, part.mlir)
+        part = _write(k, v, f"vector<{n}x{t}>", part, [k.const(0), fq, row, col])
     return part
 
 
@@ -898,6 +887,18 @@ def winograd_conv(
     def arith(op: str, a: str, b: str, ty: str = vt) -> str:
         return k.typed(f"arith.{op} {a}, {b} : {ty}")
 
+    def b_t(d: list[str]) -> list[str]:
+        """``B^T d`` along one axis of a 4x4 patch, on vectors of tiles."""
+        ops = (("subf", 0, 2), ("addf", 1, 2), ("subf", 2, 1), ("subf", 1, 3))
+        return [arith(op, d[a], d[b], vs) for op, a, b in ops]
+
+    def a_t(m: list[str]) -> list[str]:
+        """``A^T m`` along one axis of a tile's 4x4 products, on vectors of channels."""
+        return [
+            arith("addf", arith("addf", m[0], m[1]), m[2]),
+            arith("subf", arith("subf", m[1], m[2]), m[3]),
+        ]
+
     def one_block(ivs: list[str], shared: KernelValue) -> tuple[KernelValue, str]:
         n_img, b = ivs
         r0 = k.typed(f"affine.apply affine_map<(d0) -> (d0 * {rows})>({b})")
@@ -937,29 +938,10 @@ def winograd_conv(
                     for v_ in (a, a2)
                     for m in (evens, odds)
                 ]
-                rows_e.append(
-                    [
-                        arith("subf", d[0], d[2], vs),
-                        arith("addf", d[1], d[2], vs),
-                        arith("subf", d[2], d[1], vs),
-                        arith("subf", d[1], d[3], vs),
-                    ]
-                )
+                rows_e.append(b_t(d))
             for j in range(4):
-                e = [row[j] for row in rows_e]
-                col = [
-                    arith("subf", e[0], e[2], vs),
-                    arith("addf", e[1], e[2], vs),
-                    arith("subf", e[2], e[1], vs),
-                    arith("subf", e[1], e[3], vs),
-                ]
-                for xi, value in enumerate(col):
-                    written = k.fresh("t")
-                    k.emit(
-                        f"{written} = vector.transfer_write {value}, {v.name}[{k.const(xi)}, {k.const(j)}, {ci}, "
-                        f"{k.const(r * span)}] {{in_bounds = [true]}} : {vs}, {v.mlir}"
-                    )
-                    v = KernelValue(written, v.type, v.mlir)
+                for xi, value in enumerate(b_t([row[j] for row in rows_e])):
+                    v = _write(k, value, vs, v, [k.const(xi), k.const(j), ci, k.const(r * span)])
             return v
 
         def products(v: KernelValue, fb: str) -> KernelValue:
@@ -987,12 +969,7 @@ def winograd_conv(
                 head = f"scf.for {ci} = {c0} to {k.const(c)} step {k.const(1)} iter_args({inits})"
                 accs = _region(k, head, [vt] * lanes, [zero] * lanes, channel)
                 for tile, acc in enumerate(accs):
-                    written = k.fresh("t")
-                    k.emit(
-                        f"{written} = vector.transfer_write {acc}, {m.name}[{k.const(q)}, {k.const(tile)}, {c0}] "
-                        f"{{in_bounds = [true]}} : {vt}, {m.mlir}"
-                    )
-                    m = KernelValue(written, m.type, m.mlir)
+                    m = _write(k, acc, vt, m, [k.const(q), k.const(tile), c0])
             return m
 
         def output_transform(
@@ -1011,14 +988,9 @@ def winograd_conv(
                     )
                     for q in range(16)
                 ]
-                s = [
-                    [arith("addf", arith("addf", mv[nu], mv[4 + nu]), mv[8 + nu]) for nu in range(4)],
-                    [arith("subf", arith("subf", mv[4 + nu], mv[8 + nu]), mv[12 + nu]) for nu in range(4)],
-                ]
+                s = [a_t(mv[nu::4]) for nu in range(4)]  # s[nu][a]
                 for a in range(2):
-                    row = pixels[tile // span][a]
-                    row.append(arith("addf", arith("addf", s[a][0], s[a][1]), s[a][2]))
-                    row.append(arith("subf", arith("subf", s[a][1], s[a][2]), s[a][3]))
+                    pixels[tile // span][a].extend(a_t([s[nu][a] for nu in range(4)]))
             for r, a in ((r, a) for r in range(stack) for a in range(valid)):
                 y = k.typed(f"affine.apply affine_map<(d0) -> (d0 * 2 + {2 * r + a})>({ty})")
                 for sq in range(-(-2 * span // lanes)):
@@ -1067,7 +1039,7 @@ def winograd_conv(
 MAX_POOL_TAPS = 16  # window taps of a vectorized max pooling (``max_pool_fits``)
 
 
-def max_pool_fits(k: KernelBuilder, x: KernelValue, out: KernelValue, attrs: dict) -> bool:
+def max_pool_fits(x: KernelValue, out: KernelValue, attrs: dict) -> bool:
     """Whether ``max_pool`` takes this pooling: f32/f64, windows that tile the input (stride = kernel, no
     dilation, no padding, all inside the input) of at most ``MAX_POOL_TAPS`` taps, every dim static but the
     batch."""
@@ -1121,12 +1093,7 @@ def max_pool(k: KernelBuilder, x: KernelValue, out: KernelValue, kernel: Sequenc
                             )
                         )
                         best = p if best is None else k.typed(f"arith.maximumf {best}, {p} : vector<{n}x{t}>")
-                written = k.fresh("t")
-                k.emit(
-                    f"{written} = vector.transfer_write {best}, {part.name}[{c0}, {c0}, {y}, {k.const(start)}] "
-                    f"{{in_bounds = [true]}} : vector<{n}x{t}>, {part.mlir}"
-                )
-                part = KernelValue(written, part.type, part.mlir)
+                part = _write(k, best, f"vector<{n}x{t}>", part, [c0, c0, y, k.const(start)])
             return part
 
         return k.loop(k.const(oh), part, row), where

@@ -96,7 +96,7 @@ class MaxPool2dOp(Pool2dOp):
         require_known_result(k)
         x, out = k.ins[0], k.outs[0]
         empty = any(d is not None and d.is_const and d.value == 0 for d in (*x.shape[1:], *out.shape[1:]))
-        if not empty and max_pool_fits(k, x, out, k.attrs):
+        if not empty and max_pool_fits(x, out, k.attrs):
             return [max_pool(k, x, out, k.attrs["kernel"])]
         lowest = _lowest(k, x.dtype)
         xp = _pad_windows(k, x, out, lowest)
